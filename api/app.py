@@ -1,0 +1,41 @@
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import ORJSONResponse
+from psycopg_pool import AsyncConnectionPool
+
+from .. import __version__
+from ..projections.catalog_queries import AsyncCatalogQueries
+from . import errors
+from .context import RequestContext
+from .routers import config, management, namespaces, tables
+
+
+def create_app(container) -> FastAPI:
+    """``container`` is the composition root (lakeledger.bootstrap.Lakeledger)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        pool = AsyncConnectionPool(container.conninfo, min_size=2, max_size=container.settings.pg_pool_size,
+                                   open=False)
+        await pool.open(wait=True)
+        container.queries = AsyncCatalogQueries(pool)
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=ORJSONResponse,
+                  description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
+    app.state.lakeledger = container
+    errors.install(app)
+    for router in (config.router, namespaces.router, tables.router):
+        app.include_router(router, prefix="/catalog/v1")
+    app.include_router(management.router)
+
+    @app.get("/health", include_in_schema=False)
+    async def health():
+        return {"status": "ok"}
+
+    app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
+    return app

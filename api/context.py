@@ -1,0 +1,67 @@
+"""Per-request context: the request id (taken from ``x-request-id`` or minted), the actor, and the
+body size limit. Written as plain ASGI middleware so the hot read path pays almost nothing."""
+
+import uuid
+
+from fastapi import Request
+
+from ..domain.provenance import ANONYMOUS, Provenance
+from .errors import error_response
+
+REQUEST_ID_HEADER = b"x-request-id"
+
+
+class RequestContext:
+    def __init__(self, app, max_body_bytes: int):
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request_id = None
+        length = None
+        for key, value in scope["headers"]:
+            if key == REQUEST_ID_HEADER:
+                request_id = value.decode("latin-1")[:128]
+            elif key == b"content-length":
+                length = value
+        if not request_id:
+            request_id = str(uuid.uuid4())
+        scope.setdefault("state", {})["request_id"] = request_id
+        header = (REQUEST_ID_HEADER, request_id.encode("latin-1"))
+
+        async def send_with_id(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), header]
+            await send(message)
+
+        limit = self.max_body_bytes
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            response = error_response(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
+            return await response(scope, receive, send_with_id)
+
+        received = 0
+
+        async def limited_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _TooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited_receive, send_with_id)
+        except _TooLarge:
+            response = error_response(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
+            await response(scope, receive, send_with_id)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def provenance(request: Request) -> Provenance:
+    return Provenance(actor=ANONYMOUS, request_id=request.state.request_id)

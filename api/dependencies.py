@@ -1,0 +1,19 @@
+from fastapi import Request
+
+from ..domain.errors import BadRequest
+
+
+def container(request: Request):
+    return request.app.state.lakeledger
+
+
+def boolean_param(value: str | None, name: str, default: bool) -> bool:
+    """Query flags as clients send them: true/false in any case."""
+    if value is None or value == "":
+        return default
+    lowered = value.lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise BadRequest(f"Query parameter {name} must be true or false")

@@ -1,0 +1,77 @@
+"""Every error leaves as an Iceberg ``ErrorModel``: {"error": {"message", "type", "code"}}, with the
+``type`` names the Java client maps to its exceptions."""
+
+import logging
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from ..domain import errors as e
+
+log = logging.getLogger("lakeledger.api")
+
+_MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
+    (e.NoSuchNamespace, 404, "NoSuchNamespaceException"),
+    (e.NoSuchTable, 404, "NoSuchTableException"),
+    (e.NoSuchView, 404, "NoSuchViewException"),
+    (e.NoSuchWarehouse, 404, "NoSuchWarehouseException"),
+    (e.NoSuchProject, 404, "NoSuchProjectException"),
+    (e.NotFound, 404, "NotFoundException"),
+    (e.AlreadyExists, 409, "AlreadyExistsException"),
+    (e.NamespaceNotEmpty, 409, "NamespaceNotEmptyException"),
+    (e.WarehouseNotEmpty, 409, "WarehouseNotEmptyException"),
+    (e.CommitFailed, 409, "CommitFailedException"),
+    (e.WarehouseInactive, 403, "WarehouseInactiveException"),
+    (e.AlreadyBootstrapped, 400, "CatalogAlreadyBootstrapped"),
+    (e.Unsupported, 400, "UnsupportedOperationException"),
+    (e.BadRequest, 400, "BadRequestException"),
+]
+
+_HTTP_TYPES = {400: "BadRequestException", 401: "NotAuthorizedException", 403: "ForbiddenException",
+               404: "NotFoundException", 405: "MethodNotAllowedException", 406: "UnsupportedOperationException",
+               409: "ConflictException", 413: "RequestTooLargeException", 415: "UnsupportedMediaTypeException",
+               500: "InternalServerError"}
+
+
+def error_response(code: int, type_: str, message: str, head: bool = False) -> Response:
+    body = b"" if head else orjson.dumps({"error": {"message": message, "type": type_, "code": code}})
+    return Response(body, status_code=code, media_type="application/json")
+
+
+def for_catalog_error(exc: e.CatalogError) -> tuple[int, str]:
+    for cls, code, type_ in _MAPPING:
+        if isinstance(exc, cls):
+            return code, type_
+    return 400, "BadRequestException"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(e.CatalogError)
+    async def catalog_error(request: Request, exc: e.CatalogError) -> Response:
+        code, type_ = for_catalog_error(exc)
+        return error_response(code, type_, exc.message, head=request.method == "HEAD")
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        return error_response(400, "BadRequestException", _describe(exc), head=request.method == "HEAD")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        type_ = _HTTP_TYPES.get(exc.status_code, "RESTException")
+        return error_response(exc.status_code, type_, str(exc.detail), head=request.method == "HEAD")
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("Unexpected error on %s %s", request.method, request.url.path)
+        return error_response(500, "InternalServerError", f"Internal error: {type(exc).__name__}")
+
+
+def _describe(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
+    return "Invalid request: " + "; ".join(parts)

@@ -1,0 +1,64 @@
+"""Request bodies of the Iceberg REST API, validated at the edge. Table schema, partition spec and
+sort order are pyiceberg's own models; commit requirements and updates are kept as received and
+parsed by the domain with pyiceberg's unions (so the event log stores exactly what was sent)."""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pyiceberg.partitioning import PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table.sorting import SortOrder
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+
+class CreateNamespaceRequest(_Body):
+    namespace: list[str]
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+class UpdateNamespacePropertiesRequest(_Body):
+    removals: list[str] = Field(default_factory=list)
+    updates: dict[str, str] = Field(default_factory=dict)
+
+
+class CreateTableRequest(_Body):
+    name: str
+    location: str | None = None
+    table_schema: Schema = Field(alias="schema")
+    partition_spec: PartitionSpec | None = Field(default=None, alias="partition-spec")
+    write_order: SortOrder | None = Field(default=None, alias="write-order")
+    stage_create: bool = Field(default=False, alias="stage-create")
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+class TableIdentifier(_Body):
+    namespace: list[str]
+    name: str
+
+
+class CommitTableRequest(_Body):
+    identifier: TableIdentifier | None = None
+    requirements: list[dict[str, Any]] = Field(default_factory=list)
+    updates: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CommitTransactionRequest(_Body):
+    table_changes: list[CommitTableRequest] = Field(alias="table-changes")
+
+
+class RenameTableRequest(_Body):
+    source: TableIdentifier
+    destination: TableIdentifier
+
+
+class RegisterTableRequest(_Body):
+    name: str
+    metadata_location: str = Field(alias="metadata-location")
+    overwrite: bool = False
+
+
+class ReportMetricsRequest(_Body):
+    report_type: str | None = Field(default=None, alias="report-type")

@@ -1,0 +1,53 @@
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Header, Query
+from fastapi.responses import ORJSONResponse
+
+from ...domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
+from ..dependencies import container
+from .projects import project_id_of
+
+router = APIRouter(tags=["Configuration API"])
+
+# Exactly what this server serves; clients skip what is not listed.
+ENDPOINTS = [
+    "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
+]
+
+
+@router.get("/config")
+async def get_config(warehouse: str | None = Query(default=None),
+                     x_project_id: str | None = Header(default=None), ll=Depends(container)) -> ORJSONResponse:
+    if not warehouse:
+        raise BadRequest("Query parameter 'warehouse' is required: the name of a warehouse")
+    row = None
+    try:
+        row = await ll.queries.warehouse(UUID(warehouse))
+    except ValueError:
+        pass
+    if row is None:
+        row = await ll.queries.warehouse_by_name(project_id_of(x_project_id, ll), warehouse)
+    if row is None:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}")
+    if row["status"] != "active":
+        raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
+    return ORJSONResponse({
+        "defaults": {},
+        "overrides": {"prefix": str(row["id"])},
+        "endpoints": ENDPOINTS,
+    })

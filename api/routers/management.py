@@ -1,0 +1,174 @@
+"""The Management API, in Lakekeeper's JSON shapes."""
+
+from typing import Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Header, Query, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import ORJSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from ... import __version__
+from ...domain.errors import NoSuchProject, NoSuchWarehouse
+from ...domain.provenance import Provenance
+from ..context import provenance
+from ..dependencies import container
+from .projects import project_id_of
+
+router = APIRouter(prefix="/management/v1", tags=["Management API"])
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+
+class BootstrapRequest(_Body):
+    accept_terms_of_use: bool = Field(alias="accept-terms-of-use")
+    is_operator: bool = Field(default=False, alias="is-operator")
+    user_name: str | None = Field(default=None, alias="user-name")
+    user_email: str | None = Field(default=None, alias="user-email")
+    user_type: Literal["human", "application"] | None = Field(default=None, alias="user-type")
+
+
+class CreateProjectRequest(_Body):
+    project_name: str = Field(alias="project-name")
+    project_id: UUID | None = Field(default=None, alias="project-id")
+
+
+class RenameRequest(_Body):
+    new_name: str = Field(alias="new-name")
+
+
+class CreateWarehouseRequest(_Body):
+    warehouse_name: str = Field(alias="warehouse-name")
+    project_id: UUID | None = Field(default=None, alias="project-id")
+    storage_profile: dict[str, Any] = Field(alias="storage-profile")
+    storage_credential: dict[str, Any] | None = Field(default=None, alias="storage-credential")
+    delete_profile: dict[str, Any] | None = Field(default=None, alias="delete-profile")
+
+
+def _warehouse_json(row: dict) -> dict:
+    return {
+        "id": str(row["id"]),
+        "warehouse-id": str(row["id"]),
+        "name": row["name"],
+        "project-id": str(row["project_id"]),
+        "storage-profile": row["storage_profile"],
+        "delete-profile": row["delete_profile"],
+        "status": row["status"],
+        "protected": False,
+        "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None,
+    }
+
+
+async def _warehouse_row(ll, warehouse_id: str) -> dict:
+    try:
+        row = await ll.queries.warehouse(UUID(warehouse_id))
+    except ValueError:
+        row = None
+    if row is None:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
+    return row
+
+
+@router.post("/bootstrap", status_code=204)
+async def bootstrap(body: BootstrapRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.bootstrap, body.accept_terms_of_use, body.is_operator, by,
+                            ll.settings.enable_default_project)
+    return Response(status_code=204)
+
+
+@router.get("/info")
+async def info(ll=Depends(container)):
+    server = await ll.queries.server()
+    return ORJSONResponse({
+        "version": __version__,
+        "lakeledger-version": __version__,
+        "bootstrapped": server is not None,
+        "server-id": str(ll.settings.server_id),
+        "default-project-id": str(UUID(int=0)) if ll.settings.enable_default_project else None,
+        "authz-backend": "allow-all",
+        "aws-system-identities-enabled": False,
+        "azure-system-identities-enabled": False,
+        "gcp-system-identities-enabled": False,
+        "queues": ["tabular_purge"],
+    })
+
+
+@router.post("/project", status_code=201)
+async def create_project(body: CreateProjectRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
+    project_id = await run_in_threadpool(ll.management.create_project, body.project_name, body.project_id, by)
+    return ORJSONResponse({"project-id": str(project_id)}, status_code=201)
+
+
+@router.get("/project")
+async def get_project(x_project_id: str | None = Header(default=None), ll=Depends(container)):
+    project_id = project_id_of(x_project_id, ll)
+    row = await ll.queries.project(project_id)
+    if row is None:
+        raise NoSuchProject(f"Project does not exist: {project_id}")
+    return ORJSONResponse({"project-id": str(row["id"]), "project-name": row["name"]})
+
+
+@router.post("/project/rename")
+async def rename_project(body: RenameRequest, x_project_id: str | None = Header(default=None),
+                         ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.rename_project, project_id_of(x_project_id, ll), body.new_name, by)
+    return Response(status_code=200)
+
+
+@router.get("/project-list")
+async def list_projects(ll=Depends(container)):
+    rows = await ll.queries.projects()
+    return ORJSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
+
+
+@router.post("/warehouse", status_code=201)
+async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | None = Header(default=None),
+                           ll=Depends(container), by: Provenance = Depends(provenance)):
+    project_id = body.project_id or project_id_of(x_project_id, ll)
+    warehouse_id = await run_in_threadpool(
+        ll.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
+        body.storage_credential, body.delete_profile, by)
+    row = await ll.queries.warehouse(warehouse_id)
+    return ORJSONResponse(_warehouse_json(row), status_code=201)
+
+
+@router.get("/warehouse")
+async def list_warehouses(projectId: UUID | None = Query(default=None),
+                          warehouseStatus: list[Literal["active", "inactive"]] | None = Query(default=None),
+                          x_project_id: str | None = Header(default=None), ll=Depends(container)):
+    project_id = projectId or project_id_of(x_project_id, ll)
+    statuses = set(warehouseStatus or ["active"])
+    rows = await ll.queries.warehouses(project_id)
+    return ORJSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
+
+
+@router.get("/warehouse/{warehouse_id}")
+async def get_warehouse(warehouse_id: str, ll=Depends(container)):
+    return ORJSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
+
+
+@router.delete("/warehouse/{warehouse_id}", status_code=204)
+async def delete_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.delete_warehouse, warehouse_id, by)
+    return Response(status_code=204)
+
+
+@router.post("/warehouse/{warehouse_id}/rename")
+async def rename_warehouse(warehouse_id: str, body: RenameRequest, ll=Depends(container),
+                           by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.rename_warehouse, warehouse_id, body.new_name, by)
+    return ORJSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
+
+
+@router.post("/warehouse/{warehouse_id}/deactivate")
+async def deactivate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.set_active, warehouse_id, False, by)
+    return Response(status_code=200)
+
+
+@router.post("/warehouse/{warehouse_id}/activate")
+async def activate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.set_active, warehouse_id, True, by)
+    return Response(status_code=200)

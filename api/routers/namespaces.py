@@ -1,0 +1,68 @@
+from fastapi import APIRouter, Depends, Query, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import ORJSONResponse
+
+from ...domain.errors import NoSuchNamespace
+from ...domain.names import dotted
+from ...domain.provenance import Provenance
+from ..context import provenance
+from ..dependencies import container
+from ..identifiers import parse_namespace
+from ..models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
+from .warehouses import active_warehouse
+
+router = APIRouter(tags=["Catalog API"])
+
+PAGE_LIMIT = 100_000
+
+
+@router.get("/{prefix}/namespaces")
+async def list_namespaces(prefix: str, parent: str | None = Query(default=None), ll=Depends(container)):
+    wh = await active_warehouse(ll, prefix)
+    parent_path = parse_namespace(parent) if parent else None
+    if parent_path and await ll.queries.namespace(wh["id"], parent_path) is None:
+        raise NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
+    paths = await ll.queries.child_namespaces(wh["id"], parent_path, None, PAGE_LIMIT)
+    return ORJSONResponse({"namespaces": paths, "next-page-token": None})
+
+
+@router.post("/{prefix}/namespaces")
+async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
+                           by: Provenance = Depends(provenance)):
+    ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
+    return ORJSONResponse({"namespace": ns.path, "properties": ns.properties})
+
+
+async def _load(ll, prefix: str, namespace: str) -> dict:
+    wh = await active_warehouse(ll, prefix)
+    path = parse_namespace(namespace)
+    row = await ll.queries.namespace(wh["id"], path)
+    if row is None:
+        raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
+    return row
+
+
+@router.get("/{prefix}/namespaces/{namespace}")
+async def load_namespace(prefix: str, namespace: str, ll=Depends(container)):
+    row = await _load(ll, prefix, namespace)
+    return ORJSONResponse({"namespace": row["path"], "properties": row["properties"]})
+
+
+@router.head("/{prefix}/namespaces/{namespace}", status_code=204)
+async def namespace_exists(prefix: str, namespace: str, ll=Depends(container)):
+    await _load(ll, prefix, namespace)
+    return Response(status_code=204)
+
+
+@router.delete("/{prefix}/namespaces/{namespace}", status_code=204)
+async def drop_namespace(prefix: str, namespace: str, ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.namespaces.drop, prefix, parse_namespace(namespace), by)
+    return Response(status_code=204)
+
+
+@router.post("/{prefix}/namespaces/{namespace}/properties")
+async def update_namespace_properties(prefix: str, namespace: str, body: UpdateNamespacePropertiesRequest,
+                                      ll=Depends(container), by: Provenance = Depends(provenance)):
+    updated, removed, missing = await run_in_threadpool(
+        ll.namespaces.update_properties, prefix, parse_namespace(namespace), body.updates, body.removals, by)
+    return ORJSONResponse({"updated": updated, "removed": removed, "missing": missing})

@@ -1,0 +1,138 @@
+from uuid import UUID
+
+import orjson
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import ORJSONResponse
+
+from ...domain.errors import BadRequest, NoSuchNamespace, NoSuchTable, NoSuchWarehouse
+from ...domain.names import check_name, dotted
+from ...domain.provenance import Provenance
+from ...services.metadata_files import load_result_body
+from ...services.tables import TableChange, TableState
+from ..context import provenance
+from ..dependencies import boolean_param, container
+from ..identifiers import parse_namespace
+from ..models import (CommitTableRequest, CommitTransactionRequest, CreateTableRequest, RegisterTableRequest,
+                      RenameTableRequest, ReportMetricsRequest)
+from .warehouses import active_warehouse
+
+router = APIRouter(tags=["Catalog API"])
+
+PAGE_LIMIT = 100_000
+JSON = "application/json"
+
+
+def _table_result(state: TableState) -> Response:
+    return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON)
+
+
+async def _namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
+    row = await ll.queries.namespace(warehouse_id, path)
+    if row is None:
+        raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
+    return row["id"]
+
+
+@router.get("/{prefix}/namespaces/{namespace}/tables")
+async def list_tables(prefix: str, namespace: str, ll=Depends(container)):
+    wh = await active_warehouse(ll, prefix)
+    path = parse_namespace(namespace)
+    names = await ll.queries.tabulars(await _namespace_id(ll, wh["id"], path), "table", None, PAGE_LIMIT)
+    return ORJSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
+                           "next-page-token": None})
+
+
+@router.post("/{prefix}/namespaces/{namespace}/tables")
+async def create_table(prefix: str, namespace: str, body: CreateTableRequest, request: Request,
+                       ll=Depends(container), by: Provenance = Depends(provenance)):
+    raw = await request.json()
+    state = await run_in_threadpool(ll.tables.create, prefix, parse_namespace(namespace), body, raw, by)
+    return _table_result(state)
+
+
+async def _find_table(ll, prefix: str, namespace: str, table: str) -> dict:
+    path = parse_namespace(namespace)
+    check_name(table, "Table")
+    try:
+        warehouse_id = UUID(prefix)
+    except ValueError:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
+    row = await ll.queries.active_tabular(warehouse_id, path, table, "table")
+    if row is not None:
+        return row
+    wh = await active_warehouse(ll, prefix)
+    await _namespace_id(ll, wh["id"], path)
+    raise NoSuchTable(f"Table does not exist: {dotted([*path, table])}")
+
+
+@router.get("/{prefix}/namespaces/{namespace}/tables/{table}")
+async def load_table(prefix: str, namespace: str, table: str, snapshots: str | None = Query(default=None),
+                     ll=Depends(container)):
+    row = await _find_table(ll, prefix, namespace, table)
+    body = ll.files.response_body(row["metadata_location"])
+    if body is None:
+        wh = await active_warehouse(ll, prefix)
+        body = await run_in_threadpool(ll.files.load_response_body, row["metadata_location"], wh["storage_profile"])
+    return Response(body, media_type=JSON)
+
+
+@router.head("/{prefix}/namespaces/{namespace}/tables/{table}", status_code=204)
+async def table_exists(prefix: str, namespace: str, table: str, ll=Depends(container)):
+    await _find_table(ll, prefix, namespace, table)
+    return Response(status_code=204)
+
+
+@router.post("/{prefix}/namespaces/{namespace}/tables/{table}")
+async def update_table(prefix: str, namespace: str, table: str, body: CommitTableRequest,
+                       ll=Depends(container), by: Provenance = Depends(provenance)):
+    change = TableChange(tuple(parse_namespace(namespace)), table, body.requirements, body.updates)
+    [state] = await run_in_threadpool(ll.tables.commit, prefix, [change], by)
+    return Response(b'{"metadata-location":' + orjson.dumps(state.metadata_location) + b',"metadata":'
+                    + state.metadata + b"}", media_type=JSON)
+
+
+@router.delete("/{prefix}/namespaces/{namespace}/tables/{table}", status_code=204)
+async def drop_table(prefix: str, namespace: str, table: str, purgeRequested: str | None = Query(default=None),
+                     ll=Depends(container), by: Provenance = Depends(provenance)):
+    # Managed tables are purged unless the client says otherwise (most engines never say).
+    purge = boolean_param(purgeRequested, "purgeRequested", default=True)
+    await run_in_threadpool(ll.tables.drop, prefix, parse_namespace(namespace), table, purge, by)
+    return Response(status_code=204)
+
+
+@router.post("/{prefix}/namespaces/{namespace}/register")
+async def register_table(prefix: str, namespace: str, body: RegisterTableRequest, request: Request,
+                         ll=Depends(container), by: Provenance = Depends(provenance)):
+    raw = await request.json()
+    state = await run_in_threadpool(ll.tables.register, prefix, parse_namespace(namespace), body.name,
+                                    body.metadata_location, body.overwrite, raw, by)
+    return _table_result(state)
+
+
+@router.post("/{prefix}/namespaces/{namespace}/tables/{table}/metrics", status_code=204)
+async def report_metrics(prefix: str, namespace: str, table: str, body: ReportMetricsRequest,
+                         ll=Depends(container)):
+    await _find_table(ll, prefix, namespace, table)
+    return Response(status_code=204)
+
+
+@router.post("/{prefix}/tables/rename", status_code=204)
+async def rename_table(prefix: str, body: RenameTableRequest, ll=Depends(container),
+                       by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.tables.rename, prefix, (body.source.namespace, body.source.name),
+                            (body.destination.namespace, body.destination.name), by)
+    return Response(status_code=204)
+
+
+@router.post("/{prefix}/transactions/commit", status_code=204)
+async def commit_transaction(prefix: str, body: CommitTransactionRequest, ll=Depends(container),
+                             by: Provenance = Depends(provenance)):
+    changes = []
+    for change in body.table_changes:
+        if change.identifier is None:
+            raise BadRequest("Every table change of a transaction needs an identifier")
+        changes.append(TableChange(tuple(change.identifier.namespace), change.identifier.name,
+                                   change.requirements, change.updates))
+    await run_in_threadpool(ll.tables.commit, prefix, changes, by)
+    return Response(status_code=204)

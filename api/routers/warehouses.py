@@ -1,0 +1,17 @@
+from uuid import UUID
+
+from ...domain.errors import NoSuchWarehouse, WarehouseInactive
+
+
+async def active_warehouse(ll, prefix: str) -> dict:
+    """The warehouse a catalog prefix names (its id), which must exist and be active."""
+    try:
+        warehouse_id = UUID(prefix)
+    except ValueError:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
+    row = await ll.queries.warehouse(warehouse_id)
+    if row is None:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}")
+    if row["status"] != "active":
+        raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
+    return row

@@ -1,0 +1,1 @@
+"""The catalog's domain: aggregates, their events and invariants. Pure Python, no I/O."""

@@ -1,0 +1,50 @@
+"""Names of warehouses, namespaces, tables and views.
+
+Iceberg lets a name be almost any string; we refuse only what cannot round-trip through the REST
+path encoding or a person's terminal: empty names, control characters (the unit separator 0x1F
+joins namespace levels on the wire) and absurd lengths.
+"""
+
+from uuid import UUID, uuid5
+
+from .errors import BadRequest
+
+MAX_NAME_LENGTH = 512
+MAX_NAMESPACE_DEPTH = 16
+
+_LEDGER_NAMESPACE = UUID("6f1a4f8e-3c0b-5b7e-9a51-0c7e6f1b2d3a")
+
+
+def check_name(name: object, what: str) -> str:
+    if not isinstance(name, str):
+        raise BadRequest(f"{what} name must be a string")
+    if not name:
+        raise BadRequest(f"{what} name must not be empty")
+    if len(name) > MAX_NAME_LENGTH:
+        raise BadRequest(f"{what} name is longer than {MAX_NAME_LENGTH} characters")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise BadRequest(f"{what} name must not contain control characters")
+    return name
+
+
+def check_namespace(levels: object) -> tuple[str, ...]:
+    if not isinstance(levels, (list, tuple)) or not levels:
+        raise BadRequest("Namespace must be a non-empty list of names")
+    if len(levels) > MAX_NAMESPACE_DEPTH:
+        raise BadRequest(f"Namespace is deeper than {MAX_NAMESPACE_DEPTH} levels")
+    return tuple(check_name(level, "Namespace") for level in levels)
+
+
+def claim_id(scope: str, container_id: UUID, name: str) -> UUID:
+    """The id of the claim on ``name`` inside a container (a project, warehouse or namespace).
+
+    Deterministic, so that two concurrent creators of one name meet on one aggregate."""
+    return uuid5(_LEDGER_NAMESPACE, f"{scope}\x1f{container_id}\x1f{name}")
+
+
+def server_aggregate_id(server_id: UUID) -> UUID:
+    return uuid5(_LEDGER_NAMESPACE, f"server\x1f{server_id}")
+
+
+def dotted(levels: tuple[str, ...] | list[str]) -> str:
+    return ".".join(levels)

@@ -1,0 +1,38 @@
+from uuid import UUID
+
+from eventsourcing.domain import event
+
+from .base import CatalogAggregate
+from .names import check_name
+from .provenance import Provenance
+
+DEFAULT_PROJECT_ID = UUID(int=0)
+DEFAULT_PROJECT_NAME = "Default Project"
+
+
+class Project(CatalogAggregate):
+    """A tenant: it holds warehouses."""
+
+    class Created(CatalogAggregate.Created):
+        name: str
+
+    class Renamed(CatalogAggregate.Event):
+        old_name: str
+        new_name: str
+
+    @event(Created)
+    def __init__(self, id: UUID, name: str, actor: str, request_id: str):
+        self.name = name
+
+    @classmethod
+    def create(cls, id: UUID, name: str, by: Provenance) -> "Project":
+        return cls(id=id, name=check_name(name, "Project"), actor=by.actor, request_id=by.request_id)
+
+    def rename(self, new_name: str, by: Provenance) -> None:
+        check_name(new_name, "Project")
+        if new_name != self.name:
+            self._renamed(old_name=self.name, new_name=new_name, actor=by.actor, request_id=by.request_id)
+
+    @event(Renamed)
+    def _renamed(self, old_name: str, new_name: str, actor: str, request_id: str) -> None:
+        self.name = new_name

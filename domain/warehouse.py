@@ -1,0 +1,126 @@
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import event
+from pydantic import TypeAdapter, ValidationError
+
+from .base import CatalogAggregate
+from .errors import BadRequest, NoSuchWarehouse, WarehouseInactive
+from .names import check_name
+from .provenance import Provenance
+from .storage_profile import DeleteProfile, StorageProfile
+
+ACTIVE = "active"
+INACTIVE = "inactive"
+
+_storage_profiles = TypeAdapter(StorageProfile)
+_delete_profiles = TypeAdapter(DeleteProfile)
+
+
+def parse_storage_profile(raw: Any) -> StorageProfile:
+    try:
+        return _storage_profiles.validate_python(raw)
+    except ValidationError as e:
+        raise BadRequest(f"Invalid storage-profile: {_first_error(e)}") from None
+
+
+def parse_delete_profile(raw: Any) -> DeleteProfile:
+    try:
+        return _delete_profiles.validate_python(raw if raw is not None else {"type": "hard"})
+    except ValidationError as e:
+        raise BadRequest(f"Invalid delete-profile: {_first_error(e)}") from None
+
+
+def _first_error(e: ValidationError) -> str:
+    err = e.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {err.get('msg')}" if where else str(err.get("msg"))
+
+
+class Warehouse(CatalogAggregate):
+    """A named storage root inside a project; clients pick it by name as their Iceberg warehouse."""
+
+    class Created(CatalogAggregate.Created):
+        project_id: UUID
+        name: str
+        storage_profile: dict
+        delete_profile: dict
+
+    class Renamed(CatalogAggregate.Event):
+        old_name: str
+        new_name: str
+
+    class Deactivated(CatalogAggregate.Event):
+        pass
+
+    class Activated(CatalogAggregate.Event):
+        pass
+
+    class Deleted(CatalogAggregate.Event):
+        name: str
+
+    @event(Created)
+    def __init__(self, id: UUID, project_id: UUID, name: str, storage_profile: dict, delete_profile: dict,
+                 actor: str, request_id: str):
+        self.project_id = project_id
+        self.name = name
+        self.storage_profile = storage_profile
+        self.delete_profile = delete_profile
+        self.status = ACTIVE
+        self.deleted = False
+
+    @classmethod
+    def create(cls, id: UUID, project_id: UUID, name: str, storage_profile: StorageProfile,
+               delete_profile: DeleteProfile, by: Provenance) -> "Warehouse":
+        return cls(id=id, project_id=project_id, name=check_name(name, "Warehouse"),
+                   storage_profile=storage_profile.model_dump(by_alias=True, exclude_none=True),
+                   delete_profile=delete_profile.model_dump(by_alias=True),
+                   actor=by.actor, request_id=by.request_id)
+
+    def profile(self) -> StorageProfile:
+        return _storage_profiles.validate_python(self.storage_profile)
+
+    def ensure_live(self) -> None:
+        if self.deleted:
+            raise NoSuchWarehouse(f"Warehouse does not exist: {self.id}")
+
+    def ensure_active(self) -> None:
+        self.ensure_live()
+        if self.status != ACTIVE:
+            raise WarehouseInactive(f"Warehouse {self.name} is deactivated")
+
+    def rename(self, new_name: str, by: Provenance) -> None:
+        self.ensure_live()
+        check_name(new_name, "Warehouse")
+        if new_name != self.name:
+            self._renamed(old_name=self.name, new_name=new_name, actor=by.actor, request_id=by.request_id)
+
+    def deactivate(self, by: Provenance) -> None:
+        self.ensure_live()
+        if self.status == ACTIVE:
+            self._deactivated(actor=by.actor, request_id=by.request_id)
+
+    def activate(self, by: Provenance) -> None:
+        self.ensure_live()
+        if self.status != ACTIVE:
+            self._activated(actor=by.actor, request_id=by.request_id)
+
+    def delete(self, by: Provenance) -> None:
+        self.ensure_live()
+        self._deleted(name=self.name, actor=by.actor, request_id=by.request_id)
+
+    @event(Renamed)
+    def _renamed(self, old_name: str, new_name: str, actor: str, request_id: str) -> None:
+        self.name = new_name
+
+    @event(Deactivated)
+    def _deactivated(self, actor: str, request_id: str) -> None:
+        self.status = INACTIVE
+
+    @event(Activated)
+    def _activated(self, actor: str, request_id: str) -> None:
+        self.status = ACTIVE
+
+    @event(Deleted)
+    def _deleted(self, name: str, actor: str, request_id: str) -> None:
+        self.deleted = True

@@ -1,0 +1,97 @@
+"""The event log, on eventsourcing's Postgres persistence.
+
+Aggregates are saved atomically (all events of one save in one transaction, under the table lock
+that keeps notification ids in commit order), and each save returns the log position of its last
+event so callers can wait for projections to reach it.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Iterable, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError, Notification
+
+from .settings import PostgresSettings
+
+A = TypeVar("A", bound=Aggregate)
+
+EVENTS_TABLE = "lakeledger_events"
+
+
+class ConcurrentChange(Exception):
+    """Another writer appended to one of the aggregates first."""
+
+
+@dataclass(frozen=True)
+class StoredNotification:
+    position: int
+    originator_id: UUID
+    originator_version: int
+    topic: str
+    event: Any
+
+
+class _Ledger(Application):
+    name = "Lakeledger"
+
+
+class EventLog:
+    def __init__(self, postgres: PostgresSettings, *, create_table: bool = False, cache_size: int = 20000,
+                 pool_size: int = 8):
+        env = {
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_DBNAME": postgres.dbname,
+            "POSTGRES_HOST": postgres.host,
+            "POSTGRES_PORT": str(postgres.port),
+            "POSTGRES_USER": postgres.user,
+            "POSTGRES_PASSWORD": postgres.password,
+            "POSTGRES_POOL_SIZE": str(pool_size),
+            "POSTGRES_MAX_OVERFLOW": str(pool_size),
+            "POSTGRES_LOCK_TIMEOUT": "10",
+            "CREATE_TABLE": "y" if create_table else "n",
+            "AGGREGATE_CACHE_MAXSIZE": str(cache_size),
+            "AGGREGATE_CACHE_FASTFORWARD": "y",
+        }
+        self._app = _Ledger(env=env)
+        self._recorder = self._app.recorder
+        self._mapper = self._app.mapper
+
+    def close(self) -> None:
+        self._app.close()
+
+    def get(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        try:
+            aggregate = self._app.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+        if not isinstance(aggregate, cls):
+            return None
+        return aggregate
+
+    def save(self, *aggregates: Aggregate | None) -> int | None:
+        """Appends every pending event of the given aggregates in one transaction. Returns the log
+        position of the last event appended (None when nothing was pending)."""
+        try:
+            recordings = self._app.save(*[a for a in aggregates if a is not None])
+        except IntegrityError as e:
+            raise ConcurrentChange(str(e)) from None
+        positions = [r.notification.id for r in recordings if r.notification.id is not None]
+        return max(positions) if positions else None
+
+    def head(self) -> int:
+        return self._recorder.max_notification_id() or 0
+
+    def read(self, after: int, limit: int, upto: int | None = None) -> list[StoredNotification]:
+        notifications = self._recorder.select_notifications(
+            start=after, limit=limit, stop=upto, inclusive_of_start=False)
+        return [self.decode(n) for n in notifications]
+
+    def decode(self, n: Notification) -> StoredNotification:
+        return StoredNotification(position=n.id, originator_id=n.originator_id,
+                                  originator_version=n.originator_version, topic=n.topic,
+                                  event=self._mapper.to_domain_event(n))
+
+    def events_of(self, aggregate_id: UUID) -> Iterable[Any]:
+        return self._app.events.get(aggregate_id)

@@ -1,0 +1,80 @@
+"""The composition root: builds the event log, the read-model pools, the projections and the
+services from settings, and hands them to the API and the workers."""
+
+import logging
+
+from psycopg_pool import ConnectionPool
+
+from .domain.provenance import SYSTEM, Provenance
+from .eventstore.log import EventLog
+from .eventstore.settings import PostgresSettings
+from .migrations import sql_files
+from .projections.catalog import CatalogProjection
+from .projections.catalog_queries import CatalogQueries
+from .projections.runner import ProjectionRunner
+from .services.management import ManagementService
+from .services.metadata_files import MetadataFiles
+from .services.namespaces import NamespaceService
+from .services.tables import TableService
+from .services.unit_of_work import Ledger
+from .postgres import postgres_url
+from .settings import Settings
+
+log = logging.getLogger("lakeledger")
+
+MIGRATION_LOCK = 727_274_001
+
+
+class Lakeledger:
+    def __init__(self, settings: Settings, url: str | None = None):
+        self.settings = settings
+        self.postgres = PostgresSettings.from_url(url or postgres_url(settings))
+        self.conninfo = self.postgres.conninfo()
+        self.log = EventLog(self.postgres, pool_size=settings.pg_pool_size)
+        self.pool = ConnectionPool(self.conninfo, min_size=1, max_size=settings.pg_pool_size, open=True,
+                                   name="lakeledger-sync")
+        self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
+        self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool))
+        self.files = MetadataFiles(settings.metadata_cache_entries)
+        self.namespaces = NamespaceService(self.ledger)
+        self.tables = TableService(self.ledger, self.files)
+        self.management = ManagementService(self.ledger, settings.server_id)
+        self.queries = None  # the API's async read-model queries, opened with its event loop
+
+    def start(self) -> None:
+        """Makes sure the default project exists (a recorded act of the system)."""
+        if self.settings.enable_default_project:
+            self.management.ensure_default_project(Provenance(SYSTEM, "startup"))
+
+    def close(self) -> None:
+        self.pool.close()
+        self.log.close()
+
+
+def migrate(settings: Settings, url: str | None = None) -> list[str]:
+    """Creates the event table (owned by the eventsourcing library) and applies pending read-model
+    migrations; safe to run again and from several processes at once."""
+    import psycopg
+
+    postgres = PostgresSettings.from_url(url or postgres_url(settings))
+    applied: list[str] = []
+    with psycopg.connect(postgres.conninfo(), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            EventLog(postgres, create_table=True, pool_size=1).close()
+            conn.execute("CREATE TABLE IF NOT EXISTS ll_schema_migrations ("
+                         " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+            done = {r[0] for r in conn.execute("SELECT name FROM ll_schema_migrations")}
+            for name, sql in sql_files():
+                if name in done:
+                    continue
+                with conn.transaction():
+                    conn.execute(sql)
+                    conn.execute("INSERT INTO ll_schema_migrations (name) VALUES (%s)", (name,))
+                applied.append(name)
+            for projection in ("catalog", "purger"):
+                conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, 0)"
+                             " ON CONFLICT (name) DO NOTHING", (projection,))
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+    return applied

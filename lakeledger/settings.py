@@ -1,0 +1,27 @@
+"""Every setting, read from ``LAKELEDGER__*`` environment variables (documented in the README)."""
+
+from pathlib import Path
+from typing import Literal
+from uuid import UUID
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LAKELEDGER__", case_sensitive=False, extra="ignore")
+
+    data_dir: Path = Field(default=Path("./.lakeledger"))
+    pg_url: str | None = None
+    pg_pool_size: int = Field(default=10, ge=1)
+    listen_host: str = "0.0.0.0"
+    listen_port: int = Field(default=8181, ge=0, le=65535)
+    workers: Literal["on", "off"] = "on"
+    server_id: UUID = UUID(int=0)
+    enable_default_project: bool = True
+    max_request_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    metadata_cache_entries: int = Field(default=4096, ge=16)
+    file_fsync: bool = True
+    auto_migrate: bool = True
+    log_level: str = "info"
+    worker_poll_seconds: float = Field(default=1.0, gt=0)

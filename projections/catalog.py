@@ -1,0 +1,120 @@
+"""The catalog read model: projects, warehouses, namespaces and tabulars as they are now.
+
+Every handler is an idempotent-by-position SQL statement driven only by the event's own fields
+(times come from the event, never from the clock), so replaying the log yields identical rows.
+"""
+
+from functools import singledispatchmethod
+from typing import Any
+
+from psycopg import Cursor
+from psycopg.types.json import Jsonb
+
+from ..domain.namespace import Namespace
+from ..domain.project import Project
+from ..domain.server import Server
+from ..domain.table import Table
+from ..domain.warehouse import Warehouse
+
+TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_tabulars")
+
+
+class CatalogProjection:
+    name = "catalog"
+    tables = TABLES
+
+    @singledispatchmethod
+    def apply(self, event: Any, cur: Cursor) -> None:
+        """Events this read model does not show (name claims, future kinds) are skipped."""
+
+    @apply.register
+    def _(self, e: Server.Bootstrapped, cur: Cursor) -> None:
+        cur.execute(
+            "INSERT INTO ll_server (id, server_id, is_operator, bootstrapped_at, bootstrapped_by)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (e.originator_id, e.server_id, e.is_operator, e.timestamp, e.actor))
+
+    @apply.register
+    def _(self, e: Project.Created, cur: Cursor) -> None:
+        cur.execute("INSERT INTO ll_projects (id, name, created_at) VALUES (%s, %s, %s)",
+                    (e.originator_id, e.name, e.timestamp))
+
+    @apply.register
+    def _(self, e: Project.Renamed, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_projects SET name = %s, updated_at = %s WHERE id = %s",
+                    (e.new_name, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.Created, cur: Cursor) -> None:
+        cur.execute(
+            "INSERT INTO ll_warehouses (id, project_id, name, storage_profile, delete_profile, status, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, 'active', %s)",
+            (e.originator_id, e.project_id, e.name, Jsonb(e.storage_profile), Jsonb(e.delete_profile),
+             e.timestamp))
+
+    @apply.register
+    def _(self, e: Warehouse.Renamed, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET name = %s, updated_at = %s WHERE id = %s",
+                    (e.new_name, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.Deactivated, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET status = 'inactive', updated_at = %s WHERE id = %s",
+                    (e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.Activated, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET status = 'active', updated_at = %s WHERE id = %s",
+                    (e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.Deleted, cur: Cursor) -> None:
+        cur.execute("DELETE FROM ll_warehouses WHERE id = %s", (e.originator_id,))
+
+    @apply.register
+    def _(self, e: Namespace.Created, cur: Cursor) -> None:
+        cur.execute(
+            "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, properties, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            (e.originator_id, e.warehouse_id, e.parent_id, list(e.path), Jsonb(e.properties), e.timestamp))
+
+    @apply.register
+    def _(self, e: Namespace.PropertiesUpdated, cur: Cursor) -> None:
+        cur.execute(
+            "UPDATE ll_namespaces SET properties = (properties - %s::text[]) || %s, updated_at = %s WHERE id = %s",
+            (list(e.removed), Jsonb(e.updated), e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Namespace.Dropped, cur: Cursor) -> None:
+        cur.execute("DELETE FROM ll_namespaces WHERE id = %s", (e.originator_id,))
+
+    @apply.register
+    def _(self, e: Table.Created, cur: Cursor) -> None:
+        cur.execute(
+            "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, name, location,"
+            " metadata_location, created_at) VALUES (%s, 'table', %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET warehouse_id = EXCLUDED.warehouse_id,"
+            " namespace_id = EXCLUDED.namespace_id, namespace = EXCLUDED.namespace, name = EXCLUDED.name,"
+            " location = EXCLUDED.location, metadata_location = EXCLUDED.metadata_location,"
+            " updated_at = EXCLUDED.created_at, dropped_at = NULL, purge_requested = NULL",
+            (e.originator_id, e.warehouse_id, e.namespace_id, list(e.namespace), e.name, e.location,
+             e.metadata_location, e.timestamp))
+
+    @apply.register
+    def _(self, e: Table.Committed, cur: Cursor) -> None:
+        cur.execute(
+            "UPDATE ll_tabulars SET metadata_location = %s, location = %s, updated_at = %s WHERE id = %s",
+            (e.metadata_location, e.location, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Table.Renamed, cur: Cursor) -> None:
+        cur.execute(
+            "UPDATE ll_tabulars SET namespace_id = %s, namespace = %s, name = %s, updated_at = %s WHERE id = %s",
+            (e.to_namespace_id, list(e.to_namespace), e.to_name, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Table.Dropped, cur: Cursor) -> None:
+        cur.execute(
+            "UPDATE ll_tabulars SET dropped_at = %s, purge_requested = %s, updated_at = %s WHERE id = %s",
+            (e.timestamp, e.purge_requested, e.timestamp, e.originator_id))
+

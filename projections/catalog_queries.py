@@ -1,0 +1,154 @@
+"""Questions the catalog read model answers. SQL lives here once; ``CatalogQueries`` runs it
+synchronously for the write side's checks, ``AsyncCatalogQueries`` asynchronously for the API."""
+
+from typing import Any
+from uuid import UUID
+
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from ..domain.storage_profile import overlaps
+from ..domain.warehouse import parse_storage_profile
+
+WAREHOUSE_COLUMNS = "id, project_id, name, storage_profile, delete_profile, status, created_at, updated_at"
+
+NAMESPACE_HAS_CHILDREN = (
+    "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"
+    " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE namespace_id = %(id)s AND dropped_at IS NULL)")
+
+WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE warehouse_id = %(id)s)"
+
+OVERLAPPING_TABULAR = (
+    "SELECT id, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND id <> %(exclude)s"
+    " AND (location = %(location)s OR starts_with(%(location)s, location || '/')"
+    "      OR starts_with(location, %(location)s || '/'))"
+    " AND (dropped_at IS NULL OR purge_requested)"
+    " LIMIT 1")
+
+WAREHOUSES = f"SELECT {WAREHOUSE_COLUMNS} FROM ll_warehouses"
+
+WAREHOUSE_BY_NAME = f"{WAREHOUSES} WHERE project_id = %(project_id)s AND name = %(name)s"
+
+WAREHOUSE_BY_ID = f"{WAREHOUSES} WHERE id = %(id)s"
+
+WAREHOUSES_OF_PROJECT = f"{WAREHOUSES} WHERE project_id = %(project_id)s ORDER BY name, id"
+
+PROJECT = "SELECT id, name FROM ll_projects WHERE id = %(id)s"
+
+PROJECTS = "SELECT id, name FROM ll_projects ORDER BY name, id"
+
+SERVER = "SELECT server_id, is_operator, bootstrapped_at FROM ll_server LIMIT 1"
+
+NAMESPACE = ("SELECT id, path, properties FROM ll_namespaces"
+             " WHERE warehouse_id = %(warehouse_id)s AND path = %(path)s")
+
+CHILD_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"
+                    " AND cardinality(path) = %(depth)s + 1 AND path[1:%(depth)s] = %(parent)s"
+                    " AND (%(after)s::text[] IS NULL OR path > %(after)s)"
+                    " ORDER BY path LIMIT %(limit)s")
+
+TOP_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s AND parent_id IS NULL"
+                  " AND (%(after)s::text[] IS NULL OR path > %(after)s)"
+                  " ORDER BY path LIMIT %(limit)s")
+
+TABULAR = ("SELECT id, metadata_location, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
+           " AND namespace = %(namespace)s AND name = %(name)s AND typ = %(typ)s AND dropped_at IS NULL")
+
+# The loadTable hot path: one indexed lookup that also checks the warehouse is active.
+ACTIVE_TABULAR = ("SELECT t.id, t.metadata_location FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
+                  " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
+                  " AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'")
+
+TABULARS = ("SELECT name FROM ll_tabulars WHERE namespace_id = %(namespace_id)s AND typ = %(typ)s"
+            " AND dropped_at IS NULL AND (%(after)s::text IS NULL OR name > %(after)s)"
+            " ORDER BY name LIMIT %(limit)s")
+
+
+class CatalogQueries:
+    def __init__(self, pool: ConnectionPool):
+        self.pool = pool
+
+    def _scalar(self, sql: str, params: dict[str, Any]) -> Any:
+        with self.pool.connection() as conn:
+            row = conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def namespace_has_children(self, namespace_id: UUID) -> bool:
+        return bool(self._scalar(NAMESPACE_HAS_CHILDREN, {"id": namespace_id}))
+
+    def warehouse_has_namespaces(self, warehouse_id: UUID) -> bool:
+        return bool(self._scalar(WAREHOUSE_HAS_NAMESPACES, {"id": warehouse_id}))
+
+    def overlapping_tabular(self, warehouse_id: UUID, location: str, exclude: UUID) -> str | None:
+        with self.pool.connection() as conn:
+            row = conn.execute(OVERLAPPING_TABULAR, {"warehouse_id": warehouse_id, "location": location,
+                                                     "exclude": exclude}).fetchone()
+        return row[1] if row else None
+
+    def overlapping_warehouse(self, location: str) -> str | None:
+        with self.pool.connection() as conn:
+            rows = conn.execute("SELECT name, storage_profile FROM ll_warehouses").fetchall()
+        for name, profile in rows:
+            if overlaps(parse_storage_profile(profile).base_location(), location):
+                return name
+        return None
+
+
+class AsyncCatalogQueries:
+    def __init__(self, pool: AsyncConnectionPool):
+        self.pool = pool
+
+    async def one(self, sql: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            await cur.execute(sql, params)
+            return await cur.fetchone()
+
+    async def all(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            await cur.execute(sql, params)
+            return await cur.fetchall()
+
+    async def warehouse_by_name(self, project_id: UUID, name: str) -> dict[str, Any] | None:
+        return await self.one(WAREHOUSE_BY_NAME, {"project_id": project_id, "name": name})
+
+    async def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
+        return await self.one(WAREHOUSE_BY_ID, {"id": warehouse_id})
+
+    async def warehouses(self, project_id: UUID) -> list[dict[str, Any]]:
+        return await self.all(WAREHOUSES_OF_PROJECT, {"project_id": project_id})
+
+    async def project(self, project_id: UUID) -> dict[str, Any] | None:
+        return await self.one(PROJECT, {"id": project_id})
+
+    async def projects(self) -> list[dict[str, Any]]:
+        return await self.all(PROJECTS, {})
+
+    async def server(self) -> dict[str, Any] | None:
+        return await self.one(SERVER, {})
+
+    async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict[str, Any] | None:
+        return await self.one(NAMESPACE, {"warehouse_id": warehouse_id, "path": path})
+
+    async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
+                               limit: int) -> list[list[str]]:
+        if parent:
+            rows = await self.all(CHILD_NAMESPACES, {"warehouse_id": warehouse_id, "depth": len(parent),
+                                                     "parent": parent, "after": after, "limit": limit})
+        else:
+            rows = await self.all(TOP_NAMESPACES, {"warehouse_id": warehouse_id, "after": after, "limit": limit})
+        return [r["path"] for r in rows]
+
+    async def tabular(self, warehouse_id: UUID, namespace: list[str], name: str, typ: str) -> dict[str, Any] | None:
+        return await self.one(TABULAR, {"warehouse_id": warehouse_id, "namespace": namespace, "name": name,
+                                        "typ": typ})
+
+    async def active_tabular(self, warehouse_id: UUID, namespace: list[str], name: str,
+                             typ: str) -> dict[str, Any] | None:
+        return await self.one(ACTIVE_TABULAR, {"warehouse_id": warehouse_id, "namespace": namespace, "name": name,
+                                               "typ": typ})
+
+    async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
+        rows = await self.all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})
+        return [r["name"] for r in rows]

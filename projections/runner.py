@@ -1,0 +1,99 @@
+"""Moves a projection along the log.
+
+Any process may advance a projection: the position row is locked ``FOR UPDATE`` while a batch is
+applied, and the read-model writes and the new position commit in one transaction, so a batch is
+applied exactly once whoever runs it. The API uses this for read-your-writes (after appending at
+position N it advances the catalog projection to at least N before answering); the workers use it to
+keep lag low for events appended anywhere.
+"""
+
+import threading
+from typing import Protocol
+
+from psycopg import Cursor
+from psycopg_pool import ConnectionPool
+
+from ..eventstore.log import EventLog
+
+BATCH = 1000
+
+
+class Projection(Protocol):
+    name: str
+    tables: tuple[str, ...]
+
+    def apply(self, event: object, cur: Cursor) -> None: ...
+
+
+class ProjectionRunner:
+    def __init__(self, projection: Projection, log: EventLog, pool: ConnectionPool):
+        self.projection = projection
+        self.log = log
+        self.pool = pool
+        self._seen = 0  # a position this process knows the projection has reached
+        self._seen_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.projection.name
+
+    def ensure_registered(self) -> None:
+        with self.pool.connection() as conn:
+            conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, 0)"
+                         " ON CONFLICT (name) DO NOTHING", (self.name,))
+
+    def position(self) -> int:
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT position FROM ll_projection_positions WHERE name = %s",
+                               (self.name,)).fetchone()
+        return row[0] if row else 0
+
+    def catch_up(self, target: int | None = None) -> int:
+        """Applies pending events; returns once the projection has reached ``target`` (or the head
+        of the log as this call saw it, when no target is given)."""
+        if target is not None and self._seen >= target:
+            return self._seen
+        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE",
+                        (self.name,))
+            row = cur.fetchone()
+            if row is None:
+                raise RuntimeError(f"Projection {self.name} is not registered; run `lakeledger migrate`")
+            position = start = row[0]
+            if target is None or position < target:
+                position = self._apply_after(start, cur)
+                if position != start:
+                    cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now()"
+                                " WHERE name = %s", (position, self.name))
+        self._remember(position)
+        return position
+
+    def rebuild(self) -> int:
+        """Empties the read model and replays the whole log, in one transaction: readers keep seeing
+        the old rows until the new ones are complete."""
+        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE",
+                        (self.name,))
+            for table in self.projection.tables:
+                cur.execute(f"DELETE FROM {table}")
+            position = self._apply_after(0, cur)
+            cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
+                        (position, self.name))
+        with self._seen_lock:
+            self._seen = position
+        return position
+
+    def _apply_after(self, position: int, cur: Cursor) -> int:
+        while True:
+            batch = self.log.read(after=position, limit=BATCH)
+            for stored in batch:
+                self.projection.apply(stored.event, cur)
+            if batch:
+                position = batch[-1].position
+            if len(batch) < BATCH:
+                return position
+
+    def _remember(self, position: int) -> None:
+        with self._seen_lock:
+            if position > self._seen:
+                self._seen = position

@@ -1,0 +1,136 @@
+"""Server, projects and warehouses: the Management API's commands."""
+
+import os
+from uuid import UUID, uuid4
+
+from ..domain.errors import (AlreadyExists, BadRequest, CommitFailed, NoSuchProject, Unsupported,
+                             WarehouseNotEmpty)
+from ..domain.name_claim import WAREHOUSE
+from ..domain.names import server_aggregate_id
+from ..domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
+from ..domain.provenance import Provenance
+from ..domain.server import Server
+from ..domain.storage_profile import FileStorageProfile
+from ..domain.warehouse import Warehouse, parse_delete_profile, parse_storage_profile
+from ..eventstore.log import ConcurrentChange
+from . import resolve
+from .unit_of_work import Ledger
+
+
+class ManagementService:
+    def __init__(self, ledger: Ledger, server_id: UUID):
+        self.ledger = ledger
+        self.server_id = server_id
+
+    def is_bootstrapped(self) -> bool:
+        return self.ledger.log.get(Server, server_aggregate_id(self.server_id)) is not None
+
+    def bootstrap(self, accept_terms_of_use: bool, is_operator: bool, by: Provenance,
+                  with_default_project: bool) -> None:
+        def command() -> None:
+            server = Server.bootstrap(server_aggregate_id(self.server_id), self.server_id, accept_terms_of_use,
+                                      is_operator, by, already=self.is_bootstrapped())
+            self.ledger.append(server)
+
+        self.ledger.retrying(command)
+        if with_default_project:
+            self.ensure_default_project(by)
+
+    def ensure_default_project(self, by: Provenance) -> None:
+        if self.ledger.log.get(Project, DEFAULT_PROJECT_ID) is not None:
+            return
+        try:
+            self.ledger.append(Project.create(DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, by))
+        except ConcurrentChange:
+            pass  # another process created it at the same moment
+
+    def create_project(self, name: str, project_id: UUID | None, by: Provenance) -> UUID:
+        pid = project_id or uuid4()
+
+        def command() -> UUID:
+            if self.ledger.log.get(Project, pid) is not None:
+                raise AlreadyExists(f"Project already exists: {pid}")
+            self.ledger.append(Project.create(pid, name, by))
+            return pid
+
+        return self.ledger.retrying(command, AlreadyExists, f"Project already exists: {pid}")
+
+    def project(self, project_id: UUID) -> Project:
+        found = self.ledger.log.get(Project, project_id)
+        if found is None:
+            raise NoSuchProject(f"Project does not exist: {project_id}")
+        return found
+
+    def rename_project(self, project_id: UUID, new_name: str, by: Provenance) -> None:
+        def command() -> None:
+            project = self.project(project_id)
+            project.rename(new_name, by)
+            self.ledger.append(project)
+
+        self.ledger.retrying(command)
+
+    def create_warehouse(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
+                         delete_profile: object, by: Provenance) -> UUID:
+        profile = parse_storage_profile(storage_profile)
+        deletes = parse_delete_profile(delete_profile)
+        if not isinstance(profile, FileStorageProfile):
+            raise Unsupported(f"Storage of type {profile.type} is not available in this release; use type 'file'")
+        if storage_credential is not None:
+            raise BadRequest("A file storage profile takes no storage-credential")
+        _prepare_directory(profile)
+
+        def command() -> UUID:
+            self.project(project_id)
+            self.ledger.fresh_view()
+            other = self.ledger.queries.overlapping_warehouse(profile.base_location())
+            if other is not None:
+                raise BadRequest(f"Storage location overlaps the location of warehouse {other}")
+            warehouse_id = uuid4()
+            claim = self.ledger.claim(WAREHOUSE, project_id, name, warehouse_id, "Warehouse", by)
+            warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by)
+            self.ledger.append(claim, warehouse)
+            return warehouse_id
+
+        return self.ledger.retrying(command, AlreadyExists, f"Warehouse already exists: {name}")
+
+    def rename_warehouse(self, warehouse_id: str, new_name: str, by: Provenance) -> None:
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id, active=False)
+            if new_name == wh.name:
+                return
+            claim = self.ledger.claim(WAREHOUSE, wh.project_id, new_name, wh.id, "Warehouse", by)
+            old = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)
+            wh.rename(new_name, by)
+            self.ledger.append(old, claim, wh)
+
+        self.ledger.retrying(command, AlreadyExists, f"Warehouse already exists: {new_name}")
+
+    def set_active(self, warehouse_id: str, active: bool, by: Provenance) -> None:
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id, active=False)
+            wh.activate(by) if active else wh.deactivate(by)
+            self.ledger.append(wh)
+
+        self.ledger.retrying(command, CommitFailed)
+
+    def delete_warehouse(self, warehouse_id: str, by: Provenance) -> None:
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id, active=False)
+            self.ledger.fresh_view()
+            if self.ledger.queries.warehouse_has_namespaces(wh.id):
+                raise WarehouseNotEmpty(f"Warehouse {wh.name} is not empty: drop its namespaces first")
+            claim = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)
+            wh.delete(by)
+            self.ledger.append(claim, wh)
+
+        self.ledger.retrying(command)
+
+
+def _prepare_directory(profile: FileStorageProfile) -> None:
+    path = profile.local_path(profile.location)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: {e.strerror}") from None
+    if not os.access(path, os.W_OK):
+        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: not writable")

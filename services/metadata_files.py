@@ -1,0 +1,97 @@
+"""Table metadata files, cached by location.
+
+A metadata file is never changed once written, so its location is a perfect cache key: the bytes
+we serve for loadTable and the parsed metadata a commit builds on can be kept for as long as memory
+allows, in every process, without invalidation."""
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import orjson
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
+
+from ..domain.errors import BadRequest
+from ..domain.table_metadata import serialize
+from ..domain.warehouse import parse_storage_profile
+from ..storage import Storage, storage_for
+
+
+def load_result_body(metadata_location: str | None, metadata: bytes) -> bytes:
+    """An Iceberg LoadTableResult, assembled around the stored metadata bytes (never re-serialised)."""
+    return (b'{"metadata-location":' + orjson.dumps(metadata_location) + b',"metadata":' + metadata
+            + b',"config":{}}')
+
+
+@dataclass
+class _Entry:
+    data: bytes
+    parsed: TableMetadata | None = None
+    response: dict = field(default_factory=dict)  # rendered response bodies, keyed by their variant
+
+
+class MetadataFiles:
+    def __init__(self, capacity: int = 2048):
+        self._capacity = capacity
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _get(self, location: str) -> _Entry | None:
+        with self._lock:
+            entry = self._entries.get(location)
+            if entry is not None:
+                self._entries.move_to_end(location)
+            return entry
+
+    def _put(self, location: str, entry: _Entry) -> _Entry:
+        with self._lock:
+            self._entries[location] = entry
+            self._entries.move_to_end(location)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+        return entry
+
+    def entry(self, location: str, storage: Storage) -> _Entry:
+        entry = self._get(location)
+        if entry is None:
+            entry = self._put(location, _Entry(data=storage.read(location)))
+        return entry
+
+    def data(self, location: str, storage: Storage) -> bytes:
+        return self.entry(location, storage).data
+
+    def parsed(self, location: str, storage: Storage) -> TableMetadata:
+        entry = self.entry(location, storage)
+        if entry.parsed is None:
+            try:
+                entry.parsed = TableMetadataUtil.parse_raw(entry.data)
+            except Exception as e:
+                raise BadRequest(f"Cannot read table metadata at {location}: {e}") from None
+        return entry.parsed
+
+    def write(self, location: str, metadata: TableMetadata, storage: Storage) -> bytes:
+        data = serialize(metadata)
+        try:
+            storage.write_new(location, data)
+        except FileExistsError:
+            raise BadRequest(f"Metadata file already exists: {location}") from None
+        self._put(location, _Entry(data=data, parsed=metadata))
+        return data
+
+    def response_body(self, location: str) -> bytes | None:
+        """The LoadTableResult for ``location`` if its file is cached; None means a storage read is needed."""
+        entry = self._get(location)
+        if entry is None:
+            return None
+        body = entry.response.get("load")
+        if body is None:
+            body = entry.response["load"] = load_result_body(location, entry.data)
+        return body
+
+    def load_response_body(self, location: str, storage_profile: dict) -> bytes:
+        self.entry(location, storage_for(parse_storage_profile(storage_profile)))
+        return self.response_body(location)
+
+    def forget(self, location: str) -> None:
+        with self._lock:
+            self._entries.pop(location, None)

@@ -1,0 +1,256 @@
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID, uuid4
+
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.update import SetLocationUpdate
+
+from ..domain import table_metadata as tm
+from ..domain.errors import AlreadyExists, BadRequest, CommitFailed, NoSuchTable
+from ..domain.name_claim import TABULAR
+from ..domain.names import check_name, check_namespace, dotted
+from ..domain.namespace import Namespace
+from ..domain.provenance import Provenance
+from ..domain.storage_profile import is_within, normalize_location
+from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, CREATED_BY_REQUEST, Table
+from ..domain.warehouse import Warehouse
+from ..storage import storage_for
+from . import resolve
+from .metadata_files import MetadataFiles
+from .unit_of_work import Ledger
+
+
+@dataclass(frozen=True)
+class TableState:
+    """What a client receives after a create, commit or load: where the metadata is, and its bytes."""
+
+    metadata_location: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class TableChange:
+    namespace: tuple[str, ...]
+    name: str
+    requirements_raw: list
+    updates_raw: list
+
+
+@dataclass
+class _Staged:
+    table: Table
+    claim: Any
+    metadata: TableMetadata
+    metadata_location: str
+    warehouse: Warehouse
+
+
+class TableService:
+    def __init__(self, ledger: Ledger, files: MetadataFiles):
+        self.ledger = ledger
+        self.files = files
+
+    # -- create -------------------------------------------------------------------------------
+
+    def create(self, warehouse_id: str, namespace: list[str], request: Any, raw: dict, by: Provenance) -> TableState:
+        levels = check_namespace(namespace)
+        name = check_name(request.name, "Table")
+
+        def command() -> TableState:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            if resolve.table_id(self.ledger, ns, name) is not None:
+                raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
+            table_id = uuid4()
+            profile = wh.profile()
+            if request.location:
+                location = profile.check_tabular_location(request.location)
+            else:
+                location = profile.default_table_location(ns.id, table_id)
+            self._check_no_overlap(wh, location, table_id)
+            metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order, location,
+                                       request.properties, table_id)
+            if request.stage_create:
+                return TableState(None, tm.serialize(metadata))
+            metadata_location = self._metadata_location(wh, metadata, None)
+            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
+            table = Table.create(table_id, wh.id, ns.id, levels, name, location, metadata_location,
+                                 CREATED_BY_REQUEST, raw, by)
+            data = self._write_and_append(wh, [(metadata_location, metadata)], claim, table)
+            return TableState(metadata_location, data[0])
+
+        return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
+
+    # -- commit -------------------------------------------------------------------------------
+
+    def commit(self, warehouse_id: str, changes: list[TableChange], by: Provenance) -> list[TableState]:
+        """Commits changes to one or more tables atomically: all are applied or none."""
+        if not changes:
+            raise BadRequest("A commit needs at least one table change")
+        seen = set()
+        for change in changes:
+            key = (change.namespace, change.name)
+            if key in seen:
+                raise BadRequest(f"Table {dotted([*change.namespace, change.name])} appears twice in one commit")
+            seen.add(key)
+        parsed = [(c, tm.parse_requirements(c.requirements_raw), tm.parse_updates(c.updates_raw)) for c in changes]
+
+        def command() -> list[TableState]:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            staged = [self._stage(wh, change, requirements, updates, by)
+                      for change, requirements, updates in parsed]
+            aggregates = [a for s in staged for a in (s.claim, s.table)]
+            data = self._write_and_append(wh, [(s.metadata_location, s.metadata) for s in staged], *aggregates)
+            return [TableState(s.metadata_location, d) for s, d in zip(staged, data)]
+
+        return self.ledger.retrying(command)
+
+    def _stage(self, wh: Warehouse, change: TableChange, requirements: list, updates: list,
+               by: Provenance) -> _Staged:
+        levels = check_namespace(list(change.namespace))
+        name = check_name(change.name, "Table")
+        ns = resolve.namespace(self.ledger, wh, levels)
+        existing_id = resolve.table_id(self.ledger, ns, name)
+        table = self.ledger.log.get(Table, existing_id) if existing_id else None
+        if table is None or table.dropped:
+            if not tm.is_create(requirements):
+                raise NoSuchTable(f"Table does not exist: {dotted([*levels, name])}")
+            return self._stage_create(wh, ns, name, change, requirements, updates, by)
+        storage = storage_for(wh.profile())
+        base = self.files.parsed(table.metadata_location, storage)
+        metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
+        location = self._check_location(wh, metadata.location, table.id) if metadata.location != table.location \
+            else table.location
+        metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
+        table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
+        return _Staged(table, None, metadata, metadata_location, wh)
+
+    def _stage_create(self, wh: Warehouse, ns: Namespace, name: str, change: TableChange, requirements: list,
+                      updates: list, by: Provenance) -> _Staged:
+        table_id = tm.assigned_uuid(updates) or uuid4()
+        if self.ledger.log.get(Table, table_id) is not None:
+            raise AlreadyExists(f"A table with uuid {table_id} already exists")
+        if not any(isinstance(u, SetLocationUpdate) for u in updates):
+            updates = [SetLocationUpdate(location=wh.profile().default_table_location(ns.id, table_id)), *updates]
+        metadata = tm.apply_commit(None, None, requirements, updates)
+        if metadata.table_uuid != table_id:
+            raise BadRequest("A created table needs exactly one assign-uuid update")
+        location = self._check_location(wh, metadata.location, table_id)
+        metadata_location = self._metadata_location(wh, metadata, None)
+        claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
+        table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
+                             CREATED_BY_COMMIT, {"requirements": change.requirements_raw,
+                                                 "updates": change.updates_raw}, by)
+        return _Staged(table, claim, metadata, metadata_location, wh)
+
+    # -- drop, rename, register ---------------------------------------------------------------
+
+    def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool,
+             by: Provenance) -> None:
+        levels = check_namespace(namespace)
+
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            table = resolve.table(self.ledger, ns, name)
+            claim = self.ledger.release(TABULAR, ns.id, name, table.id, by)
+            table.drop(purge_requested, by)
+            self.ledger.append(claim, table)
+
+        self.ledger.retrying(command)
+
+    def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
+               by: Provenance) -> None:
+        src_levels, src_name = check_namespace(source[0]), check_name(source[1], "Table")
+        dst_levels, dst_name = check_namespace(destination[0]), check_name(destination[1], "Table")
+
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            src_ns = resolve.namespace(self.ledger, wh, src_levels)
+            table = resolve.table(self.ledger, src_ns, src_name)
+            dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
+            if dst_ns.id == src_ns.id and dst_name == src_name:
+                raise AlreadyExists(f"Table already exists: {dotted([*dst_levels, dst_name])}")
+            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, table.id, "Table", by)
+            old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, table.id, by)
+            table.rename(dst_ns.id, dst_levels, dst_name, by)
+            self.ledger.append(old_claim, new_claim, table)
+
+        self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*dst_levels, dst_name])}")
+
+    def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str,
+                 overwrite: bool, raw: dict, by: Provenance) -> TableState:
+        levels = check_namespace(namespace)
+        name = check_name(name, "Table")
+
+        def command() -> TableState:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            location_of_file = normalize_location(metadata_location)
+            if not is_within(location_of_file, wh.profile().base_location()):
+                raise BadRequest(f"Metadata location {metadata_location} is not inside the warehouse")
+            storage = storage_for(wh.profile())
+            metadata = self.files.parsed(location_of_file, storage)
+            data = self.files.data(location_of_file, storage)
+            table_id = metadata.table_uuid
+            holder = resolve.table_id(self.ledger, ns, name)
+            if holder is not None:
+                existing = self.ledger.log.get(Table, holder)
+                if existing is not None and not existing.dropped:
+                    if not overwrite:
+                        raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
+                    if existing.id != table_id:
+                        raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
+                    existing.commit([], [], location_of_file, self._check_location(wh, metadata.location, table_id),
+                                    by)
+                    self.ledger.append(existing)
+                    return TableState(location_of_file, data)
+            if self.ledger.log.get(Table, table_id) is not None:
+                raise AlreadyExists(f"A table with uuid {table_id} is already registered")
+            location = self._check_location(wh, metadata.location, table_id)
+            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
+            table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
+                                 CREATED_BY_REGISTRATION, raw, by)
+            self.ledger.append(claim, table)
+            return TableState(location_of_file, data)
+
+        return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_location(self, wh: Warehouse, location: str, table_id: UUID) -> str:
+        location = wh.profile().check_tabular_location(location)
+        self._check_no_overlap(wh, location, table_id)
+        return location
+
+    def _check_no_overlap(self, wh: Warehouse, location: str, table_id: UUID) -> None:
+        self.ledger.fresh_view()
+        other = self.ledger.queries.overlapping_tabular(wh.id, location, table_id)
+        if other is not None:
+            raise BadRequest(f"Location {location} overlaps the location of another table: {other}")
+
+    def _metadata_location(self, wh: Warehouse, metadata: TableMetadata, previous: str | None) -> str:
+        location = normalize_location(tm.next_metadata_location(metadata, previous))
+        if not is_within(location, wh.profile().base_location()):
+            raise BadRequest(f"Metadata location {location} is not inside the warehouse")
+        return location
+
+    def _write_and_append(self, wh: Warehouse, files: list[tuple[str, TableMetadata]], *aggregates: Any) -> list[bytes]:
+        """Metadata files are written before the events that point at them, so a pointer in the log
+        never names a missing file; files of a commit that then loses its race are removed."""
+        storage = storage_for(wh.profile())
+        written: list[tuple[str, bytes]] = []
+        try:
+            for location, metadata in files:
+                written.append((location, self.files.write(location, metadata, storage)))
+            position = self.ledger.log.save(*aggregates)
+        except BaseException:
+            for location, _ in written:
+                self.files.forget(location)
+                try:
+                    storage.delete_tree(location)
+                except Exception:
+                    pass
+            raise
+        self.ledger.wait_for(position)
+        return [data for _, data in written]

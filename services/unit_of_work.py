@@ -1,0 +1,72 @@
+"""What every command shares: the log, the read model it must wait for, and a retry when another
+writer appended to the same aggregate first."""
+
+from collections.abc import Callable
+from typing import TypeVar
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from ..domain.errors import CommitFailed
+from ..domain.name_claim import NameClaim
+from ..domain.names import claim_id
+from ..domain.provenance import Provenance
+from ..eventstore.log import ConcurrentChange, EventLog
+from ..projections.catalog_queries import CatalogQueries
+from ..projections.runner import ProjectionRunner
+
+T = TypeVar("T")
+
+# A command that lost a race is re-run against the state that won; its own checks (a name now
+# taken, a requirement no longer met) then give the definitive answer.
+MAX_ATTEMPTS = 5
+
+
+class Ledger:
+    def __init__(self, log: EventLog, catalog_view: ProjectionRunner, queries: CatalogQueries):
+        self.log = log
+        self.catalog_view = catalog_view
+        self.queries = queries
+
+    def append(self, *aggregates: Aggregate | None) -> int | None:
+        """Appends atomically and returns once the catalog read model shows the change."""
+        position = self.log.save(*aggregates)
+        self.wait_for(position)
+        return position
+
+    def wait_for(self, position: int | None) -> None:
+        if position is not None:
+            self.catalog_view.catch_up(position)
+
+    def fresh_view(self) -> None:
+        """Brings the read model up to the head of the log before a check that relies on it."""
+        self.catalog_view.catch_up(self.log.head())
+
+    def retrying(self, command: Callable[[], T], on_conflict: type[Exception] = CommitFailed,
+                 message: str = "Concurrent modification, please retry") -> T:
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                return command()
+            except ConcurrentChange:
+                continue
+        raise on_conflict(message)
+
+    def claim(self, scope: str, container_id: UUID, name: str, holder_id: UUID, what: str,
+              by: Provenance) -> NameClaim:
+        claim = self.log.get(NameClaim, claim_id(scope, container_id, name))
+        if claim is None:
+            return NameClaim.first(scope, container_id, name, holder_id, by)
+        claim.claim(holder_id, what, by)
+        return claim
+
+    def holder(self, scope: str, container_id: UUID, name: str) -> UUID | None:
+        claim = self.log.get(NameClaim, claim_id(scope, container_id, name))
+        return claim.holder_id if claim is not None else None
+
+    def release(self, scope: str, container_id: UUID, name: str, holder_id: UUID, by: Provenance) -> NameClaim | None:
+        claim = self.log.get(NameClaim, claim_id(scope, container_id, name))
+        if claim is not None:
+            claim.release(holder_id, by)
+        return claim
+
+

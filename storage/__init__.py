@@ -1,0 +1,15 @@
+"""Reading and writing the files a warehouse's storage profile points at."""
+
+from ..domain.errors import Unsupported
+from ..domain.storage_profile import FileStorageProfile, StorageProfile
+from .base import Storage
+from .file import FileStorage
+
+
+def storage_for(profile: StorageProfile) -> Storage:
+    if isinstance(profile, FileStorageProfile):
+        return FileStorage(profile)
+    raise Unsupported(f"Storage of type {profile.type} is not available in this release")
+
+
+__all__ = ["Storage", "FileStorage", "storage_for"]

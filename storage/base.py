@@ -1,0 +1,11 @@
+from typing import Protocol
+
+
+class Storage(Protocol):
+    def write_new(self, location: str, data: bytes) -> None:
+        """Writes a file that must not exist yet (metadata files are never overwritten)."""
+
+    def read(self, location: str) -> bytes: ...
+
+    def delete_tree(self, location: str) -> int:
+        """Deletes everything at and below ``location``; returns the number of files removed."""

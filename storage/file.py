@@ -1,0 +1,47 @@
+import os
+import shutil
+
+from ..domain.errors import BadRequest, NotFound
+from ..domain.storage_profile import FileStorageProfile, is_within, normalize_location
+
+
+class FileStorage:
+    """Local files under a ``file://`` warehouse location."""
+
+    def __init__(self, profile: FileStorageProfile, fsync: bool = True):
+        self.profile = profile
+        self.fsync = fsync
+
+    def _path(self, location: str) -> str:
+        location = normalize_location(location)
+        if not location.startswith("file://"):
+            raise BadRequest(f"Not a file location: {location}")
+        return location[len("file://"):]
+
+    def write_new(self, location: str, data: bytes) -> None:
+        path = self._path(location)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "xb") as f:
+            f.write(data)
+            if self.fsync:
+                f.flush()
+                os.fsync(f.fileno())
+
+    def read(self, location: str) -> bytes:
+        try:
+            with open(self._path(location), "rb") as f:
+                return f.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise NotFound(f"File does not exist: {location}") from None
+
+    def delete_tree(self, location: str) -> int:
+        location = normalize_location(location)
+        base = self.profile.base_location()
+        if not is_within(location, base) or location == base:
+            raise BadRequest(f"Refusing to delete {location}: not strictly inside {base}")
+        path = self._path(location)
+        if not os.path.exists(path):
+            return 0
+        count = sum(len(files) for _, _, files in os.walk(path))
+        shutil.rmtree(path)
+        return count

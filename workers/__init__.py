@@ -1,0 +1,1 @@
+"""Long-running runners that follow the event log: projections and side effects like purging."""
