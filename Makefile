@@ -1,0 +1,43 @@
+# Lakeledger: `make run` starts the catalog on the embedded Postgres; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+ICEBERG_VERSION ?= 1.10.0
+JARS_DIR ?= .cache/jars
+SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
+
+export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME))
+
+.PHONY: setup run test unit bench spark-deps java-check clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $@
+
+run: setup
+	LAKELEDGER__DEFAULT_WAREHOUSE=$${LAKELEDGER__DEFAULT_WAREHOUSE:-demo} $(VENV)/bin/lakeledger serve
+
+java-check:
+	@command -v java >/dev/null || { echo "Java 17 is needed for the Spark tests: apt-get install openjdk-17-jre-headless"; exit 1; }
+	@java -version 2>&1 | head -1
+
+spark-deps: java-check $(SPARK_RUNTIME)
+
+$(SPARK_RUNTIME):
+	scripts/fetch-spark-jars.sh $(ICEBERG_VERSION) $(JARS_DIR)
+
+test: setup spark-deps
+	$(PY) -m pytest -q
+
+unit: setup
+	$(PY) -m pytest -q tests/unit
+
+bench: setup
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache
