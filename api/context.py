@@ -41,26 +41,33 @@ class RequestContext:
             response = error_response(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
             return await response(scope, receive, send_with_id)
 
-        received = 0
-
-        async def limited_receive():
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
+        if length is None and scope["method"] in ("POST", "PUT", "PATCH"):
+            # A body without a declared length is read up front, so the limit holds before any
+            # handler sees it.
+            chunks, received = [], 0
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return
+                chunks.append(message.get("body", b""))
+                received += len(chunks[-1])
                 if received > limit:
-                    raise _TooLarge()
-            return message
+                    response = error_response(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
+                    return await response(scope, receive, send_with_id)
+                if not message.get("more_body", False):
+                    break
+            body = b"".join(chunks)
+            replayed = False
 
-        try:
-            await self.app(scope, limited_receive, send_with_id)
-        except _TooLarge:
-            response = error_response(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
-            await response(scope, receive, send_with_id)
+            async def receive_buffered():
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
 
-
-class _TooLarge(Exception):
-    pass
+            return await self.app(scope, receive_buffered, send_with_id)
+        await self.app(scope, receive, send_with_id)
 
 
 def provenance(request: Request) -> Provenance:

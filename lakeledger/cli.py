@@ -65,16 +65,26 @@ def run_migrate(settings: Settings) -> None:
     print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
 
 
+def run_rebuild(settings: Settings) -> None:
+    container = _container(settings)
+    try:
+        position = container.catalog_view.rebuild()
+        print(f"rebuilt the catalog read model from the log up to position {position}")
+    finally:
+        container.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lakeledger", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="run the REST API (and, unless LAKELEDGER__WORKERS=off, the workers)")
     commands.add_parser("migrate", help="create or upgrade the database schema (idempotent)")
     commands.add_parser("workers", help="run the projection and purge workers as their own process")
+    commands.add_parser("rebuild", help="empty the catalog read model and replay it from the event log")
     args = parser.parse_args(argv)
     settings = Settings()
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    {"serve": serve, "migrate": run_migrate, "workers": run_workers}[args.command](settings)
+    {"serve": serve, "migrate": run_migrate, "workers": run_workers, "rebuild": run_rebuild}[args.command](settings)
     return 0
 
 

@@ -1,6 +1,8 @@
 """What every command shares: the log, the read model it must wait for, and a retry when another
 writer appended to the same aggregate first."""
 
+import random
+import time
 from collections.abc import Callable
 from typing import TypeVar
 from uuid import UUID
@@ -18,8 +20,9 @@ from ..projections.runner import ProjectionRunner
 T = TypeVar("T")
 
 # A command that lost a race is re-run against the state that won; its own checks (a name now
-# taken, a requirement no longer met) then give the definitive answer.
-MAX_ATTEMPTS = 5
+# taken, a requirement no longer met) then give the definitive answer. Every lost race means another
+# writer won, so attempts are bounded by the number of concurrent writers; jitter spreads them out.
+MAX_ATTEMPTS = 32
 
 
 class Ledger:
@@ -44,11 +47,11 @@ class Ledger:
 
     def retrying(self, command: Callable[[], T], on_conflict: type[Exception] = CommitFailed,
                  message: str = "Concurrent modification, please retry") -> T:
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             try:
                 return command()
             except ConcurrentChange:
-                continue
+                time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 10)))
         raise on_conflict(message)
 
     def claim(self, scope: str, container_id: UUID, name: str, holder_id: UUID, what: str,
