@@ -5,6 +5,7 @@ import logging
 
 from psycopg_pool import ConnectionPool
 
+from .domain.project import DEFAULT_PROJECT_ID
 from .domain.provenance import SYSTEM, Provenance
 from .eventstore.log import EventLog
 from .eventstore.settings import PostgresSettings
@@ -42,9 +43,15 @@ class Lakeledger:
         self.queries = None  # the API's async read-model queries, opened with its event loop
 
     def start(self) -> None:
-        """Makes sure the default project exists (a recorded act of the system)."""
+        """Makes sure the default project (and the default warehouse, when one is configured) exist;
+        creating them is a recorded act of the system."""
+        by = Provenance(SYSTEM, "startup")
         if self.settings.enable_default_project:
-            self.management.ensure_default_project(Provenance(SYSTEM, "startup"))
+            self.management.ensure_default_project(by)
+            if self.settings.default_warehouse:
+                location = (self.settings.data_dir / "warehouses" / self.settings.default_warehouse).resolve()
+                self.management.ensure_warehouse(DEFAULT_PROJECT_ID, self.settings.default_warehouse,
+                                                 {"type": "file", "location": f"file://{location}"}, by)
 
     def close(self) -> None:
         self.pool.close()

@@ -19,6 +19,7 @@ class Settings(BaseSettings):
     workers: Literal["on", "off"] = "on"
     server_id: UUID = UUID(int=0)
     enable_default_project: bool = True
+    default_warehouse: str | None = None
     max_request_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     metadata_cache_entries: int = Field(default=4096, ge=16)
     file_fsync: bool = True

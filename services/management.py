@@ -93,6 +93,14 @@ class ManagementService:
 
         return self.ledger.retrying(command, AlreadyExists, f"Warehouse already exists: {name}")
 
+    def ensure_warehouse(self, project_id: UUID, name: str, storage_profile: dict, by: Provenance) -> None:
+        if self.ledger.holder(WAREHOUSE, project_id, name) is not None:
+            return
+        try:
+            self.create_warehouse(project_id, name, storage_profile, None, None, by)
+        except AlreadyExists:
+            pass  # another process created it at the same moment
+
     def rename_warehouse(self, warehouse_id: str, new_name: str, by: Provenance) -> None:
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id, active=False)

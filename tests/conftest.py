@@ -82,8 +82,9 @@ def server(pg_url, data_dir):
 
 @pytest.fixture(scope="session")
 def second_server(pg_url, data_dir, server):
-    """Another API process on the same database, without workers: proves read-your-writes across processes."""
-    s = Server(pg_url, data_dir, LAKELEDGER__WORKERS="off")
+    """Another API process on the same database, without workers and with a default warehouse: proves
+    read-your-writes across processes and zero-config clients."""
+    s = Server(pg_url, data_dir, LAKELEDGER__WORKERS="off", LAKELEDGER__DEFAULT_WAREHOUSE="default-wh")
     yield s
     s.stop()
 

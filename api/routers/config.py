@@ -33,8 +33,10 @@ ENDPOINTS = [
 @router.get("/config")
 async def get_config(warehouse: str | None = Query(default=None),
                      x_project_id: str | None = Header(default=None), ll=Depends(container)) -> ORJSONResponse:
+    warehouse = warehouse or ll.settings.default_warehouse
     if not warehouse:
-        raise BadRequest("Query parameter 'warehouse' is required: the name of a warehouse")
+        raise BadRequest("Query parameter 'warehouse' is required: the name of a warehouse "
+                         "(or set LAKELEDGER__DEFAULT_WAREHOUSE)")
     row = None
     try:
         row = await ll.queries.warehouse(UUID(warehouse))

@@ -1,5 +1,7 @@
 import uuid
 
+import httpx
+
 
 def test_info_and_bootstrap_once(client):
     first = client.post("/management/v1/bootstrap", json={"accept-terms-of-use": True})
@@ -94,3 +96,13 @@ def test_s3_is_refused_until_supported(client):
         "warehouse-name": "s3wh", "storage-profile": {"type": "s3", "bucket": "b", "region": "r"}})
     assert r.status_code == 400
     assert "not available" in r.json()["error"]["message"]
+
+
+def test_default_warehouse_is_created_and_served_without_a_name(second_server, data_dir):
+    with httpx.Client(base_url=second_server.url) as c:
+        config = c.get("/catalog/v1/config")
+        assert config.status_code == 200, config.text
+        prefix = config.json()["overrides"]["prefix"]
+        wh = c.get(f"/management/v1/warehouse/{prefix}").json()
+        assert wh["name"] == "default-wh"
+        assert wh["storage-profile"]["location"] == f"file://{(data_dir / 'warehouses' / 'default-wh').resolve()}"
