@@ -22,12 +22,12 @@ NAMESPACE_TOPIC = "lakeledger.domain.namespace:Namespace"
 
 # -- prerequisites ----------------------------------------------------------------------------------
 
+SPARK_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
+
 def _spark_jars() -> str:
-    """The Iceberg Spark runtime jar(s), from LAKELEDGER_SPARK_JARS; fails (never skips) without them."""
-    jars = os.environ.get("LAKELEDGER_SPARK_JARS", "").strip()
-    if not jars:
-        pytest.fail("LAKELEDGER_SPARK_JARS is not set: run `make spark-deps` and the tests through `make test` "
-                    "(or export LAKELEDGER_SPARK_JARS=<path to iceberg-spark-runtime-3.5_2.12-*.jar>)")
+    """The Iceberg Spark runtime jar(s), from LAKELEDGER_SPARK_JARS or where `make spark-deps` puts them;
+    fails (never skips) without them."""
+    jars = os.environ.get("LAKELEDGER_SPARK_JARS", "").strip() or str(SPARK_RUNTIME)
     missing = [j for j in jars.split(",") if not Path(j).is_file()]
     if missing:
         pytest.fail(f"The Iceberg Spark runtime jar is missing ({', '.join(missing)}): run `make spark-deps`")
