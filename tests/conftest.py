@@ -38,13 +38,17 @@ def pg_url(tmp_path_factory) -> str:
 class Server:
     """A `lakeledger serve` process on a free port."""
 
-    def __init__(self, pg_url: str, data_dir: Path, **env: str):
+    def __init__(self, pg_url: str | None, data_dir: Path, **env: str):
+        """With ``pg_url`` None the server starts its embedded Postgres under ``data_dir``."""
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = data_dir / f"serve-{self.port}.log"
-        environment = {**os.environ, "LAKELEDGER__PG_URL": pg_url, "LAKELEDGER__DATA_DIR": str(data_dir),
+        environment = {**os.environ, "LAKELEDGER__DATA_DIR": str(data_dir),
                        "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(self.port),
                        "LAKELEDGER__LOG_LEVEL": "warning", **env}
+        environment.pop("LAKELEDGER__PG_URL", None)
+        if pg_url:
+            environment["LAKELEDGER__PG_URL"] = pg_url
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "serve"], env=environment,
                                         stdout=self._log, stderr=subprocess.STDOUT)
