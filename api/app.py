@@ -1,7 +1,6 @@
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.responses import ORJSONResponse
 from psycopg_pool import AsyncConnectionPool
 
 from .. import __version__
@@ -9,6 +8,7 @@ from ..projections.catalog_queries import AsyncCatalogQueries
 from . import errors
 from .context import RequestContext
 from .routers import config, management, namespaces, tables
+from .responses import JSONResponse
 
 
 def create_app(container) -> FastAPI:
@@ -25,7 +25,7 @@ def create_app(container) -> FastAPI:
         finally:
             await pool.close()
 
-    app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=ORJSONResponse,
+    app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=JSONResponse,
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
     errors.install(app)

@@ -14,6 +14,8 @@ from ..domain.namespace import Namespace
 from ..domain.project import Project
 from ..domain.server import Server
 from ..domain.table import Table
+from ..domain.tabular import Tabular
+from ..domain.view import View
 from ..domain.warehouse import Warehouse
 
 TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_tabulars")
@@ -90,15 +92,27 @@ class CatalogProjection:
 
     @apply.register
     def _(self, e: Table.Created, cur: Cursor) -> None:
+        self._tabular_created(e, "table", cur)
+
+    @apply.register
+    def _(self, e: View.Created, cur: Cursor) -> None:
+        self._tabular_created(e, "view", cur)
+
+    def _tabular_created(self, e: Table.Created | View.Created, typ: str, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, name, location,"
-            " metadata_location, created_at) VALUES (%s, 'table', %s, %s, %s, %s, %s, %s, %s)"
+            " metadata_location, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
             " ON CONFLICT (id) DO UPDATE SET warehouse_id = EXCLUDED.warehouse_id,"
             " namespace_id = EXCLUDED.namespace_id, namespace = EXCLUDED.namespace, name = EXCLUDED.name,"
             " location = EXCLUDED.location, metadata_location = EXCLUDED.metadata_location,"
             " updated_at = EXCLUDED.created_at, dropped_at = NULL, purge_requested = NULL",
-            (e.originator_id, e.warehouse_id, e.namespace_id, list(e.namespace), e.name, e.location,
+            (e.originator_id, typ, e.warehouse_id, e.namespace_id, list(e.namespace), e.name, e.location,
              e.metadata_location, e.timestamp))
+
+    @apply.register
+    def _(self, e: View.Replaced, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_tabulars SET metadata_location = %s, updated_at = %s WHERE id = %s",
+                    (e.metadata_location, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Table.Committed, cur: Cursor) -> None:
@@ -107,13 +121,13 @@ class CatalogProjection:
             (e.metadata_location, e.location, e.timestamp, e.originator_id))
 
     @apply.register
-    def _(self, e: Table.Renamed, cur: Cursor) -> None:
+    def _(self, e: Tabular.Renamed, cur: Cursor) -> None:
         cur.execute(
             "UPDATE ll_tabulars SET namespace_id = %s, namespace = %s, name = %s, updated_at = %s WHERE id = %s",
             (e.to_namespace_id, list(e.to_namespace), e.to_name, e.timestamp, e.originator_id))
 
     @apply.register
-    def _(self, e: Table.Dropped, cur: Cursor) -> None:
+    def _(self, e: Tabular.Dropped, cur: Cursor) -> None:
         cur.execute(
             "UPDATE ll_tabulars SET dropped_at = %s, purge_requested = %s, updated_at = %s WHERE id = %s",
             (e.timestamp, e.purge_requested, e.timestamp, e.originator_id))

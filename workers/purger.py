@@ -10,7 +10,7 @@ from typing import Any
 
 from psycopg import Cursor
 
-from ..domain.table import Table
+from ..domain.tabular import TABLE, Tabular
 from ..domain.warehouse import Warehouse
 from ..eventstore.log import EventLog
 from ..storage import storage_for
@@ -26,7 +26,7 @@ class Purger:
         self.log = event_log
 
     def apply(self, event: Any, cur: Cursor) -> None:
-        if not isinstance(event, Table.Dropped) or not event.purge_requested:
+        if not isinstance(event, Tabular.Dropped) or event.typ != TABLE or not event.purge_requested:
             return
         warehouse = self.log.get(Warehouse, event.warehouse_id)
         if warehouse is None:

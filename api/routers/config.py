@@ -1,11 +1,11 @@
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query
-from fastapi.responses import ORJSONResponse
 
 from ...domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
 from ..dependencies import container
 from .projects import project_id_of
+from ..responses import JSONResponse
 
 router = APIRouter(tags=["Configuration API"])
 
@@ -32,7 +32,7 @@ ENDPOINTS = [
 
 @router.get("/config")
 async def get_config(warehouse: str | None = Query(default=None),
-                     x_project_id: str | None = Header(default=None), ll=Depends(container)) -> ORJSONResponse:
+                     x_project_id: str | None = Header(default=None), ll=Depends(container)) -> JSONResponse:
     warehouse = warehouse or ll.settings.default_warehouse
     if not warehouse:
         raise BadRequest("Query parameter 'warehouse' is required: the name of a warehouse "
@@ -48,7 +48,7 @@ async def get_config(warehouse: str | None = Query(default=None),
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}")
     if row["status"] != "active":
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
-    return ORJSONResponse({
+    return JSONResponse({
         "defaults": {},
         "overrides": {"prefix": str(row["id"])},
         "endpoints": ENDPOINTS,

@@ -5,7 +5,6 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import ORJSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ... import __version__
@@ -14,6 +13,7 @@ from ...domain.provenance import Provenance
 from ..context import provenance
 from ..dependencies import container
 from .projects import project_id_of
+from ..responses import JSONResponse
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 
@@ -81,7 +81,7 @@ async def bootstrap(body: BootstrapRequest, ll=Depends(container), by: Provenanc
 @router.get("/info")
 async def info(ll=Depends(container)):
     server = await ll.queries.server()
-    return ORJSONResponse({
+    return JSONResponse({
         "version": __version__,
         "lakeledger-version": __version__,
         "bootstrapped": server is not None,
@@ -98,7 +98,7 @@ async def info(ll=Depends(container)):
 @router.post("/project", status_code=201)
 async def create_project(body: CreateProjectRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
     project_id = await run_in_threadpool(ll.management.create_project, body.project_name, body.project_id, by)
-    return ORJSONResponse({"project-id": str(project_id)}, status_code=201)
+    return JSONResponse({"project-id": str(project_id)}, status_code=201)
 
 
 @router.get("/project")
@@ -107,7 +107,7 @@ async def get_project(x_project_id: str | None = Header(default=None), ll=Depend
     row = await ll.queries.project(project_id)
     if row is None:
         raise NoSuchProject(f"Project does not exist: {project_id}")
-    return ORJSONResponse({"project-id": str(row["id"]), "project-name": row["name"]})
+    return JSONResponse({"project-id": str(row["id"]), "project-name": row["name"]})
 
 
 @router.post("/project/rename")
@@ -120,7 +120,7 @@ async def rename_project(body: RenameRequest, x_project_id: str | None = Header(
 @router.get("/project-list")
 async def list_projects(ll=Depends(container)):
     rows = await ll.queries.projects()
-    return ORJSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
+    return JSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
 
 
 @router.post("/warehouse", status_code=201)
@@ -131,7 +131,7 @@ async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | Non
         ll.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
         body.storage_credential, body.delete_profile, by)
     row = await ll.queries.warehouse(warehouse_id)
-    return ORJSONResponse(_warehouse_json(row), status_code=201)
+    return JSONResponse(_warehouse_json(row), status_code=201)
 
 
 @router.get("/warehouse")
@@ -141,12 +141,12 @@ async def list_warehouses(projectId: UUID | None = Query(default=None),
     project_id = projectId or project_id_of(x_project_id, ll)
     statuses = set(warehouseStatus or ["active"])
     rows = await ll.queries.warehouses(project_id)
-    return ORJSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
+    return JSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
 
 
 @router.get("/warehouse/{warehouse_id}")
 async def get_warehouse(warehouse_id: str, ll=Depends(container)):
-    return ORJSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
+    return JSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
 
 
 @router.delete("/warehouse/{warehouse_id}", status_code=204)
@@ -159,7 +159,7 @@ async def delete_warehouse(warehouse_id: str, ll=Depends(container), by: Provena
 async def rename_warehouse(warehouse_id: str, body: RenameRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.rename_warehouse, warehouse_id, body.new_name, by)
-    return ORJSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
+    return JSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/deactivate")

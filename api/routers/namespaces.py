@@ -1,6 +1,5 @@
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import ORJSONResponse
 
 from ...domain.errors import NoSuchNamespace
 from ...domain.names import dotted
@@ -10,6 +9,7 @@ from ..dependencies import container
 from ..identifiers import parse_namespace
 from ..models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
 from .warehouses import active_warehouse
+from ..responses import JSONResponse
 
 router = APIRouter(tags=["Catalog API"])
 
@@ -23,14 +23,14 @@ async def list_namespaces(prefix: str, parent: str | None = Query(default=None),
     if parent_path and await ll.queries.namespace(wh["id"], parent_path) is None:
         raise NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
     paths = await ll.queries.child_namespaces(wh["id"], parent_path, None, PAGE_LIMIT)
-    return ORJSONResponse({"namespaces": paths, "next-page-token": None})
+    return JSONResponse({"namespaces": paths, "next-page-token": None})
 
 
 @router.post("/{prefix}/namespaces")
 async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance)):
     ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
-    return ORJSONResponse({"namespace": ns.path, "properties": ns.properties})
+    return JSONResponse({"namespace": ns.path, "properties": ns.properties})
 
 
 async def _load(ll, prefix: str, namespace: str) -> dict:
@@ -45,7 +45,7 @@ async def _load(ll, prefix: str, namespace: str) -> dict:
 @router.get("/{prefix}/namespaces/{namespace}")
 async def load_namespace(prefix: str, namespace: str, ll=Depends(container)):
     row = await _load(ll, prefix, namespace)
-    return ORJSONResponse({"namespace": row["path"], "properties": row["properties"]})
+    return JSONResponse({"namespace": row["path"], "properties": row["properties"]})
 
 
 @router.head("/{prefix}/namespaces/{namespace}", status_code=204)
@@ -65,4 +65,4 @@ async def update_namespace_properties(prefix: str, namespace: str, body: UpdateN
                                       ll=Depends(container), by: Provenance = Depends(provenance)):
     updated, removed, missing = await run_in_threadpool(
         ll.namespaces.update_properties, prefix, parse_namespace(namespace), body.updates, body.removals, by)
-    return ORJSONResponse({"updated": updated, "removed": removed, "missing": missing})
+    return JSONResponse({"updated": updated, "removed": removed, "missing": missing})

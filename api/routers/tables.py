@@ -3,7 +3,6 @@ from uuid import UUID
 import orjson
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import ORJSONResponse
 
 from ...domain.errors import BadRequest, NoSuchNamespace, NoSuchTable, NoSuchWarehouse
 from ...domain.names import check_name, dotted
@@ -16,6 +15,7 @@ from ..identifiers import parse_namespace
 from ..models import (CommitTableRequest, CommitTransactionRequest, CreateTableRequest, RegisterTableRequest,
                       RenameTableRequest, ReportMetricsRequest)
 from .warehouses import active_warehouse
+from ..responses import JSONResponse
 
 router = APIRouter(tags=["Catalog API"])
 
@@ -39,7 +39,7 @@ async def list_tables(prefix: str, namespace: str, ll=Depends(container)):
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
     names = await ll.queries.tabulars(await _namespace_id(ll, wh["id"], path), "table", None, PAGE_LIMIT)
-    return ORJSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
+    return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
                            "next-page-token": None})
 
 

@@ -2,11 +2,12 @@ from uuid import uuid4
 
 import pytest
 
-from lakeledger.domain.errors import BadRequest, NoSuchNamespace, NoSuchTable, WarehouseInactive
+from lakeledger.domain.errors import BadRequest, NoSuchNamespace, NoSuchTable, NoSuchView, WarehouseInactive
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import FileStorageProfile, HardDelete
 from lakeledger.domain.table import CREATED_BY_REQUEST, Table
+from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 
 BY = Provenance("bob", "req-9")
@@ -70,3 +71,15 @@ def test_warehouse_lifecycle():
     wh.ensure_active()
     wh.rename("prod", BY)
     assert [type(e).__name__ for e in wh.collect_events()] == ["Created", "Deactivated", "Activated", "Renamed"]
+
+
+def test_views_share_rename_and_drop_with_tables():
+    view = View.create(uuid4(), uuid4(), uuid4(), ("sales",), "v", "file:///w/v", "file:///w/v/m0.json",
+                       {"name": "v"}, BY)
+    view.replace([], [{"action": "set-properties", "updates": {"a": "b"}}], "file:///w/v/m1.json", BY)
+    view.rename(uuid4(), ("sales",), "v2", BY)
+    view.drop(purge_requested=False, by=BY)
+    assert [type(e).__qualname__ for e in view.collect_events()] == [
+        "View.Created", "View.Replaced", "Tabular.Renamed", "Tabular.Dropped"]
+    with pytest.raises(NoSuchView):
+        view.replace([], [], "file:///w/v/m2.json", BY)

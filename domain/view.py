@@ -1,0 +1,52 @@
+from uuid import UUID
+
+from eventsourcing.domain import event
+
+from .errors import NoSuchView
+from .provenance import Provenance
+from .tabular import VIEW, Tabular
+
+
+class View(Tabular):
+    """An Iceberg view: shares its namespace's name space with tables; each replace records the view
+    requirements and updates as received and the resulting metadata location."""
+
+    kind = VIEW
+    not_found = NoSuchView
+
+    class Created(Tabular.Created):
+        warehouse_id: UUID
+        namespace_id: UUID
+        namespace: list
+        name: str
+        location: str
+        metadata_location: str
+        request: dict
+
+    class Replaced(Tabular.Event):
+        requirements: list
+        updates: list
+        previous_metadata_location: str
+        metadata_location: str
+
+    @event(Created)
+    def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str,
+                 location: str, metadata_location: str, request: dict, actor: str, request_id: str):
+        self._init_tabular(warehouse_id, namespace_id, namespace, name, location, metadata_location)
+
+    @classmethod
+    def create(cls, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: tuple[str, ...], name: str,
+               location: str, metadata_location: str, request: dict, by: Provenance) -> "View":
+        return cls(id=id, warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=list(namespace),
+                   name=name, location=location, metadata_location=metadata_location, request=request,
+                   actor=by.actor, request_id=by.request_id)
+
+    def replace(self, requirements: list, updates: list, metadata_location: str, by: Provenance) -> None:
+        self.ensure_live()
+        self._replaced(requirements=requirements, updates=updates, previous_metadata_location=self.metadata_location,
+                       metadata_location=metadata_location, actor=by.actor, request_id=by.request_id)
+
+    @event(Replaced)
+    def _replaced(self, requirements: list, updates: list, previous_metadata_location: str, metadata_location: str,
+                  actor: str, request_id: str) -> None:
+        self.metadata_location = metadata_location
