@@ -8,7 +8,7 @@ SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).j
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME))
 
-.PHONY: setup run test unit bench spark-deps java-check clean
+.PHONY: setup run test unit bench bench-tools spark-deps java-check clean
 
 setup: $(VENV)/.installed
 
@@ -36,7 +36,13 @@ test: setup spark-deps
 unit: setup
 	$(PY) -m pytest -q tests/unit
 
-bench: setup
+# wrk (Debian package) drives the loadTable load; without it `python -m bench` falls back to its own,
+# costlier Python load generator.
+bench-tools:
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
+		|| echo "wrk could not be installed (apt-get install -y wrk); the bench uses its Python load generator"
+
+bench: setup bench-tools
 	$(PY) -m bench
 
 clean:

@@ -1,0 +1,159 @@
+"""``python -m bench``: one full benchmark run, set up and torn down here. See bench/__init__.py."""
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import orjson
+
+from . import catalog, commits, loadgen, procs, report
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("--snapshots", type=int, default=100, help="snapshots of the loadTable table (default 100)")
+    p.add_argument("--connections", type=int, default=16, help="concurrent loadTable connections (default 16)")
+    p.add_argument("--load-seconds", type=float, default=10.0, help="loadTable measurement per server (default 10)")
+    p.add_argument("--warmup-seconds", type=float, default=2.0, help="unmeasured load before each (default 2)")
+    p.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto",
+                   help="loadTable load generator: wrk if installed (auto), or the Python asyncio client")
+    p.add_argument("--threads", type=int, default=1,
+                   help="wrk threads / Python client processes (default 1: one core is left for the server's "
+                        "Postgres; wrk -t1 handles 16 connections easily)")
+    p.add_argument("--tables", type=int, default=50, help="tables the commit benchmark spreads over (default 50)")
+    p.add_argument("--commit-clients", type=int, default=16, help="concurrent committers (default 16)")
+    p.add_argument("--commit-seconds", type=float, default=10.0, help="commit measurement (default 10)")
+    p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data) afterwards")
+    p.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
+    args = p.parse_args(argv)
+    for name, most in (("snapshots", 10_000), ("connections", 1024), ("threads", 64), ("tables", 1000),
+                       ("commit_clients", 256)):
+        if not 1 <= getattr(args, name) <= most:
+            p.error(f"--{name.replace('_', '-')} must be between 1 and {most}")
+    for name in ("load_seconds", "commit_seconds"):
+        if not 0 < getattr(args, name) <= 600:
+            p.error(f"--{name.replace('_', '-')} must be in (0, 600]")
+    if not 0 <= args.warmup_seconds <= 60:
+        p.error("--warmup-seconds must be in [0, 60]")
+    return args
+
+
+def _say(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _tool(choice: str) -> str:
+    if choice == "python":
+        return "python"
+    if loadgen.wrk_path():
+        return "wrk"
+    if choice == "wrk":
+        raise SystemExit("wrk is not installed: `apt-get install -y wrk` (or `make bench-tools`), or use --loadgen python")
+    _say("wrk not found (apt-get install -y wrk); using the slower Python load generator")
+    return "python"
+
+
+def _measure_load(name: str, url: str, args, tool: str) -> loadgen.LoadResult:
+    if args.warmup_seconds:
+        _say(f"{name}: warm-up {args.warmup_seconds:g} s")
+        loadgen.run(url, args.connections, args.warmup_seconds, args.threads, tool)
+    _say(f"{name}: {args.load_seconds:g} s, {args.connections} connections")
+    result = loadgen.run(url, args.connections, args.load_seconds, args.threads, tool)
+    _say(f"{name}: {result.rps:.0f} req/s, p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms, "
+         f"{result.non_2xx} non-2xx, {result.errors} errors")
+    return result
+
+
+def run(args) -> int:
+    tool = _tool(args.loadgen)
+    work = Path(tempfile.mkdtemp(prefix="lakeledger-bench-"))
+    _say(f"working directory {work}")
+    started: list = []  # stopped in reverse order
+    try:
+        _say("starting embedded Postgres (pgserver)")
+        pg = procs.EmbeddedPostgres(work / "pg")
+        started.append(pg)
+        _say("starting lakeledger serve (workers on)")
+        server = procs.start_lakeledger(pg.url, work / "data", work)
+        started.append(server)
+
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            warehouse_dir = work / "warehouse"
+            warehouse_dir.mkdir()
+            wh = catalog.create_warehouse(http, f"bench-{uuid.uuid4().hex[:8]}", f"file://{warehouse_dir}")
+            catalog.create_namespace(http, wh, "bench")
+            _say(f"creating the loadTable table and committing {args.snapshots} snapshots")
+            table = catalog.create_table(http, wh, "bench", "load_me")
+            for _ in range(args.snapshots):
+                catalog.commit_snapshot(http, table)
+            body = catalog.load(http, table)
+            snapshots = len(orjson.loads(body)["metadata"].get("snapshots", []))
+            if snapshots != args.snapshots:
+                raise RuntimeError(f"the table has {snapshots} snapshots, expected {args.snapshots}")
+            _say(f"creating {args.tables} tables for the commit benchmark")
+            commit_tables = [catalog.create_table(http, wh, "bench", f"commit_{i:03d}") for i in range(args.tables)]
+
+        url = server.url + table.path
+        load = _measure_load("loadTable on Lakeledger", url, args, tool)
+
+        body_file = work / "load-table-response.json"
+        body_file.write_bytes(body)
+        _say(f"starting the bare FastAPI server with the same {len(body)} bytes")
+        bare = procs.start_bare(body_file, work)
+        started.append(bare)
+        for check_url, who in ((url, "Lakeledger"), (bare.url + table.path, "bare server")):
+            got = httpx.get(check_url, timeout=10).content
+            if got != body:
+                raise RuntimeError(f"{who} no longer returns the same bytes ({len(got)} vs {len(body)})")
+        bare_result = _measure_load("same bytes on bare FastAPI", bare.url + table.path, args, tool)
+        for result, who in ((load, "Lakeledger"), (bare_result, "bare server")):
+            if result.ok and result.bytes_per_response < len(body):
+                raise RuntimeError(f"{who} sent {result.bytes_per_response:.0f} bytes per response on average, "
+                                   f"less than the {len(body)}-byte body")
+        bare.stop()
+        started.remove(bare)
+
+        _say(f"commits: {args.commit_clients} clients over {args.tables} tables, {args.commit_seconds:g} s")
+        commit_result = commits.run(server.url, commit_tables, args.commit_clients, args.commit_seconds)
+        _say(f"commits: {commit_result.rps:.0f}/s, p50 {commit_result.p50_ms:.2f} ms, "
+             f"{commit_result.non_200} non-200")
+        if server.process.poll() is not None:
+            raise RuntimeError(f"lakeledger serve died during the run:\n{server.tail()}")
+        server_errors = sum(1 for line in server.tail(10_000_000).splitlines() if " ERROR " in line)
+        if server_errors:
+            _say(f"lakeledger serve logged {server_errors} ERROR lines (run with --keep to read {server.log_path})")
+
+        context = {"cpus": os.cpu_count(), "load_tool": loadgen.describe(tool, args.connections, args.threads),
+                   "load_seconds": args.load_seconds, "warmup_seconds": args.warmup_seconds,
+                   "body_bytes": len(body), "commit_seconds": args.commit_seconds, "snapshots": args.snapshots}
+        text, all_ok = report.render(load, bare_result, commit_result, context)
+        print(text, flush=True)
+        return 1 if args.strict and not all_ok else 0
+    finally:
+        for thing in reversed(started):
+            try:
+                thing.stop()
+            except Exception as e:  # keep tearing down the rest
+                _say(f"could not stop {thing!r}: {e}")
+        if args.keep:
+            _say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    # A SIGTERM must still tear the servers and Postgres down.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The printed table and the one-line summary."""
+
+from .commits import CommitResult
+from .loadgen import LoadResult
+
+LOAD_RPS_TARGET = 3000.0
+LOAD_P99_TARGET_MS = 10.0
+RATIO_TARGET = 0.5
+COMMIT_RPS_TARGET = 400.0
+COMMIT_P50_TARGET_MS = 10.0
+
+
+def _mark(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def render(load: LoadResult, bare: LoadResult, commits: CommitResult, context: dict) -> tuple[str, bool]:
+    """The report, and whether every target was met."""
+    ratio = load.rps / bare.rps if bare.rps else 0.0
+    load_ok = load.rps >= LOAD_RPS_TARGET and load.p99_ms <= LOAD_P99_TARGET_MS and load.non_2xx == 0 \
+        and load.errors == 0
+    ratio_ok = ratio >= RATIO_TARGET
+    commit_ok = commits.rps >= COMMIT_RPS_TARGET and commits.p50_ms <= COMMIT_P50_TARGET_MS \
+        and commits.non_200 == 0 and commits.errors == 0
+
+    widths = (46, 8, 8, 7, 6, 9, 8, 8)
+    header = "  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(
+        ("scenario", "ok", "non-2xx", "errors", "secs", "req/s", "p50 ms", "p99 ms"), widths))) + "  target"
+    rows = [
+        (f"loadTable, {context['snapshots']} snapshots (Lakeledger)", load.ok, load.non_2xx, load.errors,
+         load.duration_s, load.rps, load.p50_ms, load.p99_ms,
+         f">= {LOAD_RPS_TARGET:.0f} req/s, p99 <= {LOAD_P99_TARGET_MS:g} ms: {_mark(load_ok)}"),
+        ("loadTable bytes from a bare FastAPI endpoint", bare.ok, bare.non_2xx, bare.errors, bare.duration_s,
+         bare.rps, bare.p50_ms, bare.p99_ms, "reference"),
+        (f"commit +1 snapshot ({commits.clients} clients, {commits.tables} tables)", commits.ok,
+         commits.non_200, commits.errors, commits.duration_s, commits.rps, commits.p50_ms, commits.p99_ms,
+         f">= {COMMIT_RPS_TARGET:.0f}/s, p50 <= {COMMIT_P50_TARGET_MS:g} ms: {_mark(commit_ok)}"),
+    ]
+    rule = "-" * (len(header) + 22)
+    lines = [
+        "Lakeledger benchmark",
+        f"  machine: {context['cpus']} CPUs, loopback only; each server is uvicorn, 1 process, access log off",
+        f"  loadTable: {context['load_tool']}, {context['load_seconds']:g} s after a {context['warmup_seconds']:g} s "
+        f"warm-up; the {context['body_bytes']}-byte body is identical on both servers",
+        f"  commits: httpx.AsyncClient keep-alive, one table set per client, {context['commit_seconds']:g} s; "
+        f"only 200s count",
+        "",
+        header,
+        rule,
+    ]
+    for name, ok, bad, err, secs, rps, p50, p99, target in rows:
+        cells = (f"{name:<{widths[0]}}", f"{ok:>{widths[1]}}", f"{bad:>{widths[2]}}", f"{err:>{widths[3]}}",
+                 f"{secs:>{widths[4]}.1f}", f"{rps:>{widths[5]}.0f}", f"{p50:>{widths[6]}.2f}",
+                 f"{p99:>{widths[7]}.2f}")
+        lines.append("  ".join(cells) + f"  {target}")
+    lines.append(rule)
+    lines.append(f"ratio loadTable req/s Lakeledger / bare: {ratio:.2f}  (target >= {RATIO_TARGET:g}: "
+                 f"{_mark(ratio_ok)})")
+    if commits.non_200 or commits.errors:
+        by_status = ", ".join(f"{s}: {n}" for s, n in sorted(commits.statuses.items())) or "none"
+        lines.append(f"commit failures: non-200 by status {{{by_status}}}, transport errors {commits.errors}")
+        for failure in commits.first_failures:
+            lines.append(f"  e.g. {failure}")
+    lines.append("")
+    all_ok = load_ok and ratio_ok and commit_ok
+    lines.append(
+        f"SUMMARY: loadTable {load.rps:.0f} req/s p50 {load.p50_ms:.2f} ms p99 {load.p99_ms:.2f} ms "
+        f"[{_mark(load_ok)}] | bare {bare.rps:.0f} req/s, ratio {ratio:.2f} [{_mark(ratio_ok)}] | "
+        f"commits {commits.rps:.0f}/s p50 {commits.p50_ms:.2f} ms p99 {commits.p99_ms:.2f} ms, "
+        f"{commits.non_200} non-200 [{_mark(commit_ok)}] | overall {_mark(all_ok)}")
+    return "\n".join(lines), all_ok
