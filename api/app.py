@@ -16,8 +16,9 @@ def create_app(container) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        # autocommit: a lookup is one statement, not BEGIN/SELECT/COMMIT
         pool = AsyncConnectionPool(container.conninfo, min_size=2, max_size=container.settings.pg_pool_size,
-                                   open=False)
+                                   kwargs={"autocommit": True}, open=False)
         await pool.open(wait=True)
         container.queries = AsyncCatalogQueries(pool)
         try:

@@ -70,5 +70,5 @@ class RequestContext:
         await self.app(scope, receive, send_with_id)
 
 
-def provenance(request: Request) -> Provenance:
+async def provenance(request: Request) -> Provenance:
     return Provenance(actor=ANONYMOUS, request_id=request.state.request_id)

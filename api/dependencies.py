@@ -3,7 +3,8 @@ from fastapi import Request
 from ..domain.errors import BadRequest
 
 
-def container(request: Request):
+# Dependencies are coroutines: a plain ``def`` would cost every request a hop to the thread pool.
+async def container(request: Request):
     return request.app.state.lakeledger
 
 

@@ -83,9 +83,10 @@ class EventLog:
     def head(self) -> int:
         return self._recorder.max_notification_id() or 0
 
-    def read(self, after: int, limit: int, upto: int | None = None) -> list[StoredNotification]:
+    def read(self, after: int, limit: int, upto: int | None = None,
+             topics: tuple[str, ...] = ()) -> list[StoredNotification]:
         notifications = self._recorder.select_notifications(
-            start=after, limit=limit, stop=upto, inclusive_of_start=False)
+            start=after, limit=limit, stop=upto, topics=list(topics), inclusive_of_start=False)
         return [self.decode(n) for n in notifications]
 
     def decode(self, n: Notification) -> StoredNotification:

@@ -24,6 +24,7 @@ TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_tabu
 class CatalogProjection:
     name = "catalog"
     tables = TABLES
+    topics: tuple[str, ...] = ()
 
     @singledispatchmethod
     def apply(self, event: Any, cur: Cursor) -> None:

@@ -25,6 +25,9 @@ OVERLAPPING_TABULAR = (
     " AND (dropped_at IS NULL OR purge_requested)"
     " LIMIT 1")
 
+TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND namespace = %(namespace)s"
+              " AND name = %(name)s AND dropped_at IS NULL")
+
 WAREHOUSES = f"SELECT {WAREHOUSE_COLUMNS} FROM ll_warehouses"
 
 WAREHOUSE_BY_NAME = f"{WAREHOUSES} WHERE project_id = %(project_id)s AND name = %(name)s"
@@ -51,9 +54,6 @@ TOP_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehou
                   " AND (%(after)s::text[] IS NULL OR path > %(after)s)"
                   " ORDER BY path LIMIT %(limit)s")
 
-TABULAR = ("SELECT id, metadata_location, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
-           " AND namespace = %(namespace)s AND name = %(name)s AND typ = %(typ)s AND dropped_at IS NULL")
-
 # The loadTable hot path: one indexed lookup that also checks the warehouse is active.
 ACTIVE_TABULAR = ("SELECT t.id, t.metadata_location FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
                   " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
@@ -72,6 +72,9 @@ class CatalogQueries:
         with self.pool.connection() as conn:
             row = conn.execute(sql, params).fetchone()
         return row[0] if row else None
+
+    def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
+        return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})
 
     def namespace_has_children(self, namespace_id: UUID) -> bool:
         return bool(self._scalar(NAMESPACE_HAS_CHILDREN, {"id": namespace_id}))
@@ -139,10 +142,6 @@ class AsyncCatalogQueries:
         else:
             rows = await self.all(TOP_NAMESPACES, {"warehouse_id": warehouse_id, "after": after, "limit": limit})
         return [r["path"] for r in rows]
-
-    async def tabular(self, warehouse_id: UUID, namespace: list[str], name: str, typ: str) -> dict[str, Any] | None:
-        return await self.one(TABULAR, {"warehouse_id": warehouse_id, "namespace": namespace, "name": name,
-                                        "typ": typ})
 
     async def active_tabular(self, warehouse_id: UUID, namespace: list[str], name: str,
                              typ: str) -> dict[str, Any] | None:

@@ -2,9 +2,9 @@
 
 Any process may advance a projection: the position row is locked ``FOR UPDATE`` while a batch is
 applied, and the read-model writes and the new position commit in one transaction, so a batch is
-applied exactly once whoever runs it. The API uses this for read-your-writes (after appending at
-position N it advances the catalog projection to at least N before answering); the workers use it to
-keep lag low for events appended anywhere.
+applied exactly once whoever runs it. A writer calls ``catch_up(position)`` and waits until its own
+events are applied (read-your-writes); workers call ``advance()``, which steps aside when another
+process already holds the row, to keep lag low for events appended anywhere.
 """
 
 import threading
@@ -21,6 +21,7 @@ BATCH = 1000
 class Projection(Protocol):
     name: str
     tables: tuple[str, ...]
+    topics: tuple[str, ...]  # the event topics it reads; empty means all
 
     def apply(self, event: object, cur: Cursor) -> None: ...
 
@@ -37,11 +38,6 @@ class ProjectionRunner:
     def name(self) -> str:
         return self.projection.name
 
-    def ensure_registered(self) -> None:
-        with self.pool.connection() as conn:
-            conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, 0)"
-                         " ON CONFLICT (name) DO NOTHING", (self.name,))
-
     def position(self) -> int:
         with self.pool.connection() as conn:
             row = conn.execute("SELECT position FROM ll_projection_positions WHERE name = %s",
@@ -49,15 +45,24 @@ class ProjectionRunner:
         return row[0] if row else 0
 
     def catch_up(self, target: int | None = None) -> int:
-        """Applies pending events; returns once the projection has reached ``target`` (or the head
-        of the log as this call saw it, when no target is given)."""
+        """Applies pending events and returns once the projection has reached ``target`` (or the
+        head of the log as this call saw it), waiting for whoever is applying them right now."""
         if target is not None and self._seen >= target:
             return self._seen
+        return self._run(target, wait=True)
+
+    def advance(self) -> int | None:
+        """Applies pending events unless another process is already doing so (then returns None)."""
+        return self._run(None, wait=False)
+
+    def _run(self, target: int | None, wait: bool) -> int | None:
+        lock = "FOR UPDATE" if wait else "FOR UPDATE SKIP LOCKED"
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE",
-                        (self.name,))
+            cur.execute(f"SELECT position FROM ll_projection_positions WHERE name = %s {lock}", (self.name,))
             row = cur.fetchone()
             if row is None:
+                if not wait:
+                    return None
                 raise RuntimeError(f"Projection {self.name} is not registered; run `lakeledger migrate`")
             position = start = row[0]
             if target is None or position < target:
@@ -84,14 +89,18 @@ class ProjectionRunner:
         return position
 
     def _apply_after(self, position: int, cur: Cursor) -> int:
+        topics = self.projection.topics
+        # With a topic filter the batches skip what the projection ignores, so the position it
+        # reaches is the head as seen before reading, not the last event it applied.
+        head = self.log.head() if topics else None
         while True:
-            batch = self.log.read(after=position, limit=BATCH)
+            batch = self.log.read(after=position, limit=BATCH, upto=head, topics=topics)
             for stored in batch:
                 self.projection.apply(stored.event, cur)
             if batch:
                 position = batch[-1].position
             if len(batch) < BATCH:
-                return position
+                return max(position, head or 0)
 
     def _remember(self, position: int) -> None:
         with self._seen_lock:

@@ -6,7 +6,7 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import SetLocationUpdate
 
 from ..domain import table_metadata as tm
-from ..domain.errors import AlreadyExists, BadRequest, CommitFailed, NoSuchTable
+from ..domain.errors import AlreadyExists, BadRequest, NoSuchNamespace, NoSuchTable
 from ..domain.name_claim import TABULAR
 from ..domain.names import check_name, check_namespace, dotted
 from ..domain.namespace import Namespace
@@ -109,10 +109,9 @@ class TableService:
                by: Provenance) -> _Staged:
         levels = check_namespace(list(change.namespace))
         name = check_name(change.name, "Table")
-        ns = resolve.namespace(self.ledger, wh, levels)
-        existing_id = resolve.table_id(self.ledger, ns, name)
-        table = self.ledger.log.get(Table, existing_id) if existing_id else None
-        if table is None or table.dropped:
+        table = self._live_table(wh, levels, name)
+        if table is None:
+            ns = resolve.namespace(self.ledger, wh, levels)
             if not tm.is_create(requirements):
                 raise NoSuchTable(f"Table does not exist: {dotted([*levels, name])}")
             return self._stage_create(wh, ns, name, change, requirements, updates, by)
@@ -124,6 +123,22 @@ class TableService:
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
         return _Staged(table, None, metadata, metadata_location, wh)
+
+    def _live_table(self, wh: Warehouse, levels: tuple[str, ...], name: str) -> Table | None:
+        """The table a commit names. The read model finds it in one query (the hot path); the log
+        confirms it, and when the two disagree (a create or rename not yet shown) the name claims in
+        the log decide."""
+        table_id = self.ledger.queries.tabular_id(wh.id, levels, name)
+        table = self.ledger.log.get(Table, table_id) if table_id else None
+        if table is not None and not table.dropped and tuple(table.namespace) == levels and table.name == name:
+            return table
+        try:
+            ns = resolve.namespace(self.ledger, wh, levels)
+        except NoSuchNamespace:
+            return None
+        table_id = resolve.table_id(self.ledger, ns, name)
+        table = self.ledger.log.get(Table, table_id) if table_id else None
+        return table if table is not None and not table.dropped else None
 
     def _stage_create(self, wh: Warehouse, ns: Namespace, name: str, change: TableChange, requirements: list,
                       updates: list, by: Provenance) -> _Staged:

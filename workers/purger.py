@@ -8,6 +8,7 @@ and never the warehouse root."""
 import logging
 from typing import Any
 
+from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
 from ..domain.tabular import TABLE, Tabular
@@ -21,6 +22,7 @@ log = logging.getLogger("lakeledger.purger")
 class Purger:
     name = "purger"
     tables: tuple[str, ...] = ()
+    topics = (get_topic(Tabular.Dropped),)
 
     def __init__(self, event_log: EventLog):
         self.log = event_log

@@ -64,7 +64,7 @@ class Workers:
             if self._stop.is_set():
                 return
             try:
-                runner.catch_up()
+                runner.advance()
             except Exception:
                 log.exception("Projection %s failed to advance; retrying", runner.name)
                 self._stop.wait(1.0)

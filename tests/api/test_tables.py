@@ -142,7 +142,6 @@ def test_rename_across_namespaces(client, warehouse, table_factory):
 
 
 def test_drop_purges_by_default_and_only_inside_the_table(client, warehouse, table_factory):
-    p = warehouse["prefix"]
     kept_path = table_factory("d", "kept")
     kept_meta = _load(client, kept_path)["metadata-location"][len("file://"):]
     path = table_factory("d", "gone")
