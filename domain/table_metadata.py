@@ -1,6 +1,7 @@
 """Iceberg table metadata decisions, delegated to pyiceberg: building new metadata, checking a
 commit's requirements and applying its updates. Pure functions; nothing here touches storage."""
 
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -18,8 +19,12 @@ from pyiceberg.table.update import (
     AssignUUIDUpdate,
     TableRequirement,
     TableUpdate,
+    _apply_table_update,
+    _TableMetadataUpdateContext,
+    _update_table_metadata_log,
     update_table_metadata,
 )
+from pyiceberg.utils.datetime import datetime_to_millis
 
 from .errors import BadRequest, CommitFailed
 
@@ -86,16 +91,33 @@ def apply_commit(base: TableMetadata | None, base_location: str | None,
         except CommitFailedException as e:
             raise CommitFailed(str(e)) from None
     try:
-        return update_table_metadata(
-            base_metadata=base if base is not None else _PyicebergCatalog._empty_table_metadata(),
-            updates=tuple(updates),
-            enforce_validation=base is None,
-            metadata_location=base_location,
-        )
+        if base is None:
+            return update_table_metadata(base_metadata=_PyicebergCatalog._empty_table_metadata(),
+                                         updates=tuple(updates), enforce_validation=True)
+        return _updated(base, updates, base_location)
     except CommitFailedException as e:
         raise CommitFailed(str(e)) from None
     except _INVALID as e:
         raise BadRequest(f"Invalid table update: {e}") from None
+
+
+def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str | None) -> TableMetadata:
+    """pyiceberg's ``update_table_metadata`` for an existing table, applying each update with
+    pyiceberg's own rules, minus its closing deep copy of the whole metadata: that copy grows with
+    every snapshot and dominated commit time, and is not needed because metadata models are frozen
+    and never mutated here, so versions can share their unchanged parts."""
+    context = _TableMetadataUpdateContext()
+    new = base
+    for update in updates:
+        new = _apply_table_update(update, new, context)
+    if context.has_changes():
+        if base_location:
+            new = _update_table_metadata_log(new, base_location, base.last_updated_ms)
+        if base.last_updated_ms == new.last_updated_ms:
+            new = new.model_copy(update={"last_updated_ms": datetime_to_millis(datetime.now().astimezone())})
+    new.spec().check_compatible(new.schema())
+    new.sort_order().check_compatible(new.schema())
+    return new
 
 
 def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:

@@ -1,10 +1,11 @@
 """The event log, on eventsourcing's Postgres persistence.
 
 Aggregates are saved atomically (all events of one save in one transaction, under the table lock
-that keeps notification ids in commit order), and each save returns the log position of its last
-event so callers can wait for projections to reach it.
+that keeps notification ids in commit order); each save returns the log position of its last event,
+and can run a hook in the same transaction (the catalog projection uses it).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Iterable, TypeVar
 from uuid import UUID
@@ -12,7 +13,10 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Notification
+from eventsourcing.utils import get_topic
+from psycopg import Connection
 
+from .recorder import IN_TRANSACTION
 from .settings import PostgresSettings
 
 A = TypeVar("A", bound=Aggregate)
@@ -31,6 +35,9 @@ class StoredNotification:
     originator_version: int
     topic: str
     event: Any
+
+
+InTransaction = Callable[[Connection, list[StoredNotification]], None]
 
 
 class _Ledger(Application):
@@ -53,6 +60,7 @@ class EventLog:
             "CREATE_TABLE": "y" if create_table else "n",
             "AGGREGATE_CACHE_MAXSIZE": str(cache_size),
             "AGGREGATE_CACHE_FASTFORWARD": "y",
+            "APPLICATION_RECORDER_TOPIC": "lakeledger.eventstore.recorder:LedgerRecorder",
         }
         self._app = _Ledger(env=env)
         self._recorder = self._app.recorder
@@ -70,11 +78,23 @@ class EventLog:
             return None
         return aggregate
 
-    def save(self, *aggregates: Aggregate | None) -> int | None:
+    def save(self, *aggregates: Aggregate | None, in_transaction: InTransaction | None = None) -> int | None:
         """Appends every pending event of the given aggregates in one transaction. Returns the log
-        position of the last event appended (None when nothing was pending)."""
+        position of the last event appended (None when nothing was pending).
+
+        ``in_transaction(conn, appended)`` runs inside that transaction with the appended events and
+        their positions; if it fails, nothing is appended."""
+        events = [e for a in aggregates if a is not None for e in a.collect_events()]
+        if not events:
+            return None
+        kwargs = {}
+        if in_transaction is not None:
+            def hook(conn: Connection, positions: list[int]) -> None:
+                in_transaction(conn, [StoredNotification(p, e.originator_id, e.originator_version, get_topic(type(e)), e)
+                                      for p, e in zip(positions, events)])
+            kwargs[IN_TRANSACTION] = hook
         try:
-            recordings = self._app.save(*[a for a in aggregates if a is not None])
+            recordings = self._app.save(*events, **kwargs)
         except IntegrityError as e:
             raise ConcurrentChange(str(e)) from None
         positions = [r.notification.id for r in recordings if r.notification.id is not None]

@@ -2,18 +2,20 @@
 
 Any process may advance a projection: the position row is locked ``FOR UPDATE`` while a batch is
 applied, and the read-model writes and the new position commit in one transaction, so a batch is
-applied exactly once whoever runs it. A writer calls ``catch_up(position)`` and waits until its own
-events are applied (read-your-writes); workers call ``advance()``, which steps aside when another
-process already holds the row, to keep lag low for events appended anywhere.
+applied exactly once whoever runs it. The catalog projection is applied inside each append's own
+transaction (``apply_in_transaction``), so a write is visible the moment it commits (read-your-writes
+from any process); ``catch_up`` waits for a position, ``advance()`` (the workers) steps aside when
+another process already holds the row, and ``rebuild`` replays everything.
 """
 
 import threading
 from typing import Protocol
 
-from psycopg import Cursor
+from psycopg import Connection, Cursor
+from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from ..eventstore.log import EventLog
+from ..eventstore.log import EventLog, StoredNotification
 
 BATCH = 1000
 
@@ -73,6 +75,27 @@ class ProjectionRunner:
         self._remember(position)
         return position
 
+    def apply_in_transaction(self, conn: Connection, appended: list[StoredNotification]) -> None:
+        """Applies just-appended events inside their own append transaction (an ``EventLog.save``
+        hook). Appends are serialised by the events-table lock, so the projection moves in exact log
+        order; anything before these events that is not applied yet (appended without this hook) is
+        applied first."""
+        with conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE", (self.name,))
+            row = cur.fetchone()
+            if row is None:
+                raise RuntimeError(f"Projection {self.name} is not registered; run `lakeledger migrate`")
+            position = row[0]
+            first = appended[0].position
+            if position < first - 1:
+                position = self._apply_after(position, cur, upto=first - 1)
+            for stored in appended:
+                if stored.position > position:
+                    self.projection.apply(stored.event, cur)
+                    position = stored.position
+            cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
+                        (position, self.name))
+
     def rebuild(self) -> int:
         """Empties the read model and replays the whole log, in one transaction: readers keep seeing
         the old rows until the new ones are complete."""
@@ -88,11 +111,11 @@ class ProjectionRunner:
             self._seen = position
         return position
 
-    def _apply_after(self, position: int, cur: Cursor) -> int:
+    def _apply_after(self, position: int, cur: Cursor, upto: int | None = None) -> int:
         topics = self.projection.topics
         # With a topic filter the batches skip what the projection ignores, so the position it
         # reaches is the head as seen before reading, not the last event it applied.
-        head = self.log.head() if topics else None
+        head = upto if upto is not None else (self.log.head() if topics else None)
         while True:
             batch = self.log.read(after=position, limit=BATCH, upto=head, topics=topics)
             for stored in batch:

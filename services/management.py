@@ -81,7 +81,6 @@ class ManagementService:
 
         def command() -> UUID:
             self.project(project_id)
-            self.ledger.fresh_view()
             other = self.ledger.queries.overlapping_warehouse(profile.base_location())
             if other is not None:
                 raise BadRequest(f"Storage location overlaps the location of warehouse {other}")
@@ -124,7 +123,6 @@ class ManagementService:
     def delete_warehouse(self, warehouse_id: str, by: Provenance) -> None:
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id, active=False)
-            self.ledger.fresh_view()
             if self.ledger.queries.warehouse_has_namespaces(wh.id):
                 raise WarehouseNotEmpty(f"Warehouse {wh.name} is not empty: drop its namespaces first")
             claim = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)

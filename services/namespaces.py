@@ -47,7 +47,6 @@ class NamespaceService:
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            self.ledger.fresh_view()
             if self.ledger.queries.namespace_has_children(ns.id):
                 raise NamespaceNotEmpty(f"Namespace is not empty: {dotted(levels)}")
             claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)

@@ -239,7 +239,6 @@ class TableService:
         return location
 
     def _check_no_overlap(self, wh: Warehouse, location: str, table_id: UUID) -> None:
-        self.ledger.fresh_view()
         other = self.ledger.queries.overlapping_tabular(wh.id, location, table_id)
         if other is not None:
             raise BadRequest(f"Location {location} overlaps the location of another table: {other}")
@@ -258,7 +257,7 @@ class TableService:
         try:
             for location, metadata in files:
                 written.append((location, self.files.write(location, metadata, storage)))
-            position = self.ledger.log.save(*aggregates)
+            self.ledger.append(*aggregates)
         except BaseException:
             for location, _ in written:
                 self.files.forget(location)
@@ -267,5 +266,4 @@ class TableService:
                 except Exception:
                     pass
             raise
-        self.ledger.wait_for(position)
         return [data for _, data in written]

@@ -32,18 +32,8 @@ class Ledger:
         self.queries = queries
 
     def append(self, *aggregates: Aggregate | None) -> int | None:
-        """Appends atomically and returns once the catalog read model shows the change."""
-        position = self.log.save(*aggregates)
-        self.wait_for(position)
-        return position
-
-    def wait_for(self, position: int | None) -> None:
-        if position is not None:
-            self.catalog_view.catch_up(position)
-
-    def fresh_view(self) -> None:
-        """Brings the read model up to the head of the log before a check that relies on it."""
-        self.catalog_view.catch_up(self.log.head())
+        """Appends atomically; the catalog read model shows the change in the same transaction."""
+        return self.log.save(*aggregates, in_transaction=self.catalog_view.apply_in_transaction)
 
     def retrying(self, command: Callable[[], T], on_conflict: type[Exception] = CommitFailed,
                  message: str = "Concurrent modification, please retry") -> T:

@@ -1,0 +1,22 @@
+"""eventsourcing's Postgres recorder, with one addition: a hook that runs inside the append
+transaction once the events have their log positions, while the events-table lock still orders
+every append. The catalog read model is kept there, so it is never behind the log it comes from."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
+from psycopg import Cursor
+
+IN_TRANSACTION = "in_transaction"
+
+
+class LedgerRecorder(PostgresApplicationRecorder):
+    def _fetch_ids_after_insert_events(self, curs: Cursor, stored_events: Sequence[StoredEvent],
+                                       **kwargs: Any) -> Sequence[int] | None:
+        ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+        hook = kwargs.get(IN_TRANSACTION)
+        if hook is not None and ids:
+            hook(curs.connection, list(ids))
+        return ids
