@@ -23,6 +23,8 @@ def _workers(container):
     from .workers.purger import Purger
     from .workers.runner import Workers
 
+    # The catalog projection runs inside every append's transaction; it is here only to pick up
+    # anything appended without it (it then finds nothing to do).
     runners = [container.catalog_view, ProjectionRunner(Purger(container.log), container.log, container.pool)]
     return Workers(runners, container.conninfo, container.settings.worker_poll_seconds)
 

@@ -73,6 +73,10 @@ class CatalogQueries:
             row = conn.execute(sql, params).fetchone()
         return row[0] if row else None
 
+    def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
+        with self.pool.connection() as conn:
+            return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_BY_ID, {"id": warehouse_id}).fetchone()
+
     def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
         return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})
 

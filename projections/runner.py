@@ -78,23 +78,23 @@ class ProjectionRunner:
     def apply_in_transaction(self, conn: Connection, appended: list[StoredNotification]) -> None:
         """Applies just-appended events inside their own append transaction (an ``EventLog.save``
         hook). Appends are serialised by the events-table lock, so the projection moves in exact log
-        order; anything before these events that is not applied yet (appended without this hook) is
-        applied first."""
+        order. The usual case (everything before these events applied) costs one conditional update
+        of the position; otherwise the gap is applied first."""
+        first, last = appended[0].position, appended[-1].position
         with conn.cursor(row_factory=tuple_row) as cur:
-            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE", (self.name,))
-            row = cur.fetchone()
-            if row is None:
-                raise RuntimeError(f"Projection {self.name} is not registered; run `lakeledger migrate`")
-            position = row[0]
-            first = appended[0].position
-            if position < first - 1:
-                position = self._apply_after(position, cur, upto=first - 1)
+            cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now()"
+                        " WHERE name = %s AND position = %s RETURNING position", (last, self.name, first - 1))
+            if cur.fetchone() is None:
+                cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE", (self.name,))
+                row = cur.fetchone()
+                if row is None:
+                    raise RuntimeError(f"Projection {self.name} is not registered; run `lakeledger migrate`")
+                position = self._apply_after(row[0], cur, upto=first - 1)
+                appended = [stored for stored in appended if stored.position > position]
+                cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
+                            (max(position, last), self.name))
             for stored in appended:
-                if stored.position > position:
-                    self.projection.apply(stored.event, cur)
-                    position = stored.position
-            cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
-                        (position, self.name))
+                self.projection.apply(stored.event, cur)
 
     def rebuild(self) -> int:
         """Empties the read model and replays the whole log, in one transaction: readers keep seeing

@@ -102,7 +102,7 @@ class ManagementService:
 
     def rename_warehouse(self, warehouse_id: str, new_name: str, by: Provenance) -> None:
         def command() -> None:
-            wh = resolve.warehouse(self.ledger, warehouse_id, active=False)
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             if new_name == wh.name:
                 return
             claim = self.ledger.claim(WAREHOUSE, wh.project_id, new_name, wh.id, "Warehouse", by)
@@ -114,7 +114,7 @@ class ManagementService:
 
     def set_active(self, warehouse_id: str, active: bool, by: Provenance) -> None:
         def command() -> None:
-            wh = resolve.warehouse(self.ledger, warehouse_id, active=False)
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             wh.activate(by) if active else wh.deactivate(by)
             self.ledger.append(wh)
 
@@ -122,7 +122,7 @@ class ManagementService:
 
     def delete_warehouse(self, warehouse_id: str, by: Provenance) -> None:
         def command() -> None:
-            wh = resolve.warehouse(self.ledger, warehouse_id, active=False)
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             if self.ledger.queries.warehouse_has_namespaces(wh.id):
                 raise WarehouseNotEmpty(f"Warehouse {wh.name} is not empty: drop its namespaces first")
             claim = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)

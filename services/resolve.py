@@ -1,31 +1,58 @@
 """Finding aggregates by the names clients use, through the name claims in the log (so commands
 never decide on a read model that might lag)."""
 
+from dataclasses import dataclass
 from uuid import UUID
 
-from ..domain.errors import NoSuchNamespace, NoSuchTable, NoSuchWarehouse
+from ..domain.errors import NoSuchNamespace, NoSuchTable, NoSuchWarehouse, WarehouseInactive
 from ..domain.name_claim import NAMESPACE, TABULAR
 from ..domain.names import dotted
 from ..domain.namespace import Namespace
 from ..domain.table import Table
-from ..domain.warehouse import Warehouse
+from ..domain.storage_profile import StorageProfile
+from ..domain.warehouse import ACTIVE, Warehouse, parse_storage_profile
 from .unit_of_work import Ledger
 
 
-def warehouse(ledger: Ledger, warehouse_id: UUID | str, active: bool = True) -> Warehouse:
+@dataclass(frozen=True)
+class WarehouseSettings:
+    """What commands on namespaces and tables need of their warehouse. Read from the catalog read
+    model, which the append transaction itself keeps current, so it is as fresh as the log."""
+
+    id: UUID
+    name: str
+    storage_profile: StorageProfile
+
+    def profile(self) -> StorageProfile:
+        return self.storage_profile
+
+
+def _warehouse_id(warehouse_id: UUID | str) -> UUID:
     try:
-        wid = warehouse_id if isinstance(warehouse_id, UUID) else UUID(str(warehouse_id))
+        return warehouse_id if isinstance(warehouse_id, UUID) else UUID(str(warehouse_id))
     except ValueError:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}") from None
-    found = ledger.log.get(Warehouse, wid)
+
+
+def warehouse(ledger: Ledger, warehouse_id: UUID | str) -> WarehouseSettings:
+    """An active warehouse's settings."""
+    row = ledger.queries.warehouse(_warehouse_id(warehouse_id))
+    if row is None:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
+    if row["status"] != ACTIVE:
+        raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
+    return WarehouseSettings(row["id"], row["name"], parse_storage_profile(row["storage_profile"]))
+
+
+def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:
+    """The warehouse itself, for commands that change it."""
+    found = ledger.log.get(Warehouse, _warehouse_id(warehouse_id))
     if found is None or found.deleted:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
-    if active:
-        found.ensure_active()
     return found
 
 
-def namespace(ledger: Ledger, wh: Warehouse, path: tuple[str, ...]) -> Namespace:
+def namespace(ledger: Ledger, wh: WarehouseSettings, path: tuple[str, ...]) -> Namespace:
     container = wh.id
     for level in path:
         holder = ledger.holder(NAMESPACE, container, level)

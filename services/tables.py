@@ -13,9 +13,9 @@ from ..domain.namespace import Namespace
 from ..domain.provenance import Provenance
 from ..domain.storage_profile import is_within, normalize_location
 from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, CREATED_BY_REQUEST, Table
-from ..domain.warehouse import Warehouse
 from ..storage import storage_for
 from . import resolve
+from .resolve import WarehouseSettings
 from .metadata_files import MetadataFiles
 from .unit_of_work import Ledger
 
@@ -42,7 +42,7 @@ class _Staged:
     claim: Any
     metadata: TableMetadata
     metadata_location: str
-    warehouse: Warehouse
+    warehouse: WarehouseSettings
 
 
 class TableService:
@@ -105,7 +105,7 @@ class TableService:
 
         return self.ledger.retrying(command)
 
-    def _stage(self, wh: Warehouse, change: TableChange, requirements: list, updates: list,
+    def _stage(self, wh: WarehouseSettings, change: TableChange, requirements: list, updates: list,
                by: Provenance) -> _Staged:
         levels = check_namespace(list(change.namespace))
         name = check_name(change.name, "Table")
@@ -124,7 +124,7 @@ class TableService:
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
         return _Staged(table, None, metadata, metadata_location, wh)
 
-    def _live_table(self, wh: Warehouse, levels: tuple[str, ...], name: str) -> Table | None:
+    def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> Table | None:
         """The table a commit names. The read model finds it in one query (the hot path); the log
         confirms it, and when the two disagree (a create or rename not yet shown) the name claims in
         the log decide."""
@@ -140,7 +140,7 @@ class TableService:
         table = self.ledger.log.get(Table, table_id) if table_id else None
         return table if table is not None and not table.dropped else None
 
-    def _stage_create(self, wh: Warehouse, ns: Namespace, name: str, change: TableChange, requirements: list,
+    def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange, requirements: list,
                       updates: list, by: Provenance) -> _Staged:
         table_id = tm.assigned_uuid(updates) or uuid4()
         if self.ledger.log.get(Table, table_id) is not None:
@@ -233,23 +233,23 @@ class TableService:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _check_location(self, wh: Warehouse, location: str, table_id: UUID) -> str:
+    def _check_location(self, wh: WarehouseSettings, location: str, table_id: UUID) -> str:
         location = wh.profile().check_tabular_location(location)
         self._check_no_overlap(wh, location, table_id)
         return location
 
-    def _check_no_overlap(self, wh: Warehouse, location: str, table_id: UUID) -> None:
+    def _check_no_overlap(self, wh: WarehouseSettings, location: str, table_id: UUID) -> None:
         other = self.ledger.queries.overlapping_tabular(wh.id, location, table_id)
         if other is not None:
             raise BadRequest(f"Location {location} overlaps the location of another table: {other}")
 
-    def _metadata_location(self, wh: Warehouse, metadata: TableMetadata, previous: str | None) -> str:
+    def _metadata_location(self, wh: WarehouseSettings, metadata: TableMetadata, previous: str | None) -> str:
         location = normalize_location(tm.next_metadata_location(metadata, previous))
         if not is_within(location, wh.profile().base_location()):
             raise BadRequest(f"Metadata location {location} is not inside the warehouse")
         return location
 
-    def _write_and_append(self, wh: Warehouse, files: list[tuple[str, TableMetadata]], *aggregates: Any) -> list[bytes]:
+    def _write_and_append(self, wh: WarehouseSettings, files: list[tuple[str, TableMetadata]], *aggregates: Any) -> list[bytes]:
         """Metadata files are written before the events that point at them, so a pointer in the log
         never names a missing file; files of a commit that then loses its race are removed."""
         storage = storage_for(wh.profile())

@@ -13,10 +13,12 @@ log = logging.getLogger("lakeledger.workers")
 
 
 class Workers:
-    def __init__(self, runners: list[ProjectionRunner], conninfo: str, poll_seconds: float = 1.0):
+    def __init__(self, runners: list[ProjectionRunner], conninfo: str, poll_seconds: float = 1.0,
+                 batch_seconds: float = 0.05):
         self.runners = runners
         self.conninfo = conninfo
         self.poll_seconds = poll_seconds
+        self.batch_seconds = batch_seconds
         self._stop = threading.Event()
         self._wake = [threading.Event() for _ in runners]
         self._threads: list[threading.Thread] = []
@@ -60,6 +62,9 @@ class Workers:
     def _run(self, runner: ProjectionRunner, wake: threading.Event) -> None:
         while not self._stop.is_set():
             wake.wait(self.poll_seconds)
+            # Under a burst of appends, one pass per interval takes them all in one batch instead of
+            # paying a round of queries for every NOTIFY.
+            self._stop.wait(self.batch_seconds)
             wake.clear()
             if self._stop.is_set():
                 return

@@ -54,3 +54,24 @@ def test_replaying_the_log_gives_identical_rows(client, warehouse, db, pg_url, d
     _rebuild(pg_url, data_dir)
     assert _snapshot(db) == before
     assert client.get(f"{p}/namespaces/rm%1Fchild/tables/t2b").status_code == 200
+
+
+def test_an_append_behind_a_lagging_read_model_first_applies_the_gap(client, warehouse, db):
+    p = warehouse["prefix"]
+    client.post(f"{p}/namespaces", json={"namespace": ["gap"]})
+    client.post(f"{p}/namespaces/gap/tables", json={"name": "t", "schema": SCHEMA})
+    before = _snapshot(db)
+    with db.transaction():
+        for table in READ_MODEL:
+            db.execute(f"DELETE FROM {table}")
+        db.execute("UPDATE ll_projection_positions SET position = 0 WHERE name = 'catalog'")
+    # the next write's own transaction replays everything it finds missing before its own events
+    created = client.post("/management/v1/project", json={"project-name": "after-the-gap"})
+    assert created.status_code == 201
+    after = _snapshot(db)
+    assert {k: v for k, v in after.items() if k != "ll_projects"} == \
+        {k: v for k, v in before.items() if k != "ll_projects"}
+    assert [r for r in after["ll_projects"] if r not in before["ll_projects"]] == \
+        [r for r in after["ll_projects"] if str(r[0]) == created.json()["project-id"]]
+    head = db.execute("SELECT max(notification_id) FROM lakeledger_events").fetchone()[0]
+    assert db.execute("SELECT position FROM ll_projection_positions WHERE name = 'catalog'").fetchone()[0] == head
