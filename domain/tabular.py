@@ -19,6 +19,7 @@ class Tabular(CatalogAggregate):
     not_found = NotFound  # unannotated: eventsourcing would take an annotation for an event field
 
     class Renamed(CatalogAggregate.Event):
+        typ: str
         from_namespace_id: UUID
         from_namespace: list
         from_name: str
@@ -58,7 +59,7 @@ class Tabular(CatalogAggregate):
 
     def rename(self, to_namespace_id: UUID, to_namespace: tuple[str, ...], to_name: str, by: Provenance) -> None:
         self.ensure_live()
-        self._renamed(from_namespace_id=self.namespace_id, from_namespace=self.namespace, from_name=self.name,
+        self._renamed(typ=self.kind, from_namespace_id=self.namespace_id, from_namespace=self.namespace, from_name=self.name,
                       to_namespace_id=to_namespace_id, to_namespace=list(to_namespace), to_name=to_name,
                       actor=by.actor, request_id=by.request_id)
 
@@ -69,7 +70,7 @@ class Tabular(CatalogAggregate):
                       purge_requested=purge_requested, actor=by.actor, request_id=by.request_id)
 
     @event(Renamed)
-    def _renamed(self, from_namespace_id: UUID, from_namespace: list, from_name: str, to_namespace_id: UUID,
+    def _renamed(self, typ: str, from_namespace_id: UUID, from_namespace: list, from_name: str, to_namespace_id: UUID,
                  to_namespace: list, to_name: str, actor: str, request_id: str) -> None:
         self.namespace_id = to_namespace_id
         self.namespace = list(to_namespace)

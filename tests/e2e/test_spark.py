@@ -17,6 +17,7 @@ pytestmark = pytest.mark.spark
 CATALOG = "lakeledger"
 NAMESPACE = "e2e"
 TABLE_TOPIC = "lakeledger.domain.table:Table"
+TABULAR_TOPIC = "lakeledger.domain.tabular:Tabular"  # rename and drop are shared with views
 NAMESPACE_TOPIC = "lakeledger.domain.namespace:Namespace"
 
 
@@ -251,7 +252,7 @@ def test_rename_table(spark, ns, client, db, spark_warehouse):
     assert client.get(f"{spark_warehouse['prefix']}/namespaces/{NAMESPACE}/tables/old_name").status_code == 404
 
     topic, state = events(db, table_id)[-1]
-    assert topic == f"{TABLE_TOPIC}.Renamed"
+    assert topic == f"{TABULAR_TOPIC}.Renamed"
     assert (state["from_name"], state["to_name"]) == ("old_name", "new_name")
     assert state["to_namespace"] == [NAMESPACE]
 
@@ -273,5 +274,5 @@ def test_drop_table(spark, ns, client, db, spark_warehouse):
 
     history = events(db, table_id)
     assert [t for t, _ in history] == [f"{TABLE_TOPIC}.Created", f"{TABLE_TOPIC}.Committed",
-                                       f"{TABLE_TOPIC}.Dropped"]
+                                       f"{TABULAR_TOPIC}.Dropped"]
     assert history[-1][1]["name"] == "doomed"
