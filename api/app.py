@@ -7,6 +7,7 @@ from .. import __version__
 from ..projections.catalog_queries import AsyncCatalogQueries
 from . import errors
 from .context import RequestContext
+from .fast_load import FastLoadTable
 from .routers import config, management, namespaces, tables
 from .responses import JSONResponse
 
@@ -38,5 +39,6 @@ def create_app(container) -> FastAPI:
     async def health():
         return {"status": "ok"}
 
+    app.add_middleware(FastLoadTable, container=container)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
     return app

@@ -152,6 +152,13 @@ class AsyncCatalogQueries:
         return await self.one(ACTIVE_TABULAR, {"warehouse_id": warehouse_id, "namespace": namespace, "name": name,
                                                "typ": typ})
 
+    async def active_tabular_by_prefix(self, prefix: str, namespace: list[str], name: str) -> tuple | None:
+        """The hot loadTable lookup: tuple rows, a prepared statement, nothing else."""
+        params = {"warehouse_id": UUID(prefix), "namespace": namespace, "name": name, "typ": "table"}
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(ACTIVE_TABULAR, params, prepare=True)
+            return await cur.fetchone()
+
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
         rows = await self.all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})
         return [r["name"] for r in rows]

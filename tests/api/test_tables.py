@@ -234,3 +234,20 @@ def test_every_change_is_an_event_with_actor_request_id_and_change(client, db, t
     assert committed["updates"] == [{"action": "set-properties", "updates": {"a": "b"}}]
     assert committed["metadata_location"] == r.json()["metadata-location"]
     assert "timestamp" in committed
+
+
+def test_the_load_fast_path_answers_like_the_route(client, warehouse, table_factory):
+    path = table_factory("fast", "t")
+    client.post(path, json={"requirements": [], "updates": [{"action": "set-properties", "updates": {"a": "b"}}]})
+    fast = client.get(path, headers={"x-request-id": "fast-1"})
+    routed = client.get(path, params={"snapshots": "all"}, headers={"x-request-id": "routed-1"})
+    assert fast.status_code == routed.status_code == 200
+    assert fast.content == routed.content
+    assert fast.headers["content-type"] == routed.headers["content-type"] == "application/json"
+    assert (fast.headers["x-request-id"], routed.headers["x-request-id"]) == ("fast-1", "routed-1")
+    client.post(f"/management/v1/warehouse/{warehouse['id']}/deactivate")
+    assert client.get(path).status_code == 403
+    client.post(f"/management/v1/warehouse/{warehouse['id']}/activate")
+    assert client.delete(path).status_code == 204
+    gone = client.get(path)
+    assert gone.status_code == 404 and gone.json()["error"]["type"] == "NoSuchTableException"

@@ -1,0 +1,47 @@
+"""loadTable's hot path as a bare ASGI handler in front of FastAPI.
+
+A plain table load that is found and whose metadata bytes are cached is answered here: one indexed
+read-model lookup and the stored bytes, without routing, dependency injection or re-serialisation.
+Everything else (errors, cache misses, query options) falls through to the FastAPI route, which is
+the reference behaviour, so both paths answer identically."""
+
+from ..domain.errors import BadRequest
+from ..domain.names import check_name
+from .identifiers import SEPARATOR
+
+_HEADERS = [(b"content-type", b"application/json")]
+
+
+class FastLoadTable:
+    def __init__(self, app, container):
+        self.app = app
+        self.container = container
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "GET" and not scope.get("query_string"):
+            body = await self._try(scope["path"])
+            if body is not None:
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [*_HEADERS, (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+    async def _try(self, path: str) -> bytes | None:
+        parts = path.split("/")
+        # ['', 'catalog', 'v1', prefix, 'namespaces', namespace, 'tables', table]
+        if len(parts) != 8 or parts[1] != "catalog" or parts[2] != "v1" or parts[4] != "namespaces" \
+                or parts[6] != "tables":
+            return None
+        queries = self.container.queries
+        if queries is None:
+            return None
+        try:
+            namespace = [check_name(level, "Namespace") for level in parts[5].split(SEPARATOR)]
+            name = check_name(parts[7], "Table")
+            row = await queries.active_tabular_by_prefix(parts[3], namespace, name)
+        except (BadRequest, ValueError):
+            return None
+        if row is None:
+            return None
+        return self.container.files.response_body(row[1])
