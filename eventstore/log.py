@@ -16,7 +16,7 @@ from eventsourcing.persistence import IntegrityError, Notification
 from eventsourcing.utils import get_topic
 from psycopg import Connection
 
-from .recorder import IN_TRANSACTION
+from .recorder import IN_TRANSACTION, AppendRefused
 from .settings import PostgresSettings
 
 A = TypeVar("A", bound=Aggregate)
@@ -83,7 +83,7 @@ class EventLog:
         position of the last event appended (None when nothing was pending).
 
         ``in_transaction(conn, appended)`` runs inside that transaction with the appended events and
-        their positions; if it fails, nothing is appended."""
+        their positions; if it raises, nothing is appended and its exception is raised here."""
         events = [e for a in aggregates if a is not None for e in a.collect_events()]
         if not events:
             return None
@@ -97,6 +97,8 @@ class EventLog:
             recordings = self._app.save(*events, **kwargs)
         except IntegrityError as e:
             raise ConcurrentChange(str(e)) from None
+        except AppendRefused as refused:
+            raise refused.error from None
         positions = [r.notification.id for r in recordings if r.notification.id is not None]
         return max(positions) if positions else None
 

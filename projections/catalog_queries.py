@@ -18,6 +18,8 @@ NAMESPACE_HAS_CHILDREN = (
 
 WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE warehouse_id = %(id)s)"
 
+NAMESPACE_EXISTS = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)"
+
 OVERLAPPING_TABULAR = (
     "SELECT id, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND id <> %(exclude)s"
     " AND (location = %(location)s OR starts_with(%(location)s, location || '/')"

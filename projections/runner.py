@@ -9,6 +9,7 @@ another process already holds the row, and ``rebuild`` replays everything.
 """
 
 import threading
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from psycopg import Connection, Cursor
@@ -75,11 +76,13 @@ class ProjectionRunner:
         self._remember(position)
         return position
 
-    def apply_in_transaction(self, conn: Connection, appended: list[StoredNotification]) -> None:
+    def apply_in_transaction(self, conn: Connection, appended: list[StoredNotification],
+                             checks: Sequence[Callable[[Cursor], None]] = ()) -> None:
         """Applies just-appended events inside their own append transaction (an ``EventLog.save``
         hook). Appends are serialised by the events-table lock, so the projection moves in exact log
         order. The usual case (everything before these events applied) costs one conditional update
-        of the position; otherwise the gap is applied first."""
+        of the position; otherwise the gap is applied first. ``checks`` then see the read model as
+        of just before these events, and may refuse them by raising."""
         first, last = appended[0].position, appended[-1].position
         with conn.cursor(row_factory=tuple_row) as cur:
             cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now()"
@@ -93,6 +96,8 @@ class ProjectionRunner:
                 appended = [stored for stored in appended if stored.position > position]
                 cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
                             (max(position, last), self.name))
+            for check in checks:
+                check(cur)
             for stored in appended:
                 self.projection.apply(stored.event, cur)
 

@@ -14,6 +14,7 @@ from ..domain.storage_profile import FileStorageProfile
 from ..domain.warehouse import Warehouse, parse_delete_profile, parse_storage_profile
 from ..eventstore.log import ConcurrentChange
 from . import resolve
+from .conditions import warehouse_has_no_namespaces
 from .unit_of_work import Ledger
 
 
@@ -127,7 +128,7 @@ class ManagementService:
                 raise WarehouseNotEmpty(f"Warehouse {wh.name} is not empty: drop its namespaces first")
             claim = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)
             wh.delete(by)
-            self.ledger.append(claim, wh)
+            self.ledger.append(claim, wh, conditions=[warehouse_has_no_namespaces(wh.id, wh.name)])
 
         self.ledger.retrying(command)
 

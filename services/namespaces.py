@@ -6,6 +6,7 @@ from ..domain.names import check_namespace, dotted
 from ..domain.namespace import Namespace
 from ..domain.provenance import Provenance
 from . import resolve
+from .conditions import namespace_exists, namespace_is_empty
 from .unit_of_work import Ledger
 
 
@@ -23,7 +24,7 @@ class NamespaceService:
             claim = self.ledger.claim(NAMESPACE, parent.id if parent else wh.id, levels[-1], ns_id,
                                       "Namespace", by)
             ns = Namespace.create(ns_id, wh.id, parent.id if parent else None, levels, properties, by)
-            self.ledger.append(claim, ns)
+            self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, dotted(levels[:-1]))] if parent else [])
             return ns
 
         return self.ledger.retrying(command, AlreadyExists, f"Namespace already exists: {dotted(levels)}")
@@ -51,6 +52,6 @@ class NamespaceService:
                 raise NamespaceNotEmpty(f"Namespace is not empty: {dotted(levels)}")
             claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)
             ns.drop(by)
-            self.ledger.append(claim, ns)
+            self.ledger.append(claim, ns, conditions=[namespace_is_empty(ns.id, dotted(levels))])
 
         self.ledger.retrying(command)

@@ -15,6 +15,7 @@ from ..domain.storage_profile import is_within, normalize_location
 from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, CREATED_BY_REQUEST, Table
 from ..storage import storage_for
 from . import resolve
+from .conditions import Condition, namespace_exists
 from .resolve import WarehouseSettings
 from .metadata_files import MetadataFiles
 from .unit_of_work import Ledger
@@ -42,7 +43,7 @@ class _Staged:
     claim: Any
     metadata: TableMetadata
     metadata_location: str
-    warehouse: WarehouseSettings
+    conditions: list[Condition]
 
 
 class TableService:
@@ -76,7 +77,8 @@ class TableService:
             claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
             table = Table.create(table_id, wh.id, ns.id, levels, name, location, metadata_location,
                                  CREATED_BY_REQUEST, raw, by)
-            data = self._write_and_append(wh, [(metadata_location, metadata)], claim, table)
+            data = self._write_and_append(wh, [(metadata_location, metadata)], [claim, table],
+                                          [namespace_exists(ns.id, dotted(levels))])
             return TableState(metadata_location, data[0])
 
         return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
@@ -99,8 +101,9 @@ class TableService:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             staged = [self._stage(wh, change, requirements, updates, by)
                       for change, requirements, updates in parsed]
-            aggregates = [a for s in staged for a in (s.claim, s.table)]
-            data = self._write_and_append(wh, [(s.metadata_location, s.metadata) for s in staged], *aggregates)
+            data = self._write_and_append(wh, [(s.metadata_location, s.metadata) for s in staged],
+                                          [a for s in staged for a in (s.claim, s.table)],
+                                          [c for s in staged for c in s.conditions])
             return [TableState(s.metadata_location, d) for s, d in zip(staged, data)]
 
         return self.ledger.retrying(command)
@@ -122,7 +125,7 @@ class TableService:
             else table.location
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
-        return _Staged(table, None, metadata, metadata_location, wh)
+        return _Staged(table, None, metadata, metadata_location, [])
 
     def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> Table | None:
         """The table a commit names. The read model finds it in one query (the hot path); the log
@@ -156,7 +159,7 @@ class TableService:
         table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
                              CREATED_BY_COMMIT, {"requirements": change.requirements_raw,
                                                  "updates": change.updates_raw}, by)
-        return _Staged(table, claim, metadata, metadata_location, wh)
+        return _Staged(table, claim, metadata, metadata_location, [namespace_exists(ns.id, dotted(ns.path))])
 
     # -- drop, rename, register ---------------------------------------------------------------
 
@@ -189,7 +192,8 @@ class TableService:
             new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, table.id, "Table", by)
             old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, table.id, by)
             table.rename(dst_ns.id, dst_levels, dst_name, by)
-            self.ledger.append(old_claim, new_claim, table)
+            self.ledger.append(old_claim, new_claim, table,
+                               conditions=[namespace_exists(dst_ns.id, dotted(dst_levels))])
 
         self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*dst_levels, dst_name])}")
 
@@ -226,7 +230,7 @@ class TableService:
             claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
             table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
                                  CREATED_BY_REGISTRATION, raw, by)
-            self.ledger.append(claim, table)
+            self.ledger.append(claim, table, conditions=[namespace_exists(ns.id, dotted(levels))])
             return TableState(location_of_file, data)
 
         return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
@@ -249,7 +253,8 @@ class TableService:
             raise BadRequest(f"Metadata location {location} is not inside the warehouse")
         return location
 
-    def _write_and_append(self, wh: WarehouseSettings, files: list[tuple[str, TableMetadata]], *aggregates: Any) -> list[bytes]:
+    def _write_and_append(self, wh: WarehouseSettings, files: list[tuple[str, TableMetadata]], aggregates: list[Any],
+                          conditions: list[Condition]) -> list[bytes]:
         """Metadata files are written before the events that point at them, so a pointer in the log
         never names a missing file; files of a commit that then loses its race are removed."""
         storage = storage_for(wh.profile())
@@ -257,7 +262,7 @@ class TableService:
         try:
             for location, metadata in files:
                 written.append((location, self.files.write(location, metadata, storage)))
-            self.ledger.append(*aggregates)
+            self.ledger.append(*aggregates, conditions=conditions)
         except BaseException:
             for location, _ in written:
                 self.files.forget(location)

@@ -3,7 +3,7 @@ writer appended to the same aggregate first."""
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 from uuid import UUID
 
@@ -13,9 +13,12 @@ from ..domain.errors import CommitFailed
 from ..domain.name_claim import NameClaim
 from ..domain.names import claim_id
 from ..domain.provenance import Provenance
-from ..eventstore.log import ConcurrentChange, EventLog
+from psycopg import Connection
+
+from ..eventstore.log import ConcurrentChange, EventLog, StoredNotification
 from ..projections.catalog_queries import CatalogQueries
 from ..projections.runner import ProjectionRunner
+from .conditions import Condition
 
 T = TypeVar("T")
 
@@ -31,9 +34,13 @@ class Ledger:
         self.catalog_view = catalog_view
         self.queries = queries
 
-    def append(self, *aggregates: Aggregate | None) -> int | None:
-        """Appends atomically; the catalog read model shows the change in the same transaction."""
-        return self.log.save(*aggregates, in_transaction=self.catalog_view.apply_in_transaction)
+    def append(self, *aggregates: Aggregate | None, conditions: Sequence[Condition] = ()) -> int | None:
+        """Appends atomically, if every condition still holds at that moment; the catalog read model
+        shows the change in the same transaction."""
+        def in_transaction(conn: Connection, appended: list[StoredNotification]) -> None:
+            self.catalog_view.apply_in_transaction(conn, appended, conditions)
+
+        return self.log.save(*aggregates, in_transaction=in_transaction)
 
     def retrying(self, command: Callable[[], T], on_conflict: type[Exception] = CommitFailed,
                  message: str = "Concurrent modification, please retry") -> T:

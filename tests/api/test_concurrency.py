@@ -154,3 +154,21 @@ def test_read_your_writes_from_any_api_process(server, second_server, warehouse)
             loaded = reader.get(f"{p}/namespaces/ryw{i}/tables/t").json()
             assert loaded["metadata-location"] == committed.json()["metadata-location"]
             assert loaded["metadata"]["properties"]["n"] == str(i)
+
+
+def test_no_table_outlives_its_namespace_when_drop_and_create_race(server, client, warehouse, db):
+    p = warehouse["prefix"]
+    for round_ in range(8):
+        ns = f"victim{round_}"
+        assert client.post(f"{p}/namespaces", json={"namespace": [ns]}).status_code == 200
+        calls = [lambda c: c.delete(f"{p}/namespaces/{ns}")] + [
+            lambda c, i=i: c.post(f"{p}/namespaces/{ns}/tables", json={"name": f"t{i}", "schema": SCHEMA})
+            for i in range(7)]
+        drop, *creates = _race(server.url, calls)
+        created = [r for r in creates if r.status_code == 200]
+        assert all(r.status_code in (200, 404) for r in creates), [r.text for r in creates]
+        assert (drop.status_code == 204 and not created) or (drop.status_code == 409 and created), \
+            (drop.status_code, len(created))
+    orphans = db.execute("SELECT count(*) FROM ll_tabulars t WHERE t.dropped_at IS NULL AND NOT EXISTS"
+                         " (SELECT 1 FROM ll_namespaces n WHERE n.id = t.namespace_id)").fetchone()[0]
+    assert orphans == 0

@@ -1,0 +1,42 @@
+"""Conditions a command needs to still hold when its events are appended.
+
+They run inside the append transaction, under the events-table lock that orders every append and
+after the read model has absorbed every earlier append, so a check made there cannot be raced: a
+namespace cannot lose its last child check to a table created at the same moment, nor a table be
+created in a namespace being dropped. A failed condition raises, and nothing is appended."""
+
+from collections.abc import Callable
+from uuid import UUID
+
+from psycopg import Cursor
+
+from ..domain.errors import NamespaceNotEmpty, NoSuchNamespace, WarehouseNotEmpty
+from ..projections.catalog_queries import NAMESPACE_EXISTS, NAMESPACE_HAS_CHILDREN, WAREHOUSE_HAS_NAMESPACES
+
+Condition = Callable[[Cursor], None]
+
+
+def _holds(cur: Cursor, sql: str, params: dict) -> bool:
+    cur.execute(sql, params)
+    return bool(cur.fetchone()[0])
+
+
+def namespace_is_empty(namespace_id: UUID, label: str) -> Condition:
+    def check(cur: Cursor) -> None:
+        if _holds(cur, NAMESPACE_HAS_CHILDREN, {"id": namespace_id}):
+            raise NamespaceNotEmpty(f"Namespace is not empty: {label}")
+    return check
+
+
+def namespace_exists(namespace_id: UUID, label: str) -> Condition:
+    def check(cur: Cursor) -> None:
+        if not _holds(cur, NAMESPACE_EXISTS, {"id": namespace_id}):
+            raise NoSuchNamespace(f"Namespace does not exist: {label}")
+    return check
+
+
+def warehouse_has_no_namespaces(warehouse_id: UUID, label: str) -> Condition:
+    def check(cur: Cursor) -> None:
+        if _holds(cur, WAREHOUSE_HAS_NAMESPACES, {"id": warehouse_id}):
+            raise WarehouseNotEmpty(f"Warehouse {label} is not empty: drop its namespaces first")
+    return check
