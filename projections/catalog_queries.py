@@ -18,6 +18,8 @@ NAMESPACE_HAS_CHILDREN = (
 
 WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE warehouse_id = %(id)s)"
 
+WAREHOUSE_IS_ACTIVE = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s AND status = 'active')"
+
 NAMESPACE_EXISTS = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)"
 
 OVERLAPPING_TABULAR = (

@@ -10,8 +10,9 @@ from uuid import UUID
 
 from psycopg import Cursor
 
-from ..domain.errors import NamespaceNotEmpty, NoSuchNamespace, WarehouseNotEmpty
-from ..projections.catalog_queries import NAMESPACE_EXISTS, NAMESPACE_HAS_CHILDREN, WAREHOUSE_HAS_NAMESPACES
+from ..domain.errors import NamespaceNotEmpty, NoSuchNamespace, NoSuchWarehouse, WarehouseNotEmpty
+from ..projections.catalog_queries import (NAMESPACE_EXISTS, NAMESPACE_HAS_CHILDREN, WAREHOUSE_HAS_NAMESPACES,
+                                           WAREHOUSE_IS_ACTIVE)
 
 Condition = Callable[[Cursor], None]
 
@@ -39,4 +40,11 @@ def warehouse_has_no_namespaces(warehouse_id: UUID, label: str) -> Condition:
     def check(cur: Cursor) -> None:
         if _holds(cur, WAREHOUSE_HAS_NAMESPACES, {"id": warehouse_id}):
             raise WarehouseNotEmpty(f"Warehouse {label} is not empty: drop its namespaces first")
+    return check
+
+
+def warehouse_is_active(warehouse_id: UUID, label: str) -> Condition:
+    def check(cur: Cursor) -> None:
+        if not _holds(cur, WAREHOUSE_IS_ACTIVE, {"id": warehouse_id}):
+            raise NoSuchWarehouse(f"Warehouse {label} does not exist or is deactivated")
     return check

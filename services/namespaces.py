@@ -6,7 +6,7 @@ from ..domain.names import check_namespace, dotted
 from ..domain.namespace import Namespace
 from ..domain.provenance import Provenance
 from . import resolve
-from .conditions import namespace_exists, namespace_is_empty
+from .conditions import namespace_exists, namespace_is_empty, warehouse_is_active
 from .unit_of_work import Ledger
 
 
@@ -24,7 +24,8 @@ class NamespaceService:
             claim = self.ledger.claim(NAMESPACE, parent.id if parent else wh.id, levels[-1], ns_id,
                                       "Namespace", by)
             ns = Namespace.create(ns_id, wh.id, parent.id if parent else None, levels, properties, by)
-            self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, dotted(levels[:-1]))] if parent else [])
+            self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, dotted(levels[:-1])) if parent
+                                                      else warehouse_is_active(wh.id, wh.name)])
             return ns
 
         return self.ledger.retrying(command, AlreadyExists, f"Namespace already exists: {dotted(levels)}")
