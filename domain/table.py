@@ -20,12 +20,6 @@ class Table(Tabular):
     not_found = NoSuchTable
 
     class Created(Tabular.Created):
-        warehouse_id: UUID
-        namespace_id: UUID
-        namespace: list
-        name: str
-        location: str
-        metadata_location: str
         origin: str
         request: dict
 

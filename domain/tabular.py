@@ -18,6 +18,14 @@ class Tabular(CatalogAggregate):
     kind = "tabular"
     not_found = NotFound  # unannotated: eventsourcing would take an annotation for an event field
 
+    class Created(CatalogAggregate.Created):
+        warehouse_id: UUID
+        namespace_id: UUID
+        namespace: list
+        name: str
+        location: str
+        metadata_location: str
+
     class Renamed(CatalogAggregate.Event):
         typ: str
         from_namespace_id: UUID

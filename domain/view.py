@@ -15,12 +15,6 @@ class View(Tabular):
     not_found = NoSuchView
 
     class Created(Tabular.Created):
-        warehouse_id: UUID
-        namespace_id: UUID
-        namespace: list
-        name: str
-        location: str
-        metadata_location: str
         request: dict
 
     class Replaced(Tabular.Event):
