@@ -4,11 +4,10 @@ Any process may advance a projection: the position row is locked ``FOR UPDATE`` 
 applied, and the read-model writes and the new position commit in one transaction, so a batch is
 applied exactly once whoever runs it. The catalog projection is applied inside each append's own
 transaction (``apply_in_transaction``), so a write is visible the moment it commits (read-your-writes
-from any process); ``catch_up`` waits for a position, ``advance()`` (the workers) steps aside when
-another process already holds the row, and ``rebuild`` replays everything.
+from any process); ``advance()`` (the workers) steps aside when another process already holds the
+row, and ``rebuild`` replays everything.
 """
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -34,46 +33,24 @@ class ProjectionRunner:
         self.projection = projection
         self.log = log
         self.pool = pool
-        self._seen = 0  # a position this process knows the projection has reached
-        self._seen_lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return self.projection.name
 
-    def position(self) -> int:
-        with self.pool.connection() as conn:
-            row = conn.execute("SELECT position FROM ll_projection_positions WHERE name = %s",
-                               (self.name,)).fetchone()
-        return row[0] if row else 0
-
-    def catch_up(self, target: int | None = None) -> int:
-        """Applies pending events and returns once the projection has reached ``target`` (or the
-        head of the log as this call saw it), waiting for whoever is applying them right now."""
-        if target is not None and self._seen >= target:
-            return self._seen
-        return self._run(target, wait=True)
-
     def advance(self) -> int | None:
-        """Applies pending events unless another process is already doing so (then returns None)."""
-        return self._run(None, wait=False)
-
-    def _run(self, target: int | None, wait: bool) -> int | None:
-        lock = "FOR UPDATE" if wait else "FOR UPDATE SKIP LOCKED"
+        """Applies pending events, unless another process is applying them right now (then returns
+        None: that process will)."""
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.execute(f"SELECT position FROM ll_projection_positions WHERE name = %s {lock}", (self.name,))
+            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE SKIP LOCKED",
+                        (self.name,))
             row = cur.fetchone()
             if row is None:
-                if not wait:
-                    return None
-                raise RuntimeError(f"Projection {self.name} is not registered; run `lakeledger migrate`")
-            position = start = row[0]
-            if target is None or position < target:
-                position = self._apply_after(start, cur)
-                if position != start:
-                    cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now()"
-                                " WHERE name = %s", (position, self.name))
-        self._remember(position)
+                return None
+            position = self._apply_after(row[0], cur)
+            if position != row[0]:
+                cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
+                            (position, self.name))
         return position
 
     def apply_in_transaction(self, conn: Connection, appended: list[StoredNotification],
@@ -112,8 +89,6 @@ class ProjectionRunner:
             position = self._apply_after(0, cur)
             cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
                         (position, self.name))
-        with self._seen_lock:
-            self._seen = position
         return position
 
     def _apply_after(self, position: int, cur: Cursor, upto: int | None = None) -> int:
@@ -129,8 +104,3 @@ class ProjectionRunner:
                 position = batch[-1].position
             if len(batch) < BATCH:
                 return max(position, head or 0)
-
-    def _remember(self, position: int) -> None:
-        with self._seen_lock:
-            if position > self._seen:
-                self._seen = position

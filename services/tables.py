@@ -128,9 +128,8 @@ class TableService:
         return _Staged(table, None, metadata, metadata_location, [])
 
     def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> Table | None:
-        """The table a commit names. The read model finds it in one query (the hot path); the log
-        confirms it, and when the two disagree (a create or rename not yet shown) the name claims in
-        the log decide."""
+        """The table a commit names. The read model finds it in one query (the hot path) and the log
+        confirms it; should the two ever disagree, the name claims in the log decide."""
         table_id = self.ledger.queries.tabular_id(wh.id, levels, name)
         table = self.ledger.log.get(Table, table_id) if table_id else None
         if table is not None and not table.dropped and tuple(table.namespace) == levels and table.name == name:

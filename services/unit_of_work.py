@@ -1,5 +1,6 @@
-"""What every command shares: the log, the read model it must wait for, and a retry when another
-writer appended to the same aggregate first."""
+"""What every command shares: appending to the log (with the catalog read model and the command's
+conditions in the same transaction), name claims, and a retry when another writer appended to the
+same aggregate first."""
 
 import random
 import time
@@ -8,13 +9,12 @@ from typing import TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
+from psycopg import Connection
 
 from ..domain.errors import CommitFailed
 from ..domain.name_claim import NameClaim
 from ..domain.names import claim_id
 from ..domain.provenance import Provenance
-from psycopg import Connection
-
 from ..eventstore.log import ConcurrentChange, EventLog, StoredNotification
 from ..projections.catalog_queries import CatalogQueries
 from ..projections.runner import ProjectionRunner
