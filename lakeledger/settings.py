@@ -22,7 +22,6 @@ class Settings(BaseSettings):
     default_warehouse: str | None = None
     max_request_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     metadata_cache_entries: int = Field(default=4096, ge=16)
-    file_fsync: bool = True
     auto_migrate: bool = True
     log_level: str = "info"
     worker_poll_seconds: float = Field(default=1.0, gt=0)

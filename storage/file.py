@@ -6,11 +6,11 @@ from ..domain.storage_profile import FileStorageProfile, is_within, normalize_lo
 
 
 class FileStorage:
-    """Local files under a ``file://`` warehouse location."""
+    """Local files under a ``file://`` warehouse location. New files are fsynced before the event that
+    points at them is appended, so a crash never leaves the log naming a file that was lost."""
 
-    def __init__(self, profile: FileStorageProfile, fsync: bool = True):
+    def __init__(self, profile: FileStorageProfile):
         self.profile = profile
-        self.fsync = fsync
 
     def _path(self, location: str) -> str:
         location = normalize_location(location)
@@ -23,9 +23,8 @@ class FileStorage:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "xb") as f:
             f.write(data)
-            if self.fsync:
-                f.flush()
-                os.fsync(f.fileno())
+            f.flush()
+            os.fsync(f.fileno())
 
     def read(self, location: str) -> bytes:
         try:

@@ -34,3 +34,11 @@ def test_cli_knows_the_compose_commands(capsys):
         except SystemExit as e:
             assert e.code == 0
     assert "usage" in capsys.readouterr().out
+
+
+def test_every_setting_is_documented_in_the_readme():
+    from lakeledger.settings import Settings
+
+    readme = (ROOT / "README.md").read_text()
+    missing = [name for name in Settings.model_fields if f"`LAKELEDGER__{name.upper()}`" not in readme]
+    assert missing == []
