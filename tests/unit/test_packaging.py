@@ -42,3 +42,17 @@ def test_every_setting_is_documented_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in Settings.model_fields if f"`LAKELEDGER__{name.upper()}`" not in readme]
     assert missing == []
+
+
+def test_the_wheel_carries_every_room_and_the_migrations(tmp_path):
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    [wheel] = tmp_path.glob("lakeledger-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for room in ROOMS[1:]:
+        assert f"lakeledger/{room}/__init__.py" in names, room
+    assert "lakeledger/migrations/0001_catalog_read_model.sql" in names
