@@ -8,8 +8,8 @@ from ..projections.catalog_queries import AsyncCatalogQueries
 from . import errors
 from .context import RequestContext
 from .fast_load import FastLoadTable
-from .routers import config, management, namespaces, tables
 from .responses import JSONResponse
+from .routers import config, management, namespaces, tables
 
 
 def create_app(container) -> FastAPI:

@@ -49,7 +49,8 @@ class Namespace(CatalogAggregate):
         if self.dropped:
             raise NoSuchNamespace(f"Namespace does not exist: {dotted(self.path)}")
 
-    def update_properties(self, updates: dict[str, str], removals: list[str], by: Provenance) -> tuple[list, list, list]:
+    def update_properties(self, updates: dict[str, str], removals: list[str],
+                          by: Provenance) -> tuple[list, list, list]:
         """Returns (updated, removed, missing) keys, as the Iceberg REST response reports them."""
         self.ensure_live()
         _check_properties(updates)

@@ -67,13 +67,15 @@ class Tabular(CatalogAggregate):
 
     def rename(self, to_namespace_id: UUID, to_namespace: tuple[str, ...], to_name: str, by: Provenance) -> None:
         self.ensure_live()
-        self._renamed(typ=self.kind, from_namespace_id=self.namespace_id, from_namespace=self.namespace, from_name=self.name,
+        self._renamed(typ=self.kind, from_namespace_id=self.namespace_id, from_namespace=self.namespace,
+                      from_name=self.name,
                       to_namespace_id=to_namespace_id, to_namespace=list(to_namespace), to_name=to_name,
                       actor=by.actor, request_id=by.request_id)
 
     def drop(self, purge_requested: bool, by: Provenance) -> None:
         self.ensure_live()
-        self._dropped(typ=self.kind, warehouse_id=self.warehouse_id, namespace_id=self.namespace_id, namespace=self.namespace,
+        self._dropped(typ=self.kind, warehouse_id=self.warehouse_id, namespace_id=self.namespace_id,
+                      namespace=self.namespace,
                       name=self.name, location=self.location, metadata_location=self.metadata_location,
                       purge_requested=purge_requested, actor=by.actor, request_id=by.request_id)
 

@@ -90,7 +90,8 @@ class EventLog:
         kwargs = {}
         if in_transaction is not None:
             def hook(conn: Connection, positions: list[int]) -> None:
-                in_transaction(conn, [StoredNotification(p, e.originator_id, e.originator_version, get_topic(type(e)), e)
+                in_transaction(conn, [StoredNotification(p, e.originator_id, e.originator_version,
+                                                         get_topic(type(e)), e)
                                       for p, e in zip(positions, events)])
             kwargs[IN_TRANSACTION] = hook
         try:

@@ -10,6 +10,7 @@ from .domain.provenance import SYSTEM, Provenance
 from .eventstore.log import EventLog
 from .eventstore.settings import PostgresSettings
 from .migrations import sql_files
+from .postgres import postgres_url
 from .projections.catalog import CatalogProjection
 from .projections.catalog_queries import CatalogQueries
 from .projections.runner import ProjectionRunner
@@ -18,7 +19,6 @@ from .services.metadata_files import MetadataFiles
 from .services.namespaces import NamespaceService
 from .services.tables import TableService
 from .services.unit_of_work import Ledger
-from .postgres import postgres_url
 from .settings import Settings
 
 log = logging.getLogger("lakeledger")

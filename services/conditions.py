@@ -11,8 +11,12 @@ from uuid import UUID
 from psycopg import Cursor
 
 from ..domain.errors import NamespaceNotEmpty, NoSuchNamespace, NoSuchWarehouse, WarehouseNotEmpty
-from ..projections.catalog_queries import (NAMESPACE_EXISTS, NAMESPACE_HAS_CHILDREN, WAREHOUSE_HAS_NAMESPACES,
-                                           WAREHOUSE_IS_ACTIVE)
+from ..projections.catalog_queries import (
+    NAMESPACE_EXISTS,
+    NAMESPACE_HAS_CHILDREN,
+    WAREHOUSE_HAS_NAMESPACES,
+    WAREHOUSE_IS_ACTIVE,
+)
 
 Condition = Callable[[Cursor], None]
 

@@ -8,8 +8,8 @@ from ..domain.errors import NoSuchNamespace, NoSuchTable, NoSuchWarehouse, Wareh
 from ..domain.name_claim import NAMESPACE, TABULAR
 from ..domain.names import dotted
 from ..domain.namespace import Namespace
-from ..domain.table import Table
 from ..domain.storage_profile import StorageProfile
+from ..domain.table import Table
 from ..domain.warehouse import ACTIVE, Warehouse, parse_storage_profile
 from .unit_of_work import Ledger
 

@@ -16,8 +16,8 @@ from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, CREATED_B
 from ..storage import storage_for
 from . import resolve
 from .conditions import Condition, namespace_exists
-from .resolve import WarehouseSettings
 from .metadata_files import MetadataFiles
+from .resolve import WarehouseSettings
 from .unit_of_work import Ledger
 
 

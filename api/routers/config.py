@@ -4,8 +4,8 @@ from fastapi import APIRouter, Depends, Header, Query
 
 from ...domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
 from ..dependencies import container
-from .projects import project_id_of
 from ..responses import JSONResponse
+from .projects import project_id_of
 
 router = APIRouter(tags=["Configuration API"])
 

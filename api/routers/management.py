@@ -12,8 +12,8 @@ from ...domain.errors import NoSuchProject, NoSuchWarehouse
 from ...domain.provenance import Provenance
 from ..context import provenance
 from ..dependencies import container
-from .projects import project_id_of
 from ..responses import JSONResponse
+from .projects import project_id_of
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

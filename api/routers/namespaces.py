@@ -8,8 +8,8 @@ from ..context import provenance
 from ..dependencies import container
 from ..identifiers import parse_namespace
 from ..models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
-from .warehouses import active_warehouse
 from ..responses import JSONResponse
+from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"])
 

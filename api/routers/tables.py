@@ -12,10 +12,16 @@ from ...services.tables import TableChange, TableState
 from ..context import provenance
 from ..dependencies import boolean_param, container
 from ..identifiers import parse_namespace
-from ..models import (CommitTableRequest, CommitTransactionRequest, CreateTableRequest, RegisterTableRequest,
-                      RenameTableRequest, ReportMetricsRequest)
-from .warehouses import active_warehouse
+from ..models import (
+    CommitTableRequest,
+    CommitTransactionRequest,
+    CreateTableRequest,
+    RegisterTableRequest,
+    RenameTableRequest,
+    ReportMetricsRequest,
+)
 from ..responses import JSONResponse
+from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"])
 
@@ -40,7 +46,7 @@ async def list_tables(prefix: str, namespace: str, ll=Depends(container)):
     path = parse_namespace(namespace)
     names = await ll.queries.tabulars(await _namespace_id(ll, wh["id"], path), "table", None, PAGE_LIMIT)
     return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
-                           "next-page-token": None})
+                         "next-page-token": None})
 
 
 @router.post("/{prefix}/namespaces/{namespace}/tables")

@@ -6,7 +6,6 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-
 from conftest import SCHEMA
 
 RACERS = 16

@@ -8,7 +8,6 @@ import time
 
 import httpx
 import pytest
-
 from conftest import SCHEMA, Server
 
 

@@ -1,7 +1,6 @@
 from uuid import uuid4
 
 import pytest
-
 from lakeledger.domain.errors import AlreadyExists, BadRequest
 from lakeledger.domain.name_claim import TABULAR, NameClaim
 from lakeledger.domain.names import check_name, check_namespace, claim_id
