@@ -21,8 +21,10 @@ $(VENV)/.installed: pyproject.toml
 run: setup
 	LAKELEDGER__DEFAULT_WAREHOUSE=$${LAKELEDGER__DEFAULT_WAREHOUSE:-demo} $(VENV)/bin/lakeledger serve
 
+# Spark needs a JVM: installed from Debian's packages when missing (as root), otherwise say how.
 java-check:
-	@command -v java >/dev/null || { echo "Java 17 is needed for the Spark tests: apt-get install openjdk-17-jre-headless"; exit 1; }
+	@command -v java >/dev/null || { apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null; } \
+		|| { echo "Java 17 is needed for the Spark tests: apt-get install openjdk-17-jre-headless"; exit 1; }
 	@java -version 2>&1 | head -1
 
 spark-deps: java-check $(SPARK_RUNTIME)
