@@ -265,9 +265,6 @@ class TableService:
         except BaseException:
             for location, _ in written:
                 self.files.forget(location)
-                try:
-                    storage.delete_tree(location)
-                except Exception:
-                    pass
+                storage.delete(location)
             raise
         return [data for _, data in written]

@@ -7,5 +7,8 @@ class Storage(Protocol):
 
     def read(self, location: str) -> bytes: ...
 
+    def delete(self, location: str) -> None:
+        """Deletes one file, if it exists."""
+
     def delete_tree(self, location: str) -> int:
         """Deletes everything at and below ``location``; returns the number of files removed."""

@@ -18,6 +18,14 @@ class FileStorage:
             raise BadRequest(f"Not a file location: {location}")
         return location[len("file://"):]
 
+    def _inside(self, location: str) -> str:
+        """The local path of a location strictly inside the warehouse; anything else is refused."""
+        location = normalize_location(location)
+        base = self.profile.base_location()
+        if not is_within(location, base) or location == base:
+            raise BadRequest(f"Refusing to delete {location}: not strictly inside {base}")
+        return self._path(location)
+
     def write_new(self, location: str, data: bytes) -> None:
         path = self._path(location)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -33,12 +41,14 @@ class FileStorage:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise NotFound(f"File does not exist: {location}") from None
 
+    def delete(self, location: str) -> None:
+        try:
+            os.remove(self._inside(location))
+        except FileNotFoundError:
+            pass
+
     def delete_tree(self, location: str) -> int:
-        location = normalize_location(location)
-        base = self.profile.base_location()
-        if not is_within(location, base) or location == base:
-            raise BadRequest(f"Refusing to delete {location}: not strictly inside {base}")
-        path = self._path(location)
+        path = self._inside(location)
         if not os.path.exists(path):
             return 0
         count = sum(len(files) for _, _, files in os.walk(path))

@@ -1,6 +1,7 @@
 """Invariants under concurrent clients: unique names, one winner per base version, no lost update,
 read-your-writes from any API process."""
 
+import os
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -92,6 +93,9 @@ def test_exactly_one_commit_wins_per_base_version(server, client, table_factory,
     winner = next(r for r in responses if r.status_code == 200).json()["metadata"]["current-snapshot-id"]
     assert client.get(path).json()["metadata"]["current-snapshot-id"] == winner
     assert log_length() == before + 1
+    # the losers' metadata files were removed: only the created and the winning versions remain
+    metadata_dir = location[len("file://"):] + "/metadata"
+    assert len([f for f in os.listdir(metadata_dir) if f.endswith(".metadata.json")]) == 2
 
 
 def test_no_update_is_lost_when_clients_retry(server, client, table_factory):
