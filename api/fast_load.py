@@ -5,6 +5,8 @@ read-model lookup and the stored bytes, without routing, dependency injection or
 Everything else (errors, cache misses, query options) falls through to the FastAPI route, which is
 the reference behaviour, so both paths answer identically."""
 
+from uuid import UUID
+
 from ..domain.errors import BadRequest
 from ..domain.names import check_name
 from .identifiers import SEPARATOR
@@ -39,7 +41,7 @@ class FastLoadTable:
         try:
             namespace = [check_name(level, "Namespace") for level in parts[5].split(SEPARATOR)]
             name = check_name(parts[7], "Table")
-            row = await queries.active_tabular_by_prefix(parts[3], namespace, name)
+            row = await queries.active_table(UUID(parts[3]), namespace, name)
         except (BadRequest, ValueError):
             return None
         if row is None:

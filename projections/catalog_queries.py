@@ -84,12 +84,6 @@ class CatalogQueries:
     def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
         return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})
 
-    def namespace_has_children(self, namespace_id: UUID) -> bool:
-        return bool(self._scalar(NAMESPACE_HAS_CHILDREN, {"id": namespace_id}))
-
-    def warehouse_has_namespaces(self, warehouse_id: UUID) -> bool:
-        return bool(self._scalar(WAREHOUSE_HAS_NAMESPACES, {"id": warehouse_id}))
-
     def overlapping_tabular(self, warehouse_id: UUID, location: str, exclude: UUID) -> str | None:
         with self.pool.connection() as conn:
             row = conn.execute(OVERLAPPING_TABULAR, {"warehouse_id": warehouse_id, "location": location,
@@ -151,14 +145,10 @@ class AsyncCatalogQueries:
             rows = await self.all(TOP_NAMESPACES, {"warehouse_id": warehouse_id, "after": after, "limit": limit})
         return [r["path"] for r in rows]
 
-    async def active_tabular(self, warehouse_id: UUID, namespace: list[str], name: str,
-                             typ: str) -> dict[str, Any] | None:
-        return await self.one(ACTIVE_TABULAR, {"warehouse_id": warehouse_id, "namespace": namespace, "name": name,
-                                               "typ": typ})
-
-    async def active_tabular_by_prefix(self, prefix: str, namespace: list[str], name: str) -> tuple | None:
-        """The hot loadTable lookup: tuple rows, a prepared statement, nothing else."""
-        params = {"warehouse_id": UUID(prefix), "namespace": namespace, "name": name, "typ": "table"}
+    async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        """(id, metadata_location) of a live table in an active warehouse: the loadTable lookup, kept
+        to a prepared statement and tuple rows because it is the hottest query."""
+        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "table"}
         async with self.pool.connection() as conn:
             cur = await conn.execute(ACTIVE_TABULAR, params, prepare=True)
             return await cur.fetchone()

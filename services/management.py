@@ -3,7 +3,7 @@
 import os
 from uuid import UUID, uuid4
 
-from ..domain.errors import AlreadyExists, BadRequest, CommitFailed, NoSuchProject, Unsupported, WarehouseNotEmpty
+from ..domain.errors import AlreadyExists, BadRequest, CommitFailed, NoSuchProject, Unsupported
 from ..domain.name_claim import WAREHOUSE
 from ..domain.names import server_aggregate_id
 from ..domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
@@ -123,8 +123,6 @@ class ManagementService:
     def delete_warehouse(self, warehouse_id: str, by: Provenance) -> None:
         def command() -> None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
-            if self.ledger.queries.warehouse_has_namespaces(wh.id):
-                raise WarehouseNotEmpty(f"Warehouse {wh.name} is not empty: drop its namespaces first")
             claim = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)
             wh.delete(by)
             self.ledger.append(claim, wh, conditions=[warehouse_has_no_namespaces(wh.id, wh.name)])

@@ -1,6 +1,6 @@
 from uuid import uuid4
 
-from ..domain.errors import AlreadyExists, NamespaceNotEmpty
+from ..domain.errors import AlreadyExists
 from ..domain.name_claim import NAMESPACE
 from ..domain.names import check_namespace, dotted
 from ..domain.namespace import Namespace
@@ -49,8 +49,6 @@ class NamespaceService:
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            if self.ledger.queries.namespace_has_children(ns.id):
-                raise NamespaceNotEmpty(f"Namespace is not empty: {dotted(levels)}")
             claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)
             ns.drop(by)
             self.ledger.append(claim, ns, conditions=[namespace_is_empty(ns.id, dotted(levels))])

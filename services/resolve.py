@@ -1,5 +1,6 @@
-"""Finding aggregates by the names clients use, through the name claims in the log (so commands
-never decide on a read model that might lag)."""
+"""Finding what a command acts on by the names clients use: namespaces and tables through the name
+claims in the log, a warehouse's settings through the catalog read model (kept current by the
+append transaction itself)."""
 
 from dataclasses import dataclass
 from uuid import UUID

@@ -57,14 +57,15 @@ async def create_table(prefix: str, namespace: str, body: CreateTableRequest, re
     return _table_result(state)
 
 
-async def _find_table(ll, prefix: str, namespace: str, table: str) -> dict:
+async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
+    """(id, metadata_location) of the table, or the precise 404 for what is missing."""
     path = parse_namespace(namespace)
     check_name(table, "Table")
     try:
         warehouse_id = UUID(prefix)
     except ValueError:
         raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
-    row = await ll.queries.active_tabular(warehouse_id, path, table, "table")
+    row = await ll.queries.active_table(warehouse_id, path, table)
     if row is not None:
         return row
     wh = await active_warehouse(ll, prefix)
@@ -76,10 +77,11 @@ async def _find_table(ll, prefix: str, namespace: str, table: str) -> dict:
 async def load_table(prefix: str, namespace: str, table: str, snapshots: str | None = Query(default=None),
                      ll=Depends(container)):
     row = await _find_table(ll, prefix, namespace, table)
-    body = ll.files.response_body(row["metadata_location"])
+    metadata_location = row[1]
+    body = ll.files.response_body(metadata_location)
     if body is None:
         wh = await active_warehouse(ll, prefix)
-        body = await run_in_threadpool(ll.files.load_response_body, row["metadata_location"], wh["storage_profile"])
+        body = await run_in_threadpool(ll.files.load_response_body, metadata_location, wh["storage_profile"])
     return Response(body, media_type=JSON)
 
 
