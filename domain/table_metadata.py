@@ -12,7 +12,7 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.locations import load_location_provider
-from pyiceberg.table.metadata import TableMetadata, new_table_metadata
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import (
     AssertCreate,
@@ -128,3 +128,8 @@ def next_metadata_location(metadata: TableMetadata, previous_location: str | Non
 
 def serialize(metadata: TableMetadata) -> bytes:
     return metadata.model_dump_json().encode()
+
+
+def parse(data: bytes) -> TableMetadata:
+    """Metadata as stored in a metadata file; the inverse of ``serialize``."""
+    return TableMetadataUtil.parse_raw(data)

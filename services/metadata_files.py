@@ -9,10 +9,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import orjson
-from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil
+from pyiceberg.table.metadata import TableMetadata
 
 from ..domain.errors import BadRequest
-from ..domain.table_metadata import serialize
+from ..domain.table_metadata import parse, serialize
 from ..domain.warehouse import parse_storage_profile
 from ..storage import Storage, storage_for
 
@@ -64,7 +64,7 @@ class MetadataFiles:
         entry = self.entry(location, storage)
         if entry.parsed is None:
             try:
-                entry.parsed = TableMetadataUtil.parse_raw(entry.data)
+                entry.parsed = parse(entry.data)
             except Exception as e:
                 raise BadRequest(f"Cannot read table metadata at {location}: {e}") from None
         return entry.parsed
