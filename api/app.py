@@ -33,6 +33,8 @@ def create_app(container) -> FastAPI:
     errors.install(app)
     for router in (config.router, namespaces.router, tables.router):
         app.include_router(router, prefix="/catalog/v1")
+        # Zero-config clients (uri = the server's root) find the same API at /v1.
+        app.include_router(router, prefix="/v1", include_in_schema=False)
     app.include_router(management.router)
 
     @app.get("/health", include_in_schema=False)

@@ -31,6 +31,8 @@ class FastLoadTable:
 
     async def _try(self, path: str) -> bytes | None:
         parts = path.split("/")
+        if len(parts) == 7:  # the root alias: /v1/...
+            parts.insert(1, "catalog")
         # ['', 'catalog', 'v1', prefix, 'namespaces', namespace, 'tables', table]
         if len(parts) != 8 or parts[1] != "catalog" or parts[2] != "v1" or parts[4] != "namespaces" \
                 or parts[6] != "tables":

@@ -95,3 +95,16 @@ def test_rename_and_drop(catalog):
     assert catalog.list_tables("life") == []
     catalog.drop_namespace("life")
     assert ("life",) not in catalog.list_namespaces()
+
+
+def test_zero_config_client_uses_the_root_alias_and_the_default_warehouse(second_server):
+    # uri is the server's root and no warehouse is named: /v1/config answers with the default warehouse
+    catalog = RestCatalog("zero", uri=second_server.url)
+    namespace = f"zero_{threading.get_ident()}"
+    catalog.create_namespace(namespace)
+    table = catalog.create_table(f"{namespace}.t", schema=ROWS.schema)
+    table.append(ROWS)
+    assert catalog.load_table(f"{namespace}.t").scan().to_arrow().num_rows == 3
+    # the same objects are visible under /catalog/v1
+    again = RestCatalog("again", uri=f"{second_server.url}/catalog")
+    assert again.list_tables(namespace) == [(namespace, "t")]
