@@ -24,4 +24,6 @@ class Settings(BaseSettings):
     metadata_cache_entries: int = Field(default=4096, ge=16)
     auto_migrate: bool = True
     log_level: str = "info"
+    default_page_size: int = Field(default=100, ge=1)
+    max_page_size: int = Field(default=1000, ge=1)
     worker_poll_seconds: float = Field(default=1.0, gt=0)

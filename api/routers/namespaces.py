@@ -7,23 +7,24 @@ from ...domain.provenance import Provenance
 from ..context import provenance
 from ..dependencies import container
 from ..identifiers import parse_namespace
+from ..pagination import PATH, Page, fetch, page
 from ..models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
 from ..responses import JSONResponse
 from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"])
 
-PAGE_LIMIT = 100_000
-
 
 @router.get("/{prefix}/namespaces")
-async def list_namespaces(prefix: str, parent: str | None = Query(default=None), ll=Depends(container)):
+async def list_namespaces(prefix: str, parent: str | None = Query(default=None), ll=Depends(container),
+                          paging: Page = Depends(page)):
     wh = await active_warehouse(ll, prefix)
     parent_path = parse_namespace(parent) if parent else None
     if parent_path and await ll.queries.namespace(wh["id"], parent_path) is None:
         raise NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
-    paths = await ll.queries.child_namespaces(wh["id"], parent_path, None, PAGE_LIMIT)
-    return JSONResponse({"namespaces": paths, "next-page-token": None})
+    paths, token = await fetch(
+        paging, lambda after, limit: ll.queries.child_namespaces(wh["id"], parent_path, after, limit), PATH)
+    return JSONResponse({"namespaces": paths, "next-page-token": token})
 
 
 @router.post("/{prefix}/namespaces")

@@ -12,6 +12,7 @@ from ...services.tables import TableChange, TableState
 from ..context import provenance
 from ..dependencies import boolean_param, container
 from ..identifiers import parse_namespace
+from ..pagination import NAME, Page, fetch, page
 from ..models import (
     CommitTableRequest,
     CommitTransactionRequest,
@@ -25,7 +26,6 @@ from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"])
 
-PAGE_LIMIT = 100_000
 JSON = "application/json"
 
 
@@ -41,12 +41,14 @@ async def _namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
 
 
 @router.get("/{prefix}/namespaces/{namespace}/tables")
-async def list_tables(prefix: str, namespace: str, ll=Depends(container)):
+async def list_tables(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
-    names = await ll.queries.tabulars(await _namespace_id(ll, wh["id"], path), "table", None, PAGE_LIMIT)
+    namespace_id = await _namespace_id(ll, wh["id"], path)
+    names, token = await fetch(paging, lambda after, limit: ll.queries.tabulars(namespace_id, "table", after, limit),
+                               NAME)
     return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
-                         "next-page-token": None})
+                         "next-page-token": token})
 
 
 @router.post("/{prefix}/namespaces/{namespace}/tables")

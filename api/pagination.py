@@ -1,0 +1,83 @@
+"""Paged lists, as the Iceberg REST spec has them: ``pageToken`` and ``pageSize`` in, ``next-page-token`` out.
+
+Pages are keyset pages: the token carries the last key served and the next page starts strictly after
+it, so a list stays stable while rows are added or removed between requests (no row is served twice,
+and no row that existed throughout is skipped). A request without ``pageToken`` gets the whole list,
+as clients that do not page expect; an empty ``pageToken`` asks for the first page."""
+
+import base64
+import binascii
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from fastapi import Depends, Query
+
+from ..domain.errors import BadRequest
+from .dependencies import container
+
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Page:
+    after: Any | None  # the last key of the previous page; None = from the start
+    size: int | None  # None = everything
+
+
+def _decode(token: str) -> Any:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        body = orjson.loads(raw)
+    except (binascii.Error, ValueError, orjson.JSONDecodeError):
+        raise BadRequest("Invalid pageToken: not a token this server issued") from None
+    if not isinstance(body, dict) or body.get("v") != _VERSION or "after" not in body:
+        raise BadRequest("Invalid pageToken: not a token this server issued")
+    return body["after"]
+
+
+def _encode(after: Any) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"v": _VERSION, "after": after})).decode().rstrip("=")
+
+
+async def page(pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+               ll=Depends(container)) -> Page:
+    if pageToken is None:
+        return Page(after=None, size=None)
+    size = ll.settings.default_page_size
+    if pageSize is not None and pageSize != "":
+        try:
+            size = int(pageSize)
+        except ValueError:
+            raise BadRequest(f"pageSize must be a positive integer, not {pageSize!r}") from None
+        if size < 1:
+            raise BadRequest(f"pageSize must be a positive integer, not {size}")
+    return Page(after=_decode(pageToken) if pageToken else None, size=min(size, ll.settings.max_page_size))
+
+
+def _is_name(key: Any) -> bool:
+    return isinstance(key, str)
+
+
+def _is_path(key: Any) -> bool:
+    return isinstance(key, list) and all(isinstance(level, str) for level in key)
+
+
+NAME = _is_name
+PATH = _is_path
+
+
+async def fetch(page: Page, rows: Callable[[Any, int | None], Awaitable[Sequence]], valid_key: Callable[[Any], bool],
+                key: Callable[[Any], Any] = lambda row: row) -> tuple[Sequence, str | None]:
+    """One page of ``rows(after, limit)`` and the token of the next page (None on the last one).
+    One row more than asked tells whether there is a next page without an empty last page."""
+    if page.size is None:
+        return await rows(None, None), None
+    if page.after is not None and not valid_key(page.after):
+        raise BadRequest("Invalid pageToken: it belongs to another list")
+    found = await rows(page.after, page.size + 1)
+    if len(found) <= page.size:
+        return found, None
+    served = found[:page.size]
+    return served, _encode(key(served[-1]))
