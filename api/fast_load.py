@@ -9,6 +9,7 @@ from uuid import UUID
 
 from ..domain.errors import BadRequest
 from ..domain.names import check_name
+from .etags import etag, matches
 from .identifiers import SEPARATOR
 
 _HEADERS = [(b"content-type", b"application/json")]
@@ -21,15 +22,22 @@ class FastLoadTable:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "GET" and not scope.get("query_string"):
-            body = await self._try(scope["path"])
-            if body is not None:
+            found = await self._try(scope["path"])
+            if found is not None:
+                metadata_location, body = found
+                tag = etag(metadata_location)
+                if matches(_header(scope, b"if-none-match"), tag):
+                    await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", tag.encode())]})
+                    await send({"type": "http.response.body", "body": b""})
+                    return
                 await send({"type": "http.response.start", "status": 200,
-                            "headers": [*_HEADERS, (b"content-length", str(len(body)).encode())]})
+                            "headers": [*_HEADERS, (b"etag", tag.encode()),
+                                        (b"content-length", str(len(body)).encode())]})
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
 
-    async def _try(self, path: str) -> bytes | None:
+    async def _try(self, path: str) -> tuple[str, bytes] | None:
         parts = path.split("/")
         if len(parts) == 7:  # the root alias: /v1/...
             parts.insert(1, "catalog")
@@ -48,4 +56,12 @@ class FastLoadTable:
             return None
         if row is None:
             return None
-        return self.container.files.response_body(row[1])
+        body = self.container.files.response_body(row[1])
+        return None if body is None else (row[1], body)
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None

@@ -17,6 +17,16 @@ from ..domain.warehouse import parse_storage_profile
 from ..storage import Storage, storage_for
 
 
+ALL_SNAPSHOTS = "all"
+REFS_SNAPSHOTS = "refs"
+
+
+def referenced_snapshots_only(metadata: TableMetadata) -> TableMetadata:
+    """The metadata with only the snapshots a branch or tag points at (loadTable's snapshots=refs)."""
+    referenced = {ref.snapshot_id for ref in metadata.refs.values()}
+    return metadata.model_copy(update={"snapshots": [s for s in metadata.snapshots if s.snapshot_id in referenced]})
+
+
 def load_result_body(metadata_location: str | None, metadata: bytes) -> bytes:
     """An Iceberg LoadTableResult, assembled around the stored metadata bytes (never re-serialised)."""
     return (b'{"metadata-location":' + orjson.dumps(metadata_location) + b',"metadata":' + metadata
@@ -61,7 +71,10 @@ class MetadataFiles:
         return self.entry(location, storage).data
 
     def parsed(self, location: str, storage: Storage) -> TableMetadata:
-        entry = self.entry(location, storage)
+        return self._parse(location, self.entry(location, storage))
+
+    @staticmethod
+    def _parse(location: str, entry: _Entry) -> TableMetadata:
         if entry.parsed is None:
             try:
                 entry.parsed = parse(entry.data)
@@ -78,19 +91,24 @@ class MetadataFiles:
         self._put(location, _Entry(data=data, parsed=metadata))
         return data
 
-    def response_body(self, location: str) -> bytes | None:
-        """The LoadTableResult for ``location`` if its file is cached; None means a storage read is needed."""
+    def response_body(self, location: str, snapshots: str = ALL_SNAPSHOTS) -> bytes | None:
+        """The LoadTableResult for ``location`` if its file is cached; None means a storage read is needed.
+        ``snapshots`` is the loadTable parameter: "all", or "refs" for only the snapshots of branches and tags."""
         entry = self._get(location)
         if entry is None:
             return None
-        body = entry.response.get("load")
+        body = entry.response.get(snapshots)
         if body is None:
-            body = entry.response["load"] = load_result_body(location, entry.data)
+            if snapshots == REFS_SNAPSHOTS:
+                data = serialize(referenced_snapshots_only(self._parse(location, entry)))
+            else:
+                data = entry.data
+            body = entry.response[snapshots] = load_result_body(location, data)
         return body
 
-    def load_response_body(self, location: str, storage_profile: dict) -> bytes:
+    def load_response_body(self, location: str, storage_profile: dict, snapshots: str = ALL_SNAPSHOTS) -> bytes:
         self.entry(location, storage_for(parse_storage_profile(storage_profile)))
-        return self.response_body(location)
+        return self.response_body(location, snapshots)
 
     def forget(self, location: str) -> None:
         with self._lock:

@@ -1,16 +1,17 @@
 from uuid import UUID
 
 import orjson
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from ...domain.errors import BadRequest, NoSuchNamespace, NoSuchTable, NoSuchWarehouse
 from ...domain.names import check_name, dotted
 from ...domain.provenance import Provenance
-from ...services.metadata_files import load_result_body
+from ...services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
 from ...services.tables import TableChange, TableState
 from ..context import provenance
 from ..dependencies import boolean_param, container
+from ..etags import etag, matches
 from ..identifiers import parse_namespace
 from ..pagination import NAME, Page, fetch, page
 from ..models import (
@@ -30,7 +31,12 @@ JSON = "application/json"
 
 
 def _table_result(state: TableState) -> Response:
-    return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON)
+    return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON,
+                    headers=_etag_header(state.metadata_location))
+
+
+def _etag_header(metadata_location: str | None) -> dict[str, str]:
+    return {"etag": etag(metadata_location)} if metadata_location else {}
 
 
 async def _namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
@@ -77,14 +83,21 @@ async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
 
 @router.get("/{prefix}/namespaces/{namespace}/tables/{table}")
 async def load_table(prefix: str, namespace: str, table: str, snapshots: str | None = Query(default=None),
-                     ll=Depends(container)):
+                     if_none_match: str | None = Header(default=None), ll=Depends(container)):
+    snapshots = (snapshots or ALL_SNAPSHOTS).lower()
+    if snapshots not in (ALL_SNAPSHOTS, REFS_SNAPSHOTS):
+        raise BadRequest(f"Query parameter snapshots must be all or refs, not {snapshots!r}")
     row = await _find_table(ll, prefix, namespace, table)
     metadata_location = row[1]
-    body = ll.files.response_body(metadata_location)
+    tag = etag(metadata_location, snapshots)
+    if matches(if_none_match, tag):
+        return Response(status_code=304, headers={"etag": tag})
+    body = ll.files.response_body(metadata_location, snapshots)
     if body is None:
         wh = await active_warehouse(ll, prefix)
-        body = await run_in_threadpool(ll.files.load_response_body, metadata_location, wh["storage_profile"])
-    return Response(body, media_type=JSON)
+        body = await run_in_threadpool(ll.files.load_response_body, metadata_location, wh["storage_profile"],
+                                       snapshots)
+    return Response(body, media_type=JSON, headers={"etag": tag})
 
 
 @router.head("/{prefix}/namespaces/{namespace}/tables/{table}", status_code=204)
@@ -99,7 +112,7 @@ async def update_table(prefix: str, namespace: str, table: str, body: CommitTabl
     change = TableChange(tuple(parse_namespace(namespace)), table, body.requirements, body.updates)
     [state] = await run_in_threadpool(ll.tables.commit, prefix, [change], by)
     return Response(b'{"metadata-location":' + orjson.dumps(state.metadata_location) + b',"metadata":'
-                    + state.metadata + b"}", media_type=JSON)
+                    + state.metadata + b"}", media_type=JSON, headers=_etag_header(state.metadata_location))
 
 
 @router.delete("/{prefix}/namespaces/{namespace}/tables/{table}", status_code=204)
