@@ -1,13 +1,16 @@
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from fastapi import FastAPI
 from psycopg_pool import AsyncConnectionPool
 
 from .. import __version__
 from ..projections.catalog_queries import AsyncCatalogQueries
+from ..services.idempotency import ResponseStore
 from . import errors
 from .context import RequestContext
 from .fast_load import FastLoadTable
+from .idempotency import IdempotentRequests
 from .responses import JSONResponse
 from .routers import config, management, namespaces, tables
 
@@ -22,6 +25,8 @@ def create_app(container) -> FastAPI:
                                    kwargs={"autocommit": True}, open=False)
         await pool.open(wait=True)
         container.queries = AsyncCatalogQueries(pool)
+        container.idempotent_responses = ResponseStore(
+            pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes))
         try:
             yield
         finally:
@@ -41,6 +46,7 @@ def create_app(container) -> FastAPI:
     async def health():
         return {"status": "ok"}
 
+    app.add_middleware(IdempotentRequests, container=container)
     app.add_middleware(FastLoadTable, container=container)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
     return app

@@ -64,3 +64,7 @@ class CommitFailed(CatalogError):
 
 class Unsupported(CatalogError):
     pass
+
+
+class RequestAlreadyApplied(CatalogError):
+    """A retry of a request whose change is already in the log (same Idempotency-Key)."""

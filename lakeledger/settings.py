@@ -26,4 +26,5 @@ class Settings(BaseSettings):
     log_level: str = "info"
     default_page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1000, ge=1)
+    idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)
     worker_poll_seconds: float = Field(default=1.0, gt=0)

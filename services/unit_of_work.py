@@ -11,13 +11,15 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 from psycopg import Connection
 
-from ..domain.errors import CommitFailed
+from ..domain.errors import CommitFailed, RequestAlreadyApplied
+from ..domain.idempotency import IdempotencyKey
 from ..domain.name_claim import NameClaim
 from ..domain.names import claim_id
 from ..domain.provenance import Provenance
 from ..eventstore.log import ConcurrentChange, EventLog, StoredNotification
 from ..projections.catalog_queries import CatalogQueries
 from ..projections.runner import ProjectionRunner
+from . import idempotency
 from .conditions import Condition
 
 T = TypeVar("T")
@@ -36,11 +38,24 @@ class Ledger:
 
     def append(self, *aggregates: Aggregate | None, conditions: Sequence[Condition] = ()) -> int | None:
         """Appends atomically, if every condition still holds at that moment; the catalog read model
-        shows the change in the same transaction."""
+        shows the change in the same transaction. A request's Idempotency-Key goes into the same append."""
         def in_transaction(conn: Connection, appended: list[StoredNotification]) -> None:
             self.catalog_view.apply_in_transaction(conn, appended, conditions)
 
-        return self.log.save(*aggregates, in_transaction=in_transaction)
+        keyed = idempotency.current.get()
+        by = _provenance_of(aggregates)
+        if keyed is None or keyed.recorded or by is None:
+            return self.log.save(*aggregates, in_transaction=in_transaction)
+        key = IdempotencyKey.use(keyed.key, keyed.method, keyed.path, by)
+        try:
+            position = self.log.save(*aggregates, key, in_transaction=in_transaction)
+        except ConcurrentChange:
+            if self.log.get(IdempotencyKey, key.id) is not None:
+                raise RequestAlreadyApplied(f"A request with Idempotency-Key {keyed.key} was already applied") \
+                    from None
+            raise
+        keyed.recorded = True
+        return position
 
     def retrying(self, command: Callable[[], T], on_conflict: type[Exception] = CommitFailed,
                  message: str = "Concurrent modification, please retry") -> T:
@@ -70,3 +85,10 @@ class Ledger:
         return claim
 
 
+def _provenance_of(aggregates) -> Provenance | None:
+    """Who made the change and under which request, as its own first event says: the key is recorded with it."""
+    for aggregate in aggregates:
+        if aggregate is not None and aggregate.pending_events:
+            first = aggregate.pending_events[0]
+            return Provenance(first.actor, first.request_id)
+    return None

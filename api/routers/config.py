@@ -52,4 +52,5 @@ async def get_config(warehouse: str | None = Query(default=None),
         "defaults": {},
         "overrides": {"prefix": str(row["id"])},
         "endpoints": ENDPOINTS,
+        "idempotency-key-lifetime": f"PT{ll.settings.idempotency_key_lifetime_minutes}M",
     })

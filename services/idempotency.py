@@ -1,0 +1,73 @@
+"""The Idempotency-Key of the request being served, for the Ledger to record with the change it makes.
+
+The API sets it for the duration of one request; a context variable carries it into the worker thread
+that runs the command, so no service has to pass it along."""
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import timedelta
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+from ..domain.idempotency import key_aggregate_id
+from ..eventstore.log import EVENTS_TABLE
+
+
+@dataclass
+class KeyedRequest:
+    key: UUID
+    method: str
+    path: str
+    recorded: bool = False  # set once the key went into the log with this request's change
+
+
+current: ContextVar[KeyedRequest | None] = ContextVar("lakeledger_idempotency_key", default=None)
+
+
+@dataclass(frozen=True)
+class FinalResponse:
+    method: str
+    path: str
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+class ResponseStore:
+    """Final responses by Idempotency-Key, kept for twice the advertised key lifetime."""
+
+    def __init__(self, pool: AsyncConnectionPool, lifetime: timedelta):
+        self.pool = pool
+        self.retention = 2 * lifetime
+        self._puts = 0
+
+    async def get(self, key: UUID) -> FinalResponse | None:
+        async with self.pool.connection() as conn:
+            cur = await conn.execute("SELECT method, path, status, headers, body FROM ll_idempotent_responses"
+                                     " WHERE key = %s", (key,))
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        return FinalResponse(row[0], row[1], row[2], [tuple(h) for h in row[3]], bytes(row[4]))
+
+    async def put(self, key: UUID, response: FinalResponse) -> FinalResponse:
+        """Stores ``response`` unless one is stored already; returns the one that is stored."""
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO ll_idempotent_responses (key, method, path, status, headers, body)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+                (key, response.method, response.path, response.status, Jsonb(response.headers), response.body))
+            self._puts += 1
+            if self._puts % 256 == 0:
+                await conn.execute("DELETE FROM ll_idempotent_responses WHERE created_at < now() - %s",
+                                   (self.retention,))
+        return await self.get(key) or response
+
+    async def applied(self, key: UUID) -> bool:
+        """Whether the log holds a change made under ``key``."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(f"SELECT 1 FROM {EVENTS_TABLE} WHERE originator_id = %s LIMIT 1",
+                                     (key_aggregate_id(key),))
+            return await cur.fetchone() is not None
