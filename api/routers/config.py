@@ -50,7 +50,8 @@ async def get_config(warehouse: str | None = Query(default=None),
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
     return JSONResponse({
         "defaults": {},
-        "overrides": {"prefix": str(row["id"])},
+        # the unit separator, URL-encoded as clients expect it; paths also accept it raw
+        "overrides": {"prefix": str(row["id"]), "namespace-separator": "%1F"},
         "endpoints": ENDPOINTS,
         "idempotency-key-lifetime": f"PT{ll.settings.idempotency_key_lifetime_minutes}M",
     })
