@@ -60,12 +60,12 @@ def _tool(choice: str) -> str:
     return "python"
 
 
-def _measure_load(name: str, url: str, args, tool: str) -> loadgen.LoadResult:
+def _measure_load(name: str, url: str, args, tool: str, headers: dict[str, str] | None = None) -> loadgen.LoadResult:
     if args.warmup_seconds:
         _say(f"{name}: warm-up {args.warmup_seconds:g} s")
-        loadgen.run(url, args.connections, args.warmup_seconds, args.threads, tool)
+        loadgen.run(url, args.connections, args.warmup_seconds, args.threads, tool, headers)
     _say(f"{name}: {args.load_seconds:g} s, {args.connections} connections")
-    result = loadgen.run(url, args.connections, args.load_seconds, args.threads, tool)
+    result = loadgen.run(url, args.connections, args.load_seconds, args.threads, tool, headers)
     _say(f"{name}: {result.rps:.0f} req/s, p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms, "
          f"{result.non_2xx} non-2xx, {result.errors} errors")
     return result
@@ -102,6 +102,11 @@ def run(args) -> int:
 
         url = server.url + table.path
         load = _measure_load("loadTable on Lakeledger", url, args, tool)
+        tag = httpx.get(url, timeout=10).headers["etag"]
+        if httpx.get(url, headers={"If-None-Match": tag}, timeout=10).status_code != 304:
+            raise RuntimeError("Lakeledger does not answer If-None-Match with 304")
+        revalidate = _measure_load("loadTable revalidation (If-None-Match, 304)", url, args, tool,
+                                   {"If-None-Match": tag})
 
         body_file = work / "load-table-response.json"
         body_file.write_bytes(body)
@@ -133,7 +138,7 @@ def run(args) -> int:
         context = {"cpus": os.cpu_count(), "load_tool": loadgen.describe(tool, args.connections, args.threads),
                    "load_seconds": args.load_seconds, "warmup_seconds": args.warmup_seconds,
                    "body_bytes": len(body), "commit_seconds": args.commit_seconds, "snapshots": args.snapshots}
-        text, all_ok = report.render(load, bare_result, commit_result, context)
+        text, all_ok = report.render(load, bare_result, revalidate, commit_result, context)
         print(text, flush=True)
         return 1 if args.strict and not all_ok else 0
     finally:

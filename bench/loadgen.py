@@ -61,21 +61,25 @@ def describe(tool: str, connections: int, threads: int) -> str:
     return f"python asyncio client, {threads} processes, {connections} connections"
 
 
-def run(url: str, connections: int, duration_s: float, threads: int, tool: str) -> LoadResult:
+def run(url: str, connections: int, duration_s: float, threads: int, tool: str,
+        headers: dict[str, str] | None = None) -> LoadResult:
+    """``headers`` are sent with every request (e.g. If-None-Match); 304 counts as a success."""
+    headers = headers or {}
     if tool == "wrk":
-        return _run_wrk(url, connections, duration_s, threads)
-    return _run_python(url, connections, duration_s, threads)
+        return _run_wrk(url, connections, duration_s, threads, headers)
+    return _run_python(url, connections, duration_s, threads, headers)
 
 
 # -- wrk ------------------------------------------------------------------------------------------
 
-def _run_wrk(url: str, connections: int, duration_s: float, threads: int) -> LoadResult:
+def _run_wrk(url: str, connections: int, duration_s: float, threads: int, headers: dict[str, str]) -> LoadResult:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(WRK_SCRIPT)
         script = f.name
     try:
         out = subprocess.run([wrk_path() or "wrk", f"-t{threads}", f"-c{connections}", f"-d{duration_s:g}s",
-                              "--timeout", "5s", "-s", script, url],
+                              "--timeout", "5s", "-s", script,
+                              *(arg for k, v in headers.items() for arg in ("-H", f"{k}: {v}")), url],
                              capture_output=True, text=True, timeout=duration_s + 60)
     finally:
         os.unlink(script)
@@ -92,14 +96,16 @@ def _run_wrk(url: str, connections: int, duration_s: float, threads: int) -> Loa
 
 # -- python fallback ------------------------------------------------------------------------------
 
-def _run_python(url: str, connections: int, duration_s: float, processes: int) -> LoadResult:
+def _run_python(url: str, connections: int, duration_s: float, processes: int,
+                headers: dict[str, str]) -> LoadResult:
     """``processes`` child processes (``python -m bench.loadgen``), each driving its share of the
     connections from one asyncio loop; each prints its latencies as JSON on stdout."""
     processes = max(1, min(processes, connections))
     shares = [connections // processes + (1 if i < connections % processes else 0) for i in range(processes)]
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    children = [subprocess.Popen([sys.executable, "-m", "bench.loadgen", url, str(n), str(duration_s)],
+    children = [subprocess.Popen([sys.executable, "-m", "bench.loadgen", url, str(n), str(duration_s),
+                                  json.dumps(headers)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for n in shares]
     parts = []
     try:
@@ -120,20 +126,21 @@ def _run_python(url: str, connections: int, duration_s: float, processes: int) -
                       percentile(latencies, 99) / 1e3, sum(p["bytes"] for p in parts) / requests if requests else 0.0)
 
 
-def _worker(url: str, connections: int, duration_s: float) -> dict:
+def _worker(url: str, connections: int, duration_s: float, headers: dict[str, str]) -> dict:
     try:
         import uvloop
         uvloop.install()
     except ImportError:
         pass
-    return asyncio.run(_worker_main(url, connections, duration_s))
+    return asyncio.run(_worker_main(url, connections, duration_s, headers))
 
 
-async def _worker_main(url: str, connections: int, duration_s: float) -> dict:
+async def _worker_main(url: str, connections: int, duration_s: float, headers: dict[str, str]) -> dict:
     parts = urlsplit(url)
     host, port = parts.hostname, parts.port or 80
     request = (f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
-               f"Connection: keep-alive\r\nAccept: application/json\r\n\r\n").encode()
+               f"Connection: keep-alive\r\nAccept: application/json\r\n"
+               + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode()
     result = {"latencies_us": [], "non_2xx": 0, "errors": 0, "bytes": 0}
     start = time.perf_counter()
     deadline = start + duration_s
@@ -167,7 +174,7 @@ async def _connection(host: str, port: int, request: bytes, deadline: float, res
                 await asyncio.wait_for(reader.readexactly(length), 5)
             latencies.append(round((time.perf_counter() - t0) * 1e6))
             result["bytes"] += len(head) + length
-            if not 200 <= status < 300:
+            if not (200 <= status < 300 or status == 304):
                 result["non_2xx"] += 1
         except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, asyncio.LimitOverrunError, ValueError):
             result["errors"] += 1
@@ -179,5 +186,5 @@ async def _connection(host: str, port: int, request: bytes, deadline: float, res
         writer.close()
 
 
-if __name__ == "__main__":  # one load generator process of the Python fallback: URL CONNECTIONS SECONDS
-    print(json.dumps(_worker(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))))
+if __name__ == "__main__":  # one load generator process of the Python fallback: URL CONNECTIONS SECONDS HEADERS
+    print(json.dumps(_worker(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4]))))
