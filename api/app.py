@@ -12,7 +12,7 @@ from .context import RequestContext
 from .fast_load import FastLoadTable
 from .idempotency import IdempotentRequests
 from .responses import JSONResponse
-from .routers import config, management, namespaces, tables
+from .routers import config, management, namespaces, tables, views
 
 
 def create_app(container) -> FastAPI:
@@ -36,7 +36,7 @@ def create_app(container) -> FastAPI:
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
     errors.install(app)
-    for router in (config.router, namespaces.router, tables.router):
+    for router in (config.router, namespaces.router, tables.router, views.router):
         app.include_router(router, prefix="/catalog/v1")
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.sorting import SortOrder
+from pyiceberg.view.metadata import ViewVersion
 
 
 class _Body(BaseModel):
@@ -62,3 +63,22 @@ class RegisterTableRequest(_Body):
 
 class ReportMetricsRequest(_Body):
     report_type: str | None = Field(default=None, alias="report-type")
+
+
+class CreateViewRequest(_Body):
+    name: str
+    location: str | None = None
+    view_schema: Schema = Field(alias="schema")
+    view_version: ViewVersion = Field(alias="view-version")
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+class CommitViewRequest(_Body):
+    identifier: TableIdentifier | None = None
+    requirements: list[dict[str, Any]] = Field(default_factory=list)
+    updates: list[dict[str, Any]]
+
+
+class RegisterViewRequest(_Body):
+    name: str
+    metadata_location: str = Field(alias="metadata-location")

@@ -22,6 +22,7 @@ class View(Tabular):
         updates: list
         previous_metadata_location: str
         metadata_location: str
+        location: str  # a set-location update moves the view; unchanged otherwise
 
     @event(Created)
     def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str,
@@ -35,12 +36,15 @@ class View(Tabular):
                    name=name, location=location, metadata_location=metadata_location, request=request,
                    actor=by.actor, request_id=by.request_id)
 
-    def replace(self, requirements: list, updates: list, metadata_location: str, by: Provenance) -> None:
+    def replace(self, requirements: list, updates: list, metadata_location: str, by: Provenance,
+                location: str | None = None) -> None:
         self.ensure_live()
         self._replaced(requirements=requirements, updates=updates, previous_metadata_location=self.metadata_location,
-                       metadata_location=metadata_location, actor=by.actor, request_id=by.request_id)
+                       metadata_location=metadata_location, location=location or self.location, actor=by.actor,
+                       request_id=by.request_id)
 
     @event(Replaced)
     def _replaced(self, requirements: list, updates: list, previous_metadata_location: str, metadata_location: str,
-                  actor: str, request_id: str) -> None:
+                  location: str, actor: str, request_id: str) -> None:
         self.metadata_location = metadata_location
+        self.location = location

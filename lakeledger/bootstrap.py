@@ -19,6 +19,7 @@ from .services.metadata_files import MetadataFiles
 from .services.namespaces import NamespaceService
 from .services.tables import TableService
 from .services.unit_of_work import Ledger
+from .services.views import ViewService
 from .settings import Settings
 
 log = logging.getLogger("lakeledger")
@@ -39,6 +40,7 @@ class Lakeledger:
         self.files = MetadataFiles(settings.metadata_cache_entries)
         self.namespaces = NamespaceService(self.ledger)
         self.tables = TableService(self.ledger, self.files)
+        self.views = ViewService(self.ledger, self.files)
         self.management = ManagementService(self.ledger, settings.server_id)
         self.queries = None  # the API's async read-model queries, opened with its event loop
 

@@ -153,6 +153,13 @@ class AsyncCatalogQueries:
             cur = await conn.execute(ACTIVE_TABULAR, params, prepare=True)
             return await cur.fetchone()
 
+    async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        """(id, metadata_location) of a live view in an active warehouse."""
+        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "view"}
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(ACTIVE_TABULAR, params)
+            return await cur.fetchone()
+
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
         rows = await self.all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})
         return [r["name"] for r in rows]

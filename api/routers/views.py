@@ -1,0 +1,117 @@
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.concurrency import run_in_threadpool
+
+from ...domain.errors import NoSuchNamespace, NoSuchView, NoSuchWarehouse
+from ...domain.names import check_name, dotted
+from ...domain.provenance import Provenance
+from ...services.metadata_files import load_result_body
+from ...services.views import ViewState
+from ..context import provenance
+from ..dependencies import container
+from ..identifiers import parse_namespace
+from ..models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
+from ..pagination import NAME, Page, fetch, page
+from ..responses import JSONResponse
+from .warehouses import active_warehouse
+
+router = APIRouter(tags=["Catalog API"])
+
+JSON = "application/json"
+
+
+def _view_result(state: ViewState) -> Response:
+    """An Iceberg LoadViewResult around the stored metadata bytes."""
+    return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON)
+
+
+async def _namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
+    row = await ll.queries.namespace(warehouse_id, path)
+    if row is None:
+        raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
+    return row["id"]
+
+
+async def _find_view(ll, prefix: str, namespace: str, view: str) -> tuple:
+    """(id, metadata_location) of the view, or the precise 404 for what is missing. A table of that
+    name is not a view: NoSuchViewException."""
+    path = parse_namespace(namespace)
+    check_name(view, "View")
+    try:
+        warehouse_id = UUID(prefix)
+    except ValueError:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
+    row = await ll.queries.active_view(warehouse_id, path, view)
+    if row is not None:
+        return row
+    wh = await active_warehouse(ll, prefix)
+    await _namespace_id(ll, wh["id"], path)
+    raise NoSuchView(f"View does not exist: {dotted([*path, view])}")
+
+
+@router.get("/{prefix}/namespaces/{namespace}/views")
+async def list_views(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
+    wh = await active_warehouse(ll, prefix)
+    path = parse_namespace(namespace)
+    namespace_id = await _namespace_id(ll, wh["id"], path)
+    names, token = await fetch(paging, lambda after, limit: ll.queries.tabulars(namespace_id, "view", after, limit),
+                               NAME)
+    return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
+                         "next-page-token": token})
+
+
+@router.post("/{prefix}/namespaces/{namespace}/views")
+async def create_view(prefix: str, namespace: str, body: CreateViewRequest, request: Request,
+                      ll=Depends(container), by: Provenance = Depends(provenance)):
+    raw = await request.json()
+    state = await run_in_threadpool(ll.views.create, prefix, parse_namespace(namespace), body, raw, by)
+    return _view_result(state)
+
+
+@router.get("/{prefix}/namespaces/{namespace}/views/{view}")
+async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container)):
+    _, metadata_location = await _find_view(ll, prefix, namespace, view)
+    body = ll.files.response_body(metadata_location)
+    if body is None:
+        wh = await active_warehouse(ll, prefix)
+        body = await run_in_threadpool(ll.files.load_response_body, metadata_location, wh["storage_profile"])
+    return Response(body, media_type=JSON)
+
+
+@router.head("/{prefix}/namespaces/{namespace}/views/{view}", status_code=204)
+async def view_exists(prefix: str, namespace: str, view: str, ll=Depends(container)):
+    await _find_view(ll, prefix, namespace, view)
+    return Response(status_code=204)
+
+
+@router.post("/{prefix}/namespaces/{namespace}/views/{view}")
+async def replace_view(prefix: str, namespace: str, view: str, body: CommitViewRequest,
+                       ll=Depends(container), by: Provenance = Depends(provenance)):
+    state = await run_in_threadpool(ll.views.replace, prefix, parse_namespace(namespace), view, body.requirements,
+                                    body.updates, by)
+    return _view_result(state)
+
+
+@router.delete("/{prefix}/namespaces/{namespace}/views/{view}", status_code=204)
+async def drop_view(prefix: str, namespace: str, view: str, ll=Depends(container),
+                    by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.views.drop, prefix, parse_namespace(namespace), view, by)
+    return Response(status_code=204)
+
+
+@router.post("/{prefix}/namespaces/{namespace}/register-view")
+async def register_view(prefix: str, namespace: str, body: RegisterViewRequest, request: Request,
+                        ll=Depends(container), by: Provenance = Depends(provenance)):
+    raw = await request.json()
+    state = await run_in_threadpool(ll.views.register, prefix, parse_namespace(namespace), body.name,
+                                    body.metadata_location, raw, by)
+    return _view_result(state)
+
+
+@router.post("/{prefix}/views/rename", status_code=204)
+async def rename_view(prefix: str, body: RenameTableRequest, ll=Depends(container),
+                      by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.views.rename, prefix, (body.source.namespace, body.source.name),
+                            (body.destination.namespace, body.destination.name), by)
+    return Response(status_code=204)

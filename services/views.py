@@ -1,0 +1,217 @@
+"""Use cases of Iceberg views: create, replace (commit), drop, rename, register.
+
+Views share their namespace's name space with tables (one name claim per name, whichever kind holds
+it). A replace is atomic like a table commit: it builds on the view's current metadata and appends
+at the view's next version; when another writer got there first it is re-run against the winning
+state, so its requirements are checked again and no replace is lost."""
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID, uuid4
+
+from pyiceberg.view.metadata import ViewMetadata
+
+from ..domain import view_metadata as vm
+from ..domain.errors import AlreadyExists, BadRequest, NoSuchView
+from ..domain.name_claim import TABULAR
+from ..domain.names import check_name, check_namespace, dotted
+from ..domain.namespace import Namespace
+from ..domain.provenance import Provenance
+from ..domain.storage_profile import is_within, normalize_location
+from ..domain.tabular import Tabular
+from ..domain.view import View
+from ..storage import Storage, storage_for
+from . import resolve
+from .conditions import namespace_exists
+from .metadata_files import MetadataFiles
+from .resolve import WarehouseSettings
+from .unit_of_work import Ledger
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """What a client receives after a create, replace or register: where the metadata is, and its bytes."""
+
+    metadata_location: str
+    metadata: bytes
+
+
+class ViewService:
+    def __init__(self, ledger: Ledger, files: MetadataFiles):
+        self.ledger = ledger
+        self.files = files
+
+    # -- create -------------------------------------------------------------------------------
+
+    def create(self, warehouse_id: str, namespace: list[str], request: Any, raw: dict, by: Provenance) -> ViewState:
+        levels = check_namespace(namespace)
+        name = check_name(request.name, "View")
+
+        def command() -> ViewState:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            self._check_name_free(ns, name)
+            view_id = uuid4()
+            profile = wh.profile()
+            if request.location:
+                location = profile.check_tabular_location(request.location)
+            else:
+                location = profile.default_table_location(ns.id, view_id)
+            self._check_no_overlap(wh, location, view_id)
+            metadata = vm.new_view(view_id, location, request.view_schema, request.view_version,
+                                   request.properties)
+            metadata_location = self._metadata_location(wh, metadata, None)
+            claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by)
+            view = View.create(view_id, wh.id, ns.id, levels, name, location, metadata_location, raw, by)
+            data = self._write_and_append(wh, metadata_location, metadata, [claim, view],
+                                          [namespace_exists(ns.id, dotted(levels))])
+            return ViewState(metadata_location, data)
+
+        return self.ledger.retrying(command, AlreadyExists, f"View already exists: {dotted([*levels, name])}")
+
+    # -- replace ------------------------------------------------------------------------------
+
+    def replace(self, warehouse_id: str, namespace: list[str], name: str, requirements_raw: list, updates_raw: list,
+                by: Provenance) -> ViewState:
+        levels = check_namespace(namespace)
+        name = check_name(name, "View")
+        requirements = vm.parse_requirements(requirements_raw)
+        updates = vm.parse_updates(updates_raw)
+
+        def command() -> ViewState:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            view = self._live_view(wh, levels, name)
+            storage = storage_for(wh.profile())
+            base = self._parsed(view.metadata_location, storage)
+            metadata = vm.apply_replace(base, requirements, updates)
+            if metadata is None:  # nothing changed: no new file, no event
+                return ViewState(view.metadata_location, self.files.data(view.metadata_location, storage))
+            location = view.location
+            if metadata.location != view.location:
+                location = wh.profile().check_tabular_location(metadata.location)
+                self._check_no_overlap(wh, location, view.id)
+            metadata_location = self._metadata_location(wh, metadata, view.metadata_location)
+            view.replace(requirements_raw, updates_raw, metadata_location, by, location=location)
+            data = self._write_and_append(wh, metadata_location, metadata, [view], [])
+            return ViewState(metadata_location, data)
+
+        return self.ledger.retrying(command)
+
+    # -- drop, rename, register ---------------------------------------------------------------
+
+    def drop(self, warehouse_id: str, namespace: list[str], name: str, by: Provenance) -> None:
+        levels = check_namespace(namespace)
+        name = check_name(name, "View")
+
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            view = self._view_in(ns, name)
+            claim = self.ledger.release(TABULAR, ns.id, name, view.id, by)
+            view.drop(False, by)  # a view has no data files; its metadata files stay
+            self.ledger.append(claim, view)
+
+        self.ledger.retrying(command)
+
+    def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
+               by: Provenance) -> None:
+        src_levels, src_name = check_namespace(source[0]), check_name(source[1], "View")
+        dst_levels, dst_name = check_namespace(destination[0]), check_name(destination[1], "View")
+        taken = f"Table or view already exists: {dotted([*dst_levels, dst_name])}"
+
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            src_ns = resolve.namespace(self.ledger, wh, src_levels)
+            view = self._view_in(src_ns, src_name)
+            dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
+            if dst_ns.id == src_ns.id and dst_name == src_name:
+                raise AlreadyExists(taken)
+            self._check_name_free(dst_ns, dst_name)
+            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, view.id, "View", by)
+            old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, view.id, by)
+            view.rename(dst_ns.id, dst_levels, dst_name, by)
+            self.ledger.append(old_claim, new_claim, view,
+                               conditions=[namespace_exists(dst_ns.id, dotted(dst_levels))])
+
+        self.ledger.retrying(command, AlreadyExists, taken)
+
+    def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str, raw: dict,
+                 by: Provenance) -> ViewState:
+        levels = check_namespace(namespace)
+        name = check_name(name, "View")
+
+        def command() -> ViewState:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            location_of_file = normalize_location(metadata_location)
+            if not is_within(location_of_file, wh.profile().base_location()):
+                raise BadRequest(f"Metadata location {metadata_location} is not inside the warehouse")
+            storage = storage_for(wh.profile())
+            metadata = self._parsed(location_of_file, storage)
+            data = self.files.data(location_of_file, storage)
+            self._check_name_free(ns, name)
+            view_id = vm.view_id(metadata)
+            if self.ledger.log.get(Tabular, view_id) is not None:
+                raise AlreadyExists(f"A table or view with uuid {view_id} is already registered")
+            location = wh.profile().check_tabular_location(metadata.location)
+            self._check_no_overlap(wh, location, view_id)
+            claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by)
+            view = View.create(view_id, wh.id, ns.id, levels, name, location, location_of_file, raw, by)
+            self.ledger.append(claim, view, conditions=[namespace_exists(ns.id, dotted(levels))])
+            return ViewState(location_of_file, data)
+
+        return self.ledger.retrying(command, AlreadyExists, f"View already exists: {dotted([*levels, name])}")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_name_free(self, ns: Namespace, name: str) -> None:
+        """409 when a table or a view holds the name (one name space for both kinds)."""
+        holder = resolve.table_id(self.ledger, ns, name)
+        if holder is None:
+            return
+        found = self.ledger.log.get(Tabular, holder)
+        kind = found.kind.capitalize() if found is not None else "Table or view"
+        raise AlreadyExists(f"{kind} already exists: {dotted([*ns.path, name])}")
+
+    def _view_in(self, ns: Namespace, name: str) -> View:
+        holder = resolve.table_id(self.ledger, ns, name)
+        found = self.ledger.log.get(View, holder) if holder is not None else None
+        if found is None or found.dropped:
+            raise NoSuchView(f"View does not exist: {dotted([*ns.path, name])}")
+        return found
+
+    def _live_view(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> View:
+        return self._view_in(resolve.namespace(self.ledger, wh, levels), name)
+
+    def _parsed(self, location: str, storage: Storage) -> ViewMetadata:
+        # Parsed afresh (views are small and replaced rarely); only the bytes are shared with the
+        # metadata cache, which keeps parsed *table* metadata and must never hold a view's.
+        return vm.parse(self.files.data(location, storage))
+
+    def _check_no_overlap(self, wh: WarehouseSettings, location: str, view_id: UUID) -> None:
+        other = self.ledger.queries.overlapping_tabular(wh.id, location, view_id)
+        if other is not None:
+            raise BadRequest(f"Location {location} overlaps the location of another table or view: {other}")
+
+    def _metadata_location(self, wh: WarehouseSettings, metadata: ViewMetadata, previous: str | None) -> str:
+        location = normalize_location(vm.next_metadata_location(metadata, previous))
+        if not is_within(location, wh.profile().base_location()):
+            raise BadRequest(f"Metadata location {location} is not inside the warehouse")
+        return location
+
+    def _write_and_append(self, wh: WarehouseSettings, location: str, metadata: ViewMetadata, aggregates: list[Any],
+                          conditions: list) -> bytes:
+        """The metadata file is written before the event that points at it, so a pointer in the log
+        never names a missing file; the file of a replace that then loses its race is removed."""
+        storage = storage_for(wh.profile())
+        data = vm.serialize(metadata)
+        try:
+            storage.write_new(location, data)
+        except FileExistsError:
+            raise BadRequest(f"Metadata file already exists: {location}") from None
+        try:
+            self.ledger.append(*aggregates, conditions=conditions)
+        except BaseException:
+            storage.delete(location)
+            raise
+        return data
