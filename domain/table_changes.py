@@ -1,0 +1,173 @@
+"""What a table commit is made of: the requirements and updates of the Iceberg REST spec, and the rule
+each update is applied with.
+
+pyiceberg's models and rules are used wherever they fit. This module adds what pyiceberg 0.12 lacks
+(the encryption-key updates, upgrades to format v3, a snapshot's ``key-id``) and, where pyiceberg is
+stricter than the spec and Java's ``TableMetadata.Builder``, follows those: removing something that is
+already gone is no change, and ``assert-ref-snapshot-id`` with a null id only asks that the ref be absent.
+Java clients rely on both, e.g. expiring a snapshot sends remove-snapshots followed by remove-statistics
+for the statistics the removal already dropped."""
+
+from functools import singledispatch
+from typing import Annotated, Any, Union, get_args
+
+from pydantic import Field
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.table.update import AddSnapshotUpdate as _PyicebergAddSnapshot
+from pyiceberg.table.update import AssertRefSnapshotId as _PyicebergAssertRef
+from pyiceberg.table.update import (
+    RemovePartitionSpecsUpdate,
+    RemovePartitionStatisticsUpdate,
+    RemovePropertiesUpdate,
+    RemoveSchemasUpdate,
+    RemoveSnapshotsUpdate,
+    RemoveStatisticsUpdate,
+    UpgradeFormatVersionUpdate,
+    _apply_table_update,
+    _TableMetadataUpdateContext,
+)
+from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
+from pyiceberg.table.update import TableUpdate as _PyicebergUpdate
+
+from . import metadata_v3
+from .encryption_keys import AddEncryptionKeyUpdate, RemoveEncryptionKeyUpdate, with_key_added, with_key_removed
+
+SUPPORTED_FORMAT_VERSION = metadata_v3.FORMAT_VERSION
+
+
+class AddSnapshotUpdate(_PyicebergAddSnapshot):
+    snapshot: metadata_v3.SnapshotV3
+
+
+class AssertRefSnapshotId(_PyicebergAssertRef):
+    def validate(self, base_metadata: Any) -> None:
+        # pyiceberg also refuses any ref but main on a table without snapshots; the spec does not
+        if base_metadata is None:
+            raise CommitFailedException("Requirement failed: current table metadata is missing")
+        ref = base_metadata.refs.get(self.ref)
+        if ref is None:
+            if self.snapshot_id is not None:
+                raise CommitFailedException(
+                    f"Requirement failed: branch or tag {self.ref} is missing, expected {self.snapshot_id}")
+        elif self.snapshot_id is None:
+            raise CommitFailedException(
+                f"Requirement failed: {ref.snapshot_ref_type} {self.ref} was created concurrently")
+        elif self.snapshot_id != ref.snapshot_id:
+            raise CommitFailedException(f"Requirement failed: {ref.snapshot_ref_type} {self.ref} has changed: "
+                                        f"expected id {self.snapshot_id}, found {ref.snapshot_id}")
+
+
+def _union(pyiceberg_union: Any, discriminator: str, *own: type) -> Any:
+    """pyiceberg's discriminated union with ``own`` models in place of those sharing their tag, or added."""
+    tags = {m.model_fields[discriminator].default for m in own}
+    members = [m for m in get_args(get_args(pyiceberg_union)[0]) if m.model_fields[discriminator].default not in tags]
+    return Annotated[Union[tuple(members + list(own))], Field(discriminator=discriminator)]  # noqa: UP007
+
+
+TableUpdate = _union(_PyicebergUpdate, "action", AddSnapshotUpdate, AddEncryptionKeyUpdate, RemoveEncryptionKeyUpdate)
+TableRequirement = _union(_PyicebergRequirement, "type", AssertRefSnapshotId)
+
+
+@singledispatch
+def apply_update(update: Any, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    """The metadata after ``update``; pyiceberg's rule unless one below replaces it. Raises ValueError
+    (and the other errors pyiceberg raises) for an update the metadata cannot take."""
+    return _apply_table_update(update, metadata, context)
+
+
+@apply_update.register
+def _(update: UpgradeFormatVersionUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    target, current = update.format_version, metadata.format_version
+    if target > SUPPORTED_FORMAT_VERSION:
+        raise ValueError(f"Unsupported table format version: v{target} (supported: up to v{SUPPORTED_FORMAT_VERSION})")
+    if target < current:
+        raise ValueError(f"Cannot downgrade v{current} table to v{target}")
+    if target == current:
+        return metadata
+    if target == metadata_v3.FORMAT_VERSION:
+        context.add_update(update)
+        return metadata_v3.upgraded(metadata)
+    return _apply_table_update(update, metadata, context)
+
+
+@apply_update.register
+def _(update: _PyicebergAddSnapshot, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    snapshot = update.snapshot
+    if metadata.format_version >= metadata_v3.FORMAT_VERSION:
+        # pyiceberg checks first-row-id against next-row-id, but would turn a missing added-rows into a
+        # lost next-row-id, and checks sequence numbers for v2 only
+        if snapshot.first_row_id is None or snapshot.added_rows is None:
+            raise ValueError("A snapshot of a v3 table needs first-row-id and added-rows")
+        if snapshot.first_row_id < 0 or snapshot.added_rows < 0:
+            raise ValueError("first-row-id and added-rows cannot be negative")
+        if (snapshot.sequence_number is not None and snapshot.parent_snapshot_id is not None
+                and snapshot.sequence_number <= metadata.last_sequence_number):
+            raise ValueError(f"Cannot add snapshot with sequence number {snapshot.sequence_number} "
+                             f"older than last sequence number {metadata.last_sequence_number}")
+    return _apply_table_update(update, metadata, context)
+
+
+@apply_update.register
+def _(update: AddEncryptionKeyUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    return _changed(update, metadata, with_key_added(metadata, update.encryption_key), context)
+
+
+@apply_update.register
+def _(update: RemoveEncryptionKeyUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    return _changed(update, metadata, with_key_removed(metadata, update.key_id), context)
+
+
+def _changed(update: Any, metadata: Any, new: Any | None, context: _TableMetadataUpdateContext) -> Any:
+    if new is None:
+        return metadata
+    context.add_update(update)
+    return new
+
+
+@apply_update.register
+def _(update: RemovePropertiesUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    present = [key for key in update.removals if key in metadata.properties]
+    return _apply_table_update(update.model_copy(update={"removals": present}), metadata, context)
+
+
+@apply_update.register
+def _(update: RemoveSchemasUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    known = {schema.schema_id for schema in metadata.schemas}
+    present = [i for i in update.schema_ids if i in known]
+    if not present:
+        return metadata
+    return _apply_table_update(update.model_copy(update={"schema_ids": present}), metadata, context)
+
+
+@apply_update.register
+def _(update: RemovePartitionSpecsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    known = {spec.spec_id for spec in metadata.partition_specs}
+    present = [i for i in update.spec_ids if i in known]
+    if not present:
+        return metadata
+    return _apply_table_update(update.model_copy(update={"spec_ids": present}), metadata, context)
+
+
+@apply_update.register
+def _(update: RemoveSnapshotsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    present = [i for i in update.snapshot_ids if metadata.snapshot_by_id(i) is not None]
+    if not present:
+        return metadata
+    new = _apply_table_update(update.model_copy(update={"snapshot_ids": present}), metadata, context)
+    # pyiceberg drops a removed snapshot's statistics but keeps its partition statistics; Java drops both
+    kept = [f for f in new.partition_statistics if f.snapshot_id not in present]
+    return new.model_copy(update={"partition_statistics": kept})
+
+
+@apply_update.register
+def _(update: RemoveStatisticsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    if not any(f.snapshot_id == update.snapshot_id for f in metadata.statistics):
+        return metadata
+    return _apply_table_update(update, metadata, context)
+
+
+@apply_update.register
+def _(update: RemovePartitionStatisticsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    if not any(f.snapshot_id == update.snapshot_id for f in metadata.partition_statistics):
+        return metadata
+    return _apply_table_update(update, metadata, context)
