@@ -1,7 +1,7 @@
 """Malformed requests get a 4xx ErrorModel, never a 5xx, and append nothing to the log."""
 
 import pytest
-from conftest import SCHEMA
+from support import SCHEMA
 
 TYPES = {"BadRequestException", "NoSuchNamespaceException", "NoSuchTableException", "NoSuchWarehouseException",
          "RequestTooLargeException", "MethodNotAllowedException", "NotFoundException"}

@@ -7,7 +7,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-from conftest import SCHEMA
+from support import SCHEMA
 
 RACERS = 16
 

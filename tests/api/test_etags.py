@@ -3,7 +3,7 @@
 import time
 
 import pytest
-from conftest import SCHEMA
+from support import SCHEMA
 
 
 def _snapshot(snapshot_id: int, parent: int | None, sequence: int) -> dict:

@@ -5,7 +5,7 @@ import time
 import uuid
 
 import httpx
-from conftest import SCHEMA
+from support import SCHEMA
 
 from lakeledger.domain.idempotency import key_aggregate_id
 

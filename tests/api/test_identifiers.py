@@ -4,7 +4,7 @@ endpoints list in /config matches what is served."""
 from urllib.parse import quote
 
 import pytest
-from conftest import SCHEMA
+from support import SCHEMA
 from pyiceberg.catalog.rest import RestCatalog
 
 ODD_NAMES = ["with.dot", "with space", "ünïcødé-名前", "semi;colon", "pct%25sign"]

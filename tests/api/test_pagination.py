@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from conftest import SCHEMA
+from support import SCHEMA
 
 
 def _create_tables(client, prefix: str, namespace: str, names) -> None:

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from conftest import SCHEMA
+from support import SCHEMA
 
 READ_MODEL = {
     "ll_server": "id", "ll_projects": "id", "ll_warehouses": "id", "ll_namespaces": "id", "ll_tabulars": "id",

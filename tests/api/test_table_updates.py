@@ -8,7 +8,7 @@ import uuid
 
 import httpx
 import pytest
-from conftest import SCHEMA
+from support import SCHEMA
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import StaticTable
 

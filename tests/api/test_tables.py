@@ -2,7 +2,7 @@ import os
 import time
 import uuid
 
-from conftest import SCHEMA
+from support import SCHEMA
 
 
 def _load(client, path):

@@ -7,12 +7,8 @@ import threading
 import uuid
 
 import pytest
+from support import SCHEMA
 
-# a table's schema, for the clashes with tables (kept here: tests/e2e has a conftest of its own, so
-# `from conftest import ...` depends on which directories a run collects)
-SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
-    {"id": 1, "name": "id", "type": "long", "required": True},
-    {"id": 2, "name": "data", "type": "string", "required": False}]}
 VIEW_SCHEMA = {"type": "struct", "schema-id": 5, "fields": [
     {"id": 1, "name": "id", "type": "long", "required": True}]}
 WIDER_SCHEMA = {"type": "struct", "schema-id": 0, "fields": [

@@ -8,7 +8,7 @@ import time
 
 import httpx
 import pytest
-from conftest import SCHEMA, Server
+from support import SCHEMA, Server
 
 
 def _cli(*args, env):

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, Server
+from support import ROOT, Server
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,63 @@
+"""What tests share besides fixtures: the test table schema and a `lakeledger serve` process on a free port.
+A module of its own, because test directories have conftest.py files of their own and `conftest` names
+more than one module."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A `lakeledger serve` process on a free port."""
+
+    def __init__(self, pg_url: str | None, data_dir: Path, **env: str):
+        """With ``pg_url`` None the server starts its embedded Postgres under ``data_dir``."""
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = data_dir / f"serve-{self.port}.log"
+        environment = {**os.environ, "LAKELEDGER__DATA_DIR": str(data_dir),
+                       "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(self.port),
+                       "LAKELEDGER__LOG_LEVEL": "warning", **env}
+        environment.pop("LAKELEDGER__PG_URL", None)
+        if pg_url:
+            environment["LAKELEDGER__PG_URL"] = pg_url
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "serve"], env=environment,
+                                        stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"lakeledger serve exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError(f"lakeledger serve did not start: {self.log_path.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self._log.close()
+
+
+SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
+    {"id": 1, "name": "id", "type": "long", "required": True},
+    {"id": 2, "name": "data", "type": "string", "required": False},
+]}
