@@ -66,7 +66,7 @@ async def create_table(prefix: str, namespace: str, body: CreateTableRequest, re
 
 
 async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
-    """(id, metadata_location) of the table, or the precise 404 for what is missing."""
+    """(id, metadata_location) of the table, or 404 NoSuchTable (NoSuchWarehouse for an unknown prefix)."""
     path = parse_namespace(namespace)
     check_name(table, "Table")
     try:
@@ -76,8 +76,9 @@ async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
     row = await ll.queries.active_table(warehouse_id, path, table)
     if row is not None:
         return row
-    wh = await active_warehouse(ll, prefix)
-    await _namespace_id(ll, wh["id"], path)
+    await active_warehouse(ll, prefix)
+    # NoSuchTable even when the namespace is missing: the spec lists only it for loadTable, and Java clients
+    # fall back to metadata tables and branch_/tag_ names (`db.t.files` = table "files" in "db.t") only on it.
     raise NoSuchTable(f"Table does not exist: {dotted([*path, table])}")
 
 

@@ -3,96 +3,20 @@ protocol. Every test asserts on what Spark reads back, and on the events the cha
 Postgres event log (the catalog's source of truth)."""
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.spark
 
-CATALOG = "lakeledger"
+CATALOG = "lakeledger"  # SPARK_CATALOG of conftest.py
 NAMESPACE = "e2e"
 TABLE_TOPIC = "lakeledger.domain.table:Table"
 TABULAR_TOPIC = "lakeledger.domain.tabular:Tabular"  # rename and drop are shared with views
 NAMESPACE_TOPIC = "lakeledger.domain.namespace:Namespace"
 
 
-# -- prerequisites ----------------------------------------------------------------------------------
-
-SPARK_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
-
-def _spark_jars() -> str:
-    """The Iceberg Spark runtime jar(s), from LAKELEDGER_SPARK_JARS or where `make spark-deps` puts them;
-    fails (never skips) without them."""
-    jars = os.environ.get("LAKELEDGER_SPARK_JARS", "").strip() or str(SPARK_RUNTIME)
-    missing = [j for j in jars.split(",") if not Path(j).is_file()]
-    if missing:
-        pytest.fail(f"The Iceberg Spark runtime jar is missing ({', '.join(missing)}): run `make spark-deps`")
-    return jars
-
-
-def _check_java() -> None:
-    java_home = os.environ.get("JAVA_HOME")
-    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
-    if not java or not Path(java).exists():
-        pytest.fail("Java is needed for the Spark tests and was not found: run `make spark-deps` "
-                    "(it says which JDK to install)")
-    try:
-        subprocess.run([java, "-version"], capture_output=True, check=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as e:
-        pytest.fail(f"`{java} -version` failed ({e}): run `make spark-deps` to check the Java setup")
-
-
-# -- fixtures ---------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def spark_warehouse(client, tmp_path_factory) -> dict:
-    name = f"spark-{uuid.uuid4().hex[:12]}"
-    path = tmp_path_factory.mktemp("spark-warehouse")
-    response = client.post("/management/v1/warehouse", json={
-        "warehouse-name": name, "storage-profile": {"type": "file", "location": f"file://{path}"}})
-    assert response.status_code == 201, response.text
-    body = response.json()
-    return {"name": name, "id": body["warehouse-id"], "path": path,
-            "prefix": f"/catalog/v1/{body['warehouse-id']}"}
-
-
-@pytest.fixture(scope="module")
-def spark(server, spark_warehouse):
-    jars = _spark_jars()
-    _check_java()
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    catalog = f"spark.sql.catalog.{CATALOG}"
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("lakeledger-e2e")
-        .config("spark.jars", jars)
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config(catalog, "org.apache.iceberg.spark.SparkCatalog")
-        .config(f"{catalog}.type", "rest")
-        .config(f"{catalog}.uri", f"{server.url}/catalog")
-        .config(f"{catalog}.warehouse", spark_warehouse["name"])
-        # Every statement goes to the server: no client-side table cache hiding what the catalog says.
-        .config(f"{catalog}.cache-enabled", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    try:
-        yield session
-    finally:
-        session.stop()
-
+# -- fixtures (spark and spark_warehouse come from conftest.py) ---------------------------------
 
 @pytest.fixture(scope="module")
 def ns(spark) -> str:

@@ -1,0 +1,81 @@
+"""Spark fixtures shared by the Spark test modules: one SparkSession for the whole pytest session
+(starting one costs ~20 s), configured as an Iceberg REST catalog on a live Lakeledger, with its own
+warehouse. The prerequisites (Java, the Iceberg Spark runtime jar) fail loudly, never skip."""
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+SPARK_CATALOG = "lakeledger"
+SPARK_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
+
+
+def _spark_jars() -> str:
+    """The Iceberg Spark runtime jar(s), from LAKELEDGER_SPARK_JARS or where `make spark-deps` puts them."""
+    jars = os.environ.get("LAKELEDGER_SPARK_JARS", "").strip() or str(SPARK_RUNTIME)
+    missing = [j for j in jars.split(",") if not Path(j).is_file()]
+    if missing:
+        pytest.fail(f"The Iceberg Spark runtime jar is missing ({', '.join(missing)}): run `make spark-deps`")
+    return jars
+
+
+def _check_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        pytest.fail("Java is needed for the Spark tests and was not found: run `make spark-deps` "
+                    "(it says which JDK to install)")
+    try:
+        subprocess.run([java, "-version"], capture_output=True, check=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        pytest.fail(f"`{java} -version` failed ({e}): run `make spark-deps` to check the Java setup")
+
+
+@pytest.fixture(scope="session")
+def spark_warehouse(client, tmp_path_factory) -> dict:
+    name = f"spark-{uuid.uuid4().hex[:12]}"
+    path = tmp_path_factory.mktemp("spark-warehouse")
+    response = client.post("/management/v1/warehouse", json={
+        "warehouse-name": name, "storage-profile": {"type": "file", "location": f"file://{path}"}})
+    assert response.status_code == 201, response.text
+    body = response.json()
+    return {"name": name, "id": body["warehouse-id"], "path": path,
+            "prefix": f"/catalog/v1/{body['warehouse-id']}"}
+
+
+@pytest.fixture(scope="session")
+def spark(server, spark_warehouse):
+    jars = _spark_jars()
+    _check_java()
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    catalog = f"spark.sql.catalog.{SPARK_CATALOG}"
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("lakeledger-e2e")
+        .config("spark.jars", jars)
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config(catalog, "org.apache.iceberg.spark.SparkCatalog")
+        .config(f"{catalog}.type", "rest")
+        .config(f"{catalog}.uri", f"{server.url}/catalog")
+        .config(f"{catalog}.warehouse", spark_warehouse["name"])
+        # Every statement goes to the server: no client-side table cache hiding what the catalog says.
+        .config(f"{catalog}.cache-enabled", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()
