@@ -2,7 +2,7 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .errors import NoSuchTable
+from .errors import AlreadyExists, NoSuchTable
 from .provenance import Provenance
 from .tabular import TABLE, Tabular
 
@@ -30,6 +30,17 @@ class Table(Tabular):
         metadata_location: str
         location: str
 
+    class Registered(Tabular.Event):
+        """A dropped table brought back by registering one of its metadata files."""
+
+        warehouse_id: UUID
+        namespace_id: UUID
+        namespace: list
+        name: str
+        location: str
+        metadata_location: str
+        request: dict
+
     @event(Created)
     def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str,
                  location: str, metadata_location: str, origin: str, request: dict,
@@ -55,3 +66,19 @@ class Table(Tabular):
                    metadata_location: str, location: str, actor: str, request_id: str) -> None:
         self.metadata_location = metadata_location
         self.location = location
+
+    def register_again(self, warehouse_id: UUID, namespace_id: UUID, namespace: tuple[str, ...], name: str,
+                       location: str, metadata_location: str, request: dict, by: Provenance) -> None:
+        if not self.dropped:
+            raise AlreadyExists(f"A table with uuid {self.id} is already registered: {self.identifier}")
+        if self.purge_requested:
+            # its files are being deleted by the purge worker; registering them again would race it
+            raise AlreadyExists(f"The table with uuid {self.id} was dropped with purge and cannot be registered again")
+        self._registered(warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=list(namespace), name=name,
+                         location=location, metadata_location=metadata_location, request=request,
+                         actor=by.actor, request_id=by.request_id)
+
+    @event(Registered)
+    def _registered(self, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, location: str,
+                    metadata_location: str, request: dict, actor: str, request_id: str) -> None:
+        self._init_tabular(warehouse_id, namespace_id, namespace, name, location, metadata_location)

@@ -56,6 +56,7 @@ class Tabular(CatalogAggregate):
         self.location = location
         self.metadata_location = metadata_location
         self.dropped = False
+        self.purge_requested = False
 
     @property
     def identifier(self) -> str:
@@ -90,3 +91,4 @@ class Tabular(CatalogAggregate):
     def _dropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, location: str,
                  metadata_location: str, purge_requested: bool, actor: str, request_id: str) -> None:
         self.dropped = True
+        self.purge_requested = purge_requested

@@ -99,7 +99,11 @@ class CatalogProjection:
     def _(self, e: View.Created, cur: Cursor) -> None:
         self._tabular_created(e, "view", cur)
 
-    def _tabular_created(self, e: Table.Created | View.Created, typ: str, cur: Cursor) -> None:
+    @apply.register
+    def _(self, e: Table.Registered, cur: Cursor) -> None:
+        self._tabular_created(e, "table", cur)
+
+    def _tabular_created(self, e: Table.Created | Table.Registered | View.Created, typ: str, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, name, location,"
             " metadata_location, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"

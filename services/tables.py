@@ -223,12 +223,16 @@ class TableService:
                                     by)
                     self.ledger.append(existing)
                     return TableState(location_of_file, data)
-            if self.ledger.log.get(Table, table_id) is not None:
-                raise AlreadyExists(f"A table with uuid {table_id} is already registered")
+            table = self.ledger.log.get(Table, table_id)
+            if table is not None and not table.dropped:
+                raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
             location = self._check_location(wh, metadata.location, table_id)
             claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
-            table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
-                                 CREATED_BY_REGISTRATION, raw, by)
+            if table is None:
+                table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
+                                     CREATED_BY_REGISTRATION, raw, by)
+            else:  # a dropped table, registered back from one of its own metadata files
+                table.register_again(wh.id, ns.id, levels, name, location, location_of_file, raw, by)
             self.ledger.append(claim, table, conditions=[namespace_exists(ns.id, dotted(levels))])
             return TableState(location_of_file, data)
 

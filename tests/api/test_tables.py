@@ -172,9 +172,21 @@ def test_register_an_existing_metadata_file(client, warehouse, table_factory):
     path = table_factory("r", "orig")
     original = _load(client, path)
     assert client.delete(path, params={"purgeRequested": "false"}).status_code == 204
+    # a table dropped without purge comes back by registering its own metadata file
     registered = client.post(f"{p}/namespaces/r/register",
                              json={"name": "back", "metadata-location": original["metadata-location"]})
-    assert registered.status_code == 409  # the uuid is still known to the catalog (undrop is for that)
+    assert registered.status_code == 200, registered.text
+    back = _load(client, f"{p}/namespaces/r/tables/back")
+    assert back["metadata"]["table-uuid"] == original["metadata"]["table-uuid"]
+    assert back["metadata-location"] == original["metadata-location"]
+    again = client.post(f"{p}/namespaces/r/register",
+                        json={"name": "twice", "metadata-location": original["metadata-location"]})
+    assert again.status_code == 409  # it is live again
+    # dropped with purge, its files are the purge worker's: no registering back
+    client.delete(f"{p}/namespaces/r/tables/back", params={"purgeRequested": "true"})
+    purged = client.post(f"{p}/namespaces/r/register",
+                         json={"name": "back", "metadata-location": original["metadata-location"]})
+    assert purged.status_code in (400, 409), purged.text  # 400 once the worker has deleted the file
 
     meta = dict(original["metadata"])
     other = client.post(f"{p}/namespaces/r/tables", json={"name": "source", "schema": SCHEMA}).json()
