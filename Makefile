@@ -8,7 +8,7 @@ SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).j
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME))
 
-.PHONY: setup run test unit bench bench-tools spark-deps java-check clean
+.PHONY: setup run test unit bench bench-tools spark-deps java-check clean conformance
 
 setup: $(VENV)/.installed
 
@@ -49,3 +49,8 @@ bench: setup bench-tools
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache
+
+# pyiceberg 0.12.0's own integration suite against `lakeledger serve` on :8181 (scripts/conformance.py);
+# fails on any failure not in scripts/conformance.known-failures.txt.
+conformance: setup spark-deps
+	$(PY) scripts/conformance.py

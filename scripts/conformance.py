@@ -1,0 +1,468 @@
+"""pyiceberg's own integration suite, run against a real `lakeledger serve`: our conformance check.
+
+`make conformance` runs ``.venv/bin/python scripts/conformance.py``, which
+
+1. downloads the pyiceberg sdist from PyPI into .cache/conformance/ and unpacks its tests,
+2. builds .cache/conformance/venv with pyiceberg and the test dependencies its integration tests import,
+3. starts `lakeledger serve` on 127.0.0.1:8181 (the address pyiceberg's fixtures hardcode) on a fresh data
+   directory whose default warehouse is ``default``,
+4. creates, with our PySpark 3.5 and Iceberg's Spark runtime, the tables that upstream's Spark provisioning
+   creates and that the modules run here read,
+5. runs the modules below with ``-m integration``, prints pass/fail/error counts per module and overall, and
+   exits non-zero when a test fails that is not listed in scripts/conformance.known-failures.txt.
+
+This same file is also loaded into that pytest run as a plugin (``-p conformance``): it records every outcome
+in a JSON-lines report and leaves out the tests that need a Spark Connect server (see ``SPARK_FIXTURE``).
+Only the standard library is imported at module level, because the plugin runs in the other venv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.request
+import venv
+from collections import Counter, defaultdict
+from pathlib import Path
+
+PYICEBERG_VERSION = "0.12.0"
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".cache" / "conformance"
+SDIST = CACHE / f"pyiceberg-{PYICEBERG_VERSION}.tar.gz"
+SOURCE = CACHE / f"pyiceberg-{PYICEBERG_VERSION}"
+VENV = CACHE / "venv"
+KNOWN_FAILURES = Path(__file__).resolve().parent / "conformance.known-failures.txt"
+PORT = 8181
+URI = f"http://localhost:{PORT}"  # what pyiceberg's session_catalog / rest_catalog fixtures use
+REPORT_ENV = "LAKELEDGER_CONFORMANCE_REPORT"
+
+MODULES = [
+    # the REST catalog's own behaviour
+    "tests/integration/test_catalog.py",
+    "tests/integration/test_rest_catalog.py",
+    "tests/integration/test_rest_schema.py",
+    "tests/integration/test_partition_evolution.py",
+    "tests/integration/test_sort_order_update.py",
+    "tests/integration/test_snapshot_operations.py",
+    "tests/integration/test_statistics_operations.py",
+    "tests/integration/test_rest_manifest.py",
+    "tests/integration/test_rest_scan_planning_integration.py",
+    # writes and deletes through the catalog's commit endpoint (the items that need no Spark)
+    "tests/integration/test_writes/test_writes.py",
+    "tests/integration/test_writes/test_partitioned_writes.py",
+    "tests/integration/test_writes/test_optimistic_concurrency.py",
+    "tests/integration/test_deletes.py",
+    "tests/integration/test_delete_count.py",
+    "tests/integration/test_add_files.py",
+    "tests/integration/test_inspect_table.py",
+    "tests/integration/test_partitioning_key.py",
+]
+NOT_RUN = {
+    "tests/integration/test_reads.py": "reads ~25 tables that upstream's Spark Connect provisioning (dev/provision.py) "
+                                       "writes to MinIO, plus Hive and Ray; not reproduced here",
+    "tests/integration/test_hive_migration.py": "Hive metastore + Spark Connect only",
+}
+
+# Parametrisations against catalogs other than the REST one at localhost:8181 (Hive, in-memory, SQLite, the
+# PYICEBERG_TEST_CATALOG one) are deselected by fixture id.
+OTHER_CATALOGS = ["session_catalog_hive", "hive_catalog", "memory_catalog", "sqlite_catalog_memory",
+                  "sqlite_catalog_file", "rest_test_catalog"]
+KEYWORDS = " and ".join(f"not {name}" for name in OTHER_CATALOGS)
+
+# pyiceberg's `spark` fixture connects to a Spark Connect 4.0 server at sc://localhost:15002 whose client retries
+# for minutes before failing; tests that request it are left out and counted as "needs Spark Connect".
+SPARK_FIXTURE = "spark"
+
+# From the sdist's [dependency-groups] dev, the entries the integration tests import (read with their pins
+# from its pyproject.toml). pyspark[connect] becomes pyspark-client of the same version: the same Python
+# package without Spark's 400 MB of jars, enough to import the modules (no Spark Connect server runs here).
+DEV_GROUP_NAMES = ["pytest", "pytest-lazy-fixtures", "pytest-mock", "moto", "fastavro", "sqlalchemy", "protobuf",
+                   "pyspark"]
+PYICEBERG_EXTRAS = "pyarrow,pandas,duckdb,hive,pyiceberg-core"
+# test_writes.py and test_inspect_table.py import pytz, which upstream gets transitively through its lock file.
+UNDECLARED = ["pytz"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the driver (project venv)
+# ---------------------------------------------------------------------------------------------------------------
+
+def log(message: str) -> None:
+    print(f"[conformance] {message}", flush=True)
+
+
+def fail(message: str) -> None:
+    print(f"[conformance] ERROR: {message}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def pip_env() -> dict[str, str]:
+    # PyPI only: a machine-wide find-links directory must not supply other builds.
+    env = dict(os.environ)
+    env.pop("PIP_FIND_LINKS", None)
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
+def fetch_sdist() -> None:
+    if not SDIST.exists():
+        log(f"downloading pyiceberg=={PYICEBERG_VERSION} sdist from PyPI")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:", "--no-deps",
+                        f"pyiceberg=={PYICEBERG_VERSION}", "-d", str(CACHE)], check=True, env=pip_env())
+    if (SOURCE / "tests" / "integration").is_dir():
+        return
+    log(f"unpacking {SDIST.name}")
+    package_prefix = f"pyiceberg-{PYICEBERG_VERSION}/pyiceberg/"
+    with tarfile.open(SDIST) as archive:
+        # The library itself stays packed: `python -m pytest` puts the source root first on sys.path, and the
+        # tests must exercise the PyPI build installed in the venv, not an uncompiled copy of its source.
+        members = [m for m in archive.getmembers() if not m.name.startswith(package_prefix)]
+        archive.extractall(CACHE, members=members, filter="data")
+
+
+def requirements() -> list[str]:
+    import tomllib
+
+    dev = tomllib.loads((SOURCE / "pyproject.toml").read_text())["dependency-groups"]["dev"]
+
+    def name_of(spec: str) -> str:
+        for i, ch in enumerate(spec):
+            if ch in "[<>=!~; ":
+                return spec[:i].lower()
+        return spec.lower()
+
+    picked = {name_of(spec): spec for spec in dev if name_of(spec) in DEV_GROUP_NAMES}
+    missing = sorted(set(DEV_GROUP_NAMES) - set(picked))
+    if missing:
+        fail(f"the sdist's dev group no longer lists {missing}; update DEV_GROUP_NAMES in {__file__}")
+    pyspark = picked.pop("pyspark")
+    picked["pyspark"] = "pyspark-client" + pyspark[pyspark.index("=="):]
+    return [f"pyiceberg[{PYICEBERG_EXTRAS}]=={PYICEBERG_VERSION}", *picked.values(), *UNDECLARED]
+
+
+def ensure_venv() -> Path:
+    python = VENV / "bin" / "python"
+    wanted = "\n".join(requirements())
+    stamp = VENV / ".installed"
+    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return python
+    log(f"creating {VENV.relative_to(ROOT)} with: {', '.join(wanted.splitlines())}")
+    # Built from the project venv's interpreter, so both run the same Python version.
+    venv.EnvBuilder(with_pip=True, clear=True).create(str(VENV))
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True, env=pip_env())
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *wanted.splitlines()], check=True, env=pip_env())
+    stamp.write_text(wanted)
+    return python
+
+
+def port_in_use() -> str | None:
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.settimeout(0.5)
+            try:
+                if s.connect_ex((host, PORT)) == 0:
+                    return host
+            except OSError:
+                continue
+    return None
+
+
+class Serve:
+    """`lakeledger serve` of the project venv on a fresh data directory."""
+
+    def __init__(self, data_dir: Path):
+        self.log_path = data_dir.parent / "serve.log"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
+        env.update({"LAKELEDGER__DATA_DIR": str(data_dir), "LAKELEDGER__DEFAULT_WAREHOUSE": "default",
+                    "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(PORT)})
+        binary = ROOT / ".venv" / "bin" / "lakeledger"
+        if not binary.exists():
+            fail(f"{binary} is missing: run `make setup`")
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen([str(binary), "serve"], env=env, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def wait_healthy(self, seconds: float = 90) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                fail(f"lakeledger serve exited with {self.process.returncode}:\n{self.tail()}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        fail(f"lakeledger serve did not answer /health within {seconds:.0f}s:\n{self.tail()}")
+
+    def tail(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+def spark_jar() -> Path:
+    jar = Path(os.environ.get("LAKELEDGER_SPARK_JARS")
+               or ROOT / ".cache" / "jars" / "iceberg-spark-runtime-3.5_2.12-1.10.0.jar")
+    if not jar.exists():
+        fail(f"Iceberg's Spark runtime jar {jar} is missing: run `make spark-deps`")
+    if shutil.which("java") is None:
+        fail("java is missing (Spark provisions the shared tables): run `make java-check`")
+    return jar
+
+
+def provision_tables() -> None:
+    """Runs in a child process of the project venv (PySpark 3.5): the tables upstream's harness creates with
+    Spark before the suite and that the modules run here load by name."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql.functions import col, current_date, date_add, expr
+
+    spark = (
+        SparkSession.builder.master("local[2]").appName("lakeledger-conformance-provision")
+        .config("spark.jars", str(spark_jar()))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config("spark.sql.catalog.rest", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.rest.type", "rest")
+        .config("spark.sql.catalog.rest.uri", URI)
+        .config("spark.sql.catalog.rest.cache-enabled", "false")
+        .config("spark.sql.defaultCatalog", "rest")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        spark.sql("CREATE NAMESPACE IF NOT EXISTS rest.default")
+
+        # test_snapshot_operations: a v2 table whose history has more than three snapshots, one of them a delete.
+        table = "rest.default.test_table_snapshot_operations"
+        spark.sql(f"CREATE OR REPLACE TABLE {table} (number int) USING iceberg TBLPROPERTIES ('format-version'='2')")
+        for statement in (f"INSERT INTO {table} VALUES (1)", f"INSERT INTO {table} VALUES (2)",
+                          f"DELETE FROM {table} WHERE number = 2", f"INSERT INTO {table} VALUES (3)",
+                          f"INSERT INTO {table} VALUES (4)"):
+            spark.sql(statement)
+
+        # test_rest_manifest: one column of every Spark type, partitioned by intCol, five rows in five files.
+        columns = {
+            "intCol": "CAST(longCol AS INT)", "floatCol": "CAST(longCol AS FLOAT)",
+            "doubleCol": "CAST(longCol AS DOUBLE)", "timestampCol": "TO_TIMESTAMP(dateCol)",
+            "stringCol": "CAST(dateCol AS STRING)", "booleanCol": "longCol > 5",
+            "binaryCol": "CAST(longCol AS BINARY)", "byteCol": "CAST(longCol AS BYTE)",
+            "decimalCol": "CAST(longCol AS DECIMAL(10, 2))", "shortCol": "CAST(longCol AS SHORT)",
+            "mapCol": "MAP(longCol, decimalCol)", "arrayCol": "ARRAY(longCol)", "structCol": "STRUCT(mapCol, arrayCol)",
+        }
+        frame = spark.range(0, 5, 1, 5).withColumnRenamed("id", "longCol").withColumn(
+            "dateCol", date_add(current_date(), 1))
+        for name, expression in columns.items():
+            frame = frame.withColumn(name, expr(expression))
+        frame.writeTo("rest.default.test_all_types").tableProperty("format-version", "2") \
+            .partitionedBy(col("intCol")).createOrReplace()
+    finally:
+        spark.stop()
+
+
+def read_known_failures() -> dict[str, str]:
+    known: dict[str, str] = {}
+    for number, line in enumerate(KNOWN_FAILURES.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        node, sep, reason = line.partition(" | ")
+        if not sep or not reason.strip():
+            fail(f"{KNOWN_FAILURES.name}:{number}: expected '<test id> | <reason>'")
+        known[node.strip()] = reason.strip()
+    return known
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def summarise(report_path: Path, pytest_rc: int) -> int:
+    records = [json.loads(line) for line in report_path.read_text().splitlines()] if report_path.exists() else []
+    known = read_known_failures()
+    outcome: dict[str, str] = {}
+    message: dict[str, str] = {}
+    skipped_by: dict[str, str] = {}
+    for r in records:
+        node = r["nodeid"]
+        if r["kind"] == "deselected":
+            skipped_by[node] = r["reason"]
+            continue
+        previous = outcome.get(node)
+        # A test's outcome is its worst phase: an error in teardown spoils a passed call.
+        rank = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+        if previous is None or rank[r["outcome"]] > rank[previous]:
+            outcome[node] = r["outcome"]
+            if r.get("message"):
+                message[node] = r["message"]
+
+    columns = ["passed", "failed", "error", "skipped", "known", "spark", "other-catalog"]
+    per_module: dict[str, Counter] = defaultdict(Counter)
+    unexpected, fixed = [], []
+    for node, result in outcome.items():
+        counts = per_module[module_of(node)]
+        counts[result] += 1
+        if result in ("failed", "error"):
+            if node in known:
+                counts["known"] += 1
+            else:
+                unexpected.append(node)
+        elif node in known and result == "passed":
+            fixed.append(node)
+    for node, reason in skipped_by.items():
+        per_module[module_of(node)][reason] += 1
+
+    width = max(len(m) for m in [*MODULES, "total"]) - len("tests/integration/")
+    header = f"{'module':<{width}} " + " ".join(f"{c:>13}" for c in columns)
+    print("\n" + header + "\n" + "-" * len(header))
+    total: Counter = Counter()
+    for module in MODULES:
+        counts = per_module.get(module, Counter())
+        total.update(counts)
+        print(f"{module.removeprefix('tests/integration/'):<{width}} " + " ".join(f"{counts[c]:>13}" for c in columns))
+    print("-" * len(header))
+    print(f"{'total':<{width}} " + " ".join(f"{total[c]:>13}" for c in columns))
+    print("(known = failed or error and listed in scripts/conformance.known-failures.txt; spark = not run, needs a "
+          "Spark Connect server; other-catalog = Hive/in-memory/SQLite parametrisations, deselected)")
+    for module, reason in NOT_RUN.items():
+        print(f"not run: {module.removeprefix('tests/integration/')}: {reason}")
+    if fixed:
+        print("\nlisted as known failures but passed now (remove them from the list):")
+        for node in fixed:
+            print(f"  {node}")
+    if unexpected:
+        print("\nFAILURES NOT ON THE KNOWN LIST:")
+        for node in sorted(unexpected):
+            print(f"  {outcome[node].upper():6} {node}\n         {message.get(node, '')[:300]}")
+    ran = sum(total[c] for c in ("passed", "failed", "error"))
+    print(f"\nconformance: {total['passed']} passed, {total['failed'] + total['error']} failed "
+          f"({total['known']} known, {len(unexpected)} unexpected)")
+    if ran == 0 or pytest_rc not in (0, 1):
+        print(f"pytest exited with {pytest_rc} after running {ran} tests: the run itself is broken")
+        return 1
+    return 1 if unexpected else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "provision"])
+    parser.add_argument("--keep", action="store_true", help="keep the server's data directory and logs")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    args = parser.parse_args()
+    if args.command == "provision":
+        provision_tables()
+        return 0
+
+    if (host := port_in_use()) is not None:
+        fail(f"port {PORT} is already in use on {host}. pyiceberg's integration fixtures hardcode {URI}, so "
+             f"the conformance server must listen there: stop whatever listens on {PORT} and run again.")
+    spark_jar()
+    fetch_sdist()
+    python = ensure_venv()
+
+    work = Path(tempfile.mkdtemp(prefix="lakeledger-conformance-"))
+    server = Serve(work / "data")
+    try:
+        log(f"lakeledger serve on 127.0.0.1:{PORT}, data in {work / 'data'}")
+        server.wait_healthy()
+        log("provisioning the shared tables with PySpark")
+        provision = subprocess.run([sys.executable, __file__, "provision"], cwd=ROOT, check=False,
+                                   env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+        if provision.returncode != 0:
+            fail(f"provisioning failed (exit {provision.returncode}); server log:\n{server.tail()}")
+
+        report = work / "report.jsonl"
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYICEBERG_TEST_CATALOG")}
+        env.update({"PYTHONPATH": str(Path(__file__).resolve().parent), REPORT_ENV: str(report)})
+        command = [str(python), "-m", "pytest", "-m", "integration", "-k", KEYWORDS, "-p", "conformance",
+                   "-p", "no:cacheprovider", "-q", "--tb=short", "-rN", *MODULES, *args.pytest_args]
+        log("running: " + " ".join(command[1:]))
+        output = work / "pytest.log"
+        with open(output, "wb") as sink:
+            rc = subprocess.run(command, cwd=SOURCE, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                check=False).returncode
+        log(f"pytest exited with {rc}; full output: {output}")
+        if server.process.poll() is not None:
+            fail(f"lakeledger serve died during the run:\n{server.tail()}")
+        return summarise(report, rc)
+    finally:
+        server.stop()
+        if args.keep:
+            log(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the pytest plugin (conformance venv); hooks act only when the driver set REPORT_ENV
+# ---------------------------------------------------------------------------------------------------------------
+
+_needs_spark: set[str] = set()
+
+
+def _record(entry: dict) -> None:
+    path = os.environ.get(REPORT_ENV)
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get(REPORT_ENV):
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if SPARK_FIXTURE in getattr(item, "fixturenames", ()) else keep).append(item)
+    if drop:
+        _needs_spark.update(item.nodeid for item in drop)
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_deselected(items):
+    for item in items:
+        reason = "spark" if item.nodeid in _needs_spark else "other-catalog"
+        _record({"kind": "deselected", "nodeid": item.nodeid, "reason": reason})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _record({"kind": "test", "nodeid": report.nodeid, "outcome": "error",
+                 "message": str(report.longrepr)[-300:]})
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.failed or report.skipped:
+        if report.failed:
+            outcome = "failed" if report.when == "call" else "error"
+        else:
+            outcome = report.outcome
+        crash = getattr(report.longrepr, "reprcrash", None)
+        text = crash.message if crash is not None else (str(report.longrepr) if report.longrepr else "")
+        _record({"kind": "test", "nodeid": report.nodeid, "outcome": outcome, "message": text.splitlines()[0]
+                 if text else ""})
+
+
+if __name__ == "__main__":
+    sys.exit(main())
