@@ -4,7 +4,7 @@ parsed by the domain with pyiceberg's unions (so the event log stores exactly wh
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.sorting import SortOrder
@@ -13,6 +13,16 @@ from pyiceberg.view.metadata import ViewVersion
 
 class _Body(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _plain_errors_are_invalid_input(cls, data: Any, handler):
+        """pyiceberg's models fail on some malformed shapes (a default value of an unknown type) with a plain
+        TypeError, which pydantic would let escape as a 500; it is bad input like any other."""
+        try:
+            return handler(data)
+        except (TypeError, KeyError, AttributeError) as e:
+            raise ValueError(f"{type(e).__name__}: {e}") from None
 
 
 class CreateNamespaceRequest(_Body):

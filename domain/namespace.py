@@ -85,3 +85,6 @@ def _check_properties(properties: object) -> None:
         isinstance(k, str) and isinstance(v, str) for k, v in properties.items()
     ):
         raise BadRequest("Namespace properties must map strings to strings")
+    # the NUL character cannot be stored as text by Postgres (nor typed by anyone)
+    if any("\x00" in k or "\x00" in v for k, v in properties.items()):
+        raise BadRequest("Namespace properties must not contain the NUL character")

@@ -18,6 +18,8 @@ def normalize_location(location: str) -> str:
     if not isinstance(location, str) or not location.strip():
         raise BadRequest("Location must be a non-empty string")
     location = location.strip()
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in location):
+        raise BadRequest("A location must not contain control characters")
     if location.startswith("/"):
         location = "file://" + location
     if location.startswith("file:") and not location.startswith("file://"):

@@ -45,6 +45,8 @@ def parse_requirements(raw: Any) -> list[TableRequirement]:
         return _requirements.validate_python(raw if raw is not None else [])
     except ValidationError as e:
         raise BadRequest(f"Invalid requirements: {_describe(e)}") from None
+    except _INVALID as e:
+        raise BadRequest(f"Invalid requirements: {type(e).__name__} {e}") from None
 
 
 def parse_updates(raw: Any) -> list[TableUpdate]:

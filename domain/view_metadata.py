@@ -91,6 +91,8 @@ def parse_updates(raw: Any) -> list:
         return _updates.validate_python(raw if raw is not None else [])
     except ValidationError as e:
         raise BadRequest(f"Invalid view updates: {_describe(e)}") from None
+    except (TypeError, ValueError, KeyError) as e:  # pyiceberg's own validators fail with plain errors on some shapes
+        raise BadRequest(f"Invalid view updates: {e}") from None
 
 
 def parse_requirements(raw: Any) -> list[AssertViewUUID]:
@@ -98,6 +100,8 @@ def parse_requirements(raw: Any) -> list[AssertViewUUID]:
         return _requirements.validate_python(raw if raw is not None else [])
     except ValidationError as e:
         raise BadRequest(f"Invalid view requirements: {_describe(e)}") from None
+    except (TypeError, ValueError, KeyError) as e:  # pyiceberg's own validators fail with plain errors on some shapes
+        raise BadRequest(f"Invalid view requirements: {e}") from None
 
 
 def _describe(e: ValidationError) -> str:

@@ -134,7 +134,8 @@ def _prepare_directory(profile: FileStorageProfile) -> None:
     path = profile.local_path(profile.location)
     try:
         os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: {e.strerror}") from None
+    except (OSError, ValueError) as e:
+        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: {getattr(e, 'strerror', None) or e}") \
+            from None
     if not os.access(path, os.W_OK):
         raise BadRequest(f"Cannot use {profile.location} as warehouse storage: not writable")

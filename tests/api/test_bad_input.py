@@ -57,6 +57,17 @@ def cases(prefix, table):
         ("POST", f"{prefix}/tables/rename", b'{"source": {"namespace": ["bad"], "name": "t"}}', 400),
         ("POST", f"{ns}/bad/register", b'{"name": "r", "metadata-location": "file:///nowhere/x.json"}', 400),
         ("POST", f"{ns}/bad/properties", b'{"updates": {"a": ["b"]}}', 400),
+        ("POST", f"{ns}/bad/properties", b'{"updates": {"a\\u0000b": "x"}}', 400),
+        ("POST", ns, b'{"namespace": ["nul"], "properties": {"k": "v\\u0000"}}', 400),
+        ("POST", f"{ns}/bad/tables", b'{"name": "t6", "schema": {"type": "struct", "fields": [{"id": 1, "name": "a",'
+                                     b' "type": {"x": 1}, "required": false, "initial-default": false}]}}', 400),
+        ("POST", table, b'{"requirements": [], "updates": [{"action": "add-schema", "schema": {"type": "struct",'
+                        b' "fields": [{"id": 9, "name": "a", "type": {"x": 1}, "required": false,'
+                        b' "write-default": 1}]}}]}', 400),
+        ("POST", f"{ns}/bad/tables", b'{"name": "t7", "location": "file:///tmp/a\\u0000b", "schema": '
+                                     b'{"type": "struct", "fields": []}}', 400),
+        ("POST", "/management/v1/warehouse", b'{"warehouse-name": "nul", "storage-profile": {"type": "file",'
+                                             b' "location": "file:///tmp/x\\u0000y"}}', 400),
         ("DELETE", table + "?purgeRequested=maybe", b"", 400),
         ("GET", f"{ns}/%1F", b"", 400),
         ("GET", "/catalog/v1/not-a-uuid/namespaces", b"", 404),
