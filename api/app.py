@@ -7,7 +7,7 @@ from psycopg_pool import AsyncConnectionPool
 from .. import __version__
 from ..projections.catalog_queries import AsyncCatalogQueries
 from ..services.idempotency import ResponseStore
-from . import errors
+from . import errors, identifiers
 from .context import RequestContext
 from .fast_load import FastLoadTable
 from .idempotency import IdempotentRequests
@@ -35,6 +35,7 @@ def create_app(container) -> FastAPI:
     app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=JSONResponse,
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
+    identifiers.use_separator(container.settings.namespace_separator)
     errors.install(app)
     for router in (config.router, namespaces.router, tables.router, views.router):
         app.include_router(router, prefix="/catalog/v1")

@@ -10,7 +10,7 @@ from uuid import UUID
 from ..domain.errors import BadRequest
 from ..domain.names import check_name
 from .etags import etag, matches
-from .identifiers import SEPARATOR
+from .identifiers import levels
 
 _HEADERS = [(b"content-type", b"application/json")]
 
@@ -49,7 +49,7 @@ class FastLoadTable:
         if queries is None:
             return None
         try:
-            namespace = [check_name(level, "Namespace") for level in parts[5].split(SEPARATOR)]
+            namespace = [check_name(level, "Namespace") for level in levels(parts[5])]
             name = check_name(parts[7], "Table")
             row = await queries.active_table(UUID(parts[3]), namespace, name)
         except (BadRequest, ValueError):

@@ -24,6 +24,7 @@ class Settings(BaseSettings):
     metadata_cache_entries: int = Field(default=4096, ge=16)
     auto_migrate: bool = True
     log_level: str = "info"
+    namespace_separator: str = Field(default="%1F", min_length=1)
     default_page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1000, ge=1)
     idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)

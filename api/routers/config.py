@@ -58,8 +58,8 @@ async def get_config(warehouse: str | None = Query(default=None),
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
     return JSONResponse({
         "defaults": {},
-        # the unit separator, URL-encoded as clients expect it; paths also accept it raw
-        "overrides": {"prefix": str(row["id"]), "namespace-separator": "%1F"},
+        # URL-encoded, as clients expect it; paths accept it and the unit separator 0x1F
+        "overrides": {"prefix": str(row["id"]), "namespace-separator": ll.settings.namespace_separator},
         "endpoints": ENDPOINTS,
         "idempotency-key-lifetime": f"PT{ll.settings.idempotency_key_lifetime_minutes}M",
     })

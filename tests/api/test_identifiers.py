@@ -3,9 +3,10 @@ endpoints list in /config matches what is served."""
 
 from urllib.parse import quote
 
+import httpx
 import pytest
-from support import SCHEMA
 from pyiceberg.catalog.rest import RestCatalog
+from support import SCHEMA, Server
 
 ODD_NAMES = ["with.dot", "with space", "ünïcødé-名前", "semi;colon", "pct%25sign"]
 
@@ -80,3 +81,23 @@ def test_the_endpoints_list_names_exactly_what_is_served(client, warehouse):
             served |= {f"{method.upper()} /v1/{path.removeprefix('/catalog/v1/')}" for method in operations}
     assert set(advertised) == served
     assert len(advertised) == len(set(advertised))
+
+
+@pytest.fixture(scope="module")
+def dot_server(pg_url, data_dir, server):
+    s = Server(pg_url, data_dir, LAKELEDGER__WORKERS="off", LAKELEDGER__NAMESPACE_SEPARATOR=".")
+    yield s
+    s.stop()
+
+
+def test_an_advertised_separator_is_used_by_clients_and_the_unit_separator_still_works(dot_server, warehouse):
+    catalog = RestCatalog("dots", uri=f"{dot_server.url}/catalog", warehouse=warehouse["name"])
+    assert catalog._namespace_separator == "."  # taken from /config
+    catalog.create_namespace(("parent",))
+    catalog.create_namespace(("parent", "child"))
+    assert catalog.list_namespaces(("parent",)) == [("parent", "child")]
+    catalog.create_table(("parent", "child", "t"), schema=catalog_schema())
+    assert catalog.load_table(("parent", "child", "t")).name() == ("parent", "child", "t")
+    # a client that ignores the setting and joins with 0x1F reaches the same table
+    r = httpx.get(f"{dot_server.url}{warehouse['prefix']}/namespaces/parent%1Fchild/tables/t")
+    assert r.status_code == 200, r.text
