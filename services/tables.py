@@ -1,6 +1,6 @@
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import SetLocationUpdate
@@ -11,10 +11,9 @@ from ..domain.name_claim import TABULAR
 from ..domain.names import check_name, check_namespace, dotted
 from ..domain.namespace import Namespace
 from ..domain.provenance import Provenance
-from ..domain.storage_profile import is_within, normalize_location
 from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, CREATED_BY_REQUEST, Table
 from ..storage import storage_for
-from . import resolve
+from . import placement, resolve
 from .conditions import Condition, namespace_exists
 from .metadata_files import MetadataFiles
 from .resolve import WarehouseSettings
@@ -63,12 +62,7 @@ class TableService:
             if resolve.table_id(self.ledger, ns, name) is not None:
                 raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
             table_id = uuid4()
-            profile = wh.profile()
-            if request.location:
-                location = profile.check_tabular_location(request.location)
-            else:
-                location = profile.default_table_location(ns.id, table_id)
-            self._check_no_overlap(wh, location, table_id)
+            location = placement.new_location(self.ledger, wh, request.location, ns.id, table_id)
             metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order, location,
                                        request.properties, table_id)
             if request.stage_create:
@@ -121,7 +115,7 @@ class TableService:
         storage = storage_for(wh.profile())
         base = self.files.parsed(table.metadata_location, storage)
         metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
-        location = self._check_location(wh, metadata.location, table.id) if metadata.location != table.location \
+        location = placement.checked_location(self.ledger, wh, metadata.location, table.id) if metadata.location != table.location \
             else table.location
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
@@ -152,7 +146,7 @@ class TableService:
         metadata = tm.apply_commit(None, None, requirements, updates)
         if metadata.table_uuid != table_id:
             raise BadRequest("A created table needs exactly one assign-uuid update")
-        location = self._check_location(wh, metadata.location, table_id)
+        location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
         metadata_location = self._metadata_location(wh, metadata, None)
         claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
         table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
@@ -204,9 +198,7 @@ class TableService:
         def command() -> TableState:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            location_of_file = normalize_location(metadata_location)
-            if not is_within(location_of_file, wh.profile().base_location()):
-                raise BadRequest(f"Metadata location {metadata_location} is not inside the warehouse")
+            location_of_file = placement.metadata_file_location(wh, metadata_location)
             storage = storage_for(wh.profile())
             metadata = self.files.parsed(location_of_file, storage)
             data = self.files.data(location_of_file, storage)
@@ -219,14 +211,14 @@ class TableService:
                         raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
                     if existing.id != table_id:
                         raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
-                    existing.commit([], [], location_of_file, self._check_location(wh, metadata.location, table_id),
+                    existing.commit([], [], location_of_file, placement.checked_location(self.ledger, wh, metadata.location, table_id),
                                     by)
                     self.ledger.append(existing)
                     return TableState(location_of_file, data)
             table = self.ledger.log.get(Table, table_id)
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
-            location = self._check_location(wh, metadata.location, table_id)
+            location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
             claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
             if table is None:
                 table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
@@ -240,21 +232,8 @@ class TableService:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _check_location(self, wh: WarehouseSettings, location: str, table_id: UUID) -> str:
-        location = wh.profile().check_tabular_location(location)
-        self._check_no_overlap(wh, location, table_id)
-        return location
-
-    def _check_no_overlap(self, wh: WarehouseSettings, location: str, table_id: UUID) -> None:
-        other = self.ledger.queries.overlapping_tabular(wh.id, location, table_id)
-        if other is not None:
-            raise BadRequest(f"Location {location} overlaps the location of another table: {other}")
-
     def _metadata_location(self, wh: WarehouseSettings, metadata: TableMetadata, previous: str | None) -> str:
-        location = normalize_location(tm.next_metadata_location(metadata, previous))
-        if not is_within(location, wh.profile().base_location()):
-            raise BadRequest(f"Metadata location {location} is not inside the warehouse")
-        return location
+        return placement.metadata_file_location(wh, tm.next_metadata_location(metadata, previous))
 
     def _write_and_append(self, wh: WarehouseSettings, files: list[tuple[str, TableMetadata]], aggregates: list[Any],
                           conditions: list[Condition]) -> list[bytes]:

@@ -7,7 +7,7 @@ state, so its requirements are checked again and no replace is lost."""
 
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 from pyiceberg.view.metadata import ViewMetadata
 
@@ -17,11 +17,10 @@ from ..domain.name_claim import TABULAR
 from ..domain.names import check_name, check_namespace, dotted
 from ..domain.namespace import Namespace
 from ..domain.provenance import Provenance
-from ..domain.storage_profile import is_within, normalize_location
 from ..domain.tabular import Tabular
 from ..domain.view import View
 from ..storage import Storage, storage_for
-from . import resolve
+from . import placement, resolve
 from .conditions import namespace_exists
 from .metadata_files import MetadataFiles
 from .resolve import WarehouseSettings
@@ -52,12 +51,7 @@ class ViewService:
             ns = resolve.namespace(self.ledger, wh, levels)
             self._check_name_free(ns, name)
             view_id = uuid4()
-            profile = wh.profile()
-            if request.location:
-                location = profile.check_tabular_location(request.location)
-            else:
-                location = profile.default_table_location(ns.id, view_id)
-            self._check_no_overlap(wh, location, view_id)
+            location = placement.new_location(self.ledger, wh, request.location, ns.id, view_id)
             metadata = vm.new_view(view_id, location, request.view_schema, request.view_version,
                                    request.properties)
             metadata_location = self._metadata_location(wh, metadata, None)
@@ -88,8 +82,7 @@ class ViewService:
                 return ViewState(view.metadata_location, self.files.data(view.metadata_location, storage))
             location = view.location
             if metadata.location != view.location:
-                location = wh.profile().check_tabular_location(metadata.location)
-                self._check_no_overlap(wh, location, view.id)
+                location = placement.checked_location(self.ledger, wh, metadata.location, view.id)
             metadata_location = self._metadata_location(wh, metadata, view.metadata_location)
             view.replace(requirements_raw, updates_raw, metadata_location, by, location=location)
             data = self._write_and_append(wh, metadata_location, metadata, [view], [])
@@ -143,9 +136,7 @@ class ViewService:
         def command() -> ViewState:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            location_of_file = normalize_location(metadata_location)
-            if not is_within(location_of_file, wh.profile().base_location()):
-                raise BadRequest(f"Metadata location {metadata_location} is not inside the warehouse")
+            location_of_file = placement.metadata_file_location(wh, metadata_location)
             storage = storage_for(wh.profile())
             metadata = self._parsed(location_of_file, storage)
             data = self.files.data(location_of_file, storage)
@@ -153,8 +144,7 @@ class ViewService:
             view_id = vm.view_id(metadata)
             if self.ledger.log.get(Tabular, view_id) is not None:
                 raise AlreadyExists(f"A table or view with uuid {view_id} is already registered")
-            location = wh.profile().check_tabular_location(metadata.location)
-            self._check_no_overlap(wh, location, view_id)
+            location = placement.checked_location(self.ledger, wh, metadata.location, view_id)
             claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by)
             view = View.create(view_id, wh.id, ns.id, levels, name, location, location_of_file, raw, by)
             self.ledger.append(claim, view, conditions=[namespace_exists(ns.id, dotted(levels))])
@@ -188,16 +178,8 @@ class ViewService:
         # metadata cache, which keeps parsed *table* metadata and must never hold a view's.
         return vm.parse(self.files.data(location, storage))
 
-    def _check_no_overlap(self, wh: WarehouseSettings, location: str, view_id: UUID) -> None:
-        other = self.ledger.queries.overlapping_tabular(wh.id, location, view_id)
-        if other is not None:
-            raise BadRequest(f"Location {location} overlaps the location of another table or view: {other}")
-
     def _metadata_location(self, wh: WarehouseSettings, metadata: ViewMetadata, previous: str | None) -> str:
-        location = normalize_location(vm.next_metadata_location(metadata, previous))
-        if not is_within(location, wh.profile().base_location()):
-            raise BadRequest(f"Metadata location {location} is not inside the warehouse")
-        return location
+        return placement.metadata_file_location(wh, vm.next_metadata_location(metadata, previous))
 
     def _write_and_append(self, wh: WarehouseSettings, location: str, metadata: ViewMetadata, aggregates: list[Any],
                           conditions: list) -> bytes:
