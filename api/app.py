@@ -7,7 +7,7 @@ from psycopg_pool import AsyncConnectionPool
 from .. import __version__
 from ..projections.catalog_queries import AsyncCatalogQueries
 from ..services.idempotency import ResponseStore
-from . import errors, identifiers
+from . import errors, identifiers, openapi
 from .context import RequestContext
 from .fast_load import FastLoadTable
 from .idempotency import IdempotentRequests
@@ -37,6 +37,7 @@ def create_app(container) -> FastAPI:
     app.state.lakeledger = container
     identifiers.use_separator(container.settings.namespace_separator)
     errors.install(app)
+    openapi.install(app)
     for router in (config.router, namespaces.router, tables.router, views.router):
         app.include_router(router, prefix="/catalog/v1")
         # Zero-config clients (uri = the server's root) find the same API at /v1.

@@ -30,7 +30,12 @@ from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
 from pyiceberg.table.update import TableUpdate as _PyicebergUpdate
 
 from . import metadata_v3
-from .encryption_keys import AddEncryptionKeyUpdate, RemoveEncryptionKeyUpdate, with_key_added, with_key_removed
+from .encryption_keys import (
+    AddEncryptionKeyUpdate,
+    RemoveEncryptionKeyUpdate,
+    with_key_added,
+    with_key_removed,
+)
 
 SUPPORTED_FORMAT_VERSION = metadata_v3.FORMAT_VERSION
 

@@ -14,7 +14,11 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.locations import load_location_provider
-from pyiceberg.table.metadata import TableMetadataV1, TableMetadataV2, new_table_metadata
+from pyiceberg.table.metadata import (
+    TableMetadataV1,
+    TableMetadataV2,
+    new_table_metadata,
+)
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import (
     AssertCreate,

@@ -10,7 +10,12 @@ from uuid import UUID
 
 from psycopg import Cursor
 
-from ..domain.errors import NamespaceNotEmpty, NoSuchNamespace, NoSuchWarehouse, WarehouseNotEmpty
+from ..domain.errors import (
+    NamespaceNotEmpty,
+    NoSuchNamespace,
+    NoSuchWarehouse,
+    WarehouseNotEmpty,
+)
 from ..projections.catalog_queries import (
     NAMESPACE_EXISTS,
     NAMESPACE_HAS_CHILDREN,

@@ -3,7 +3,13 @@
 import os
 from uuid import UUID, uuid4
 
-from ..domain.errors import AlreadyExists, BadRequest, CommitFailed, NoSuchProject, Unsupported
+from ..domain.errors import (
+    AlreadyExists,
+    BadRequest,
+    CommitFailed,
+    NoSuchProject,
+    Unsupported,
+)
 from ..domain.name_claim import WAREHOUSE
 from ..domain.names import server_aggregate_id
 from ..domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project

@@ -16,7 +16,6 @@ from ..domain.table_metadata import parse, serialize
 from ..domain.warehouse import parse_storage_profile
 from ..storage import Storage, storage_for
 
-
 ALL_SNAPSHOTS = "all"
 REFS_SNAPSHOTS = "refs"
 

@@ -5,7 +5,12 @@ append transaction itself)."""
 from dataclasses import dataclass
 from uuid import UUID
 
-from ..domain.errors import NoSuchNamespace, NoSuchTable, NoSuchWarehouse, WarehouseInactive
+from ..domain.errors import (
+    NoSuchNamespace,
+    NoSuchTable,
+    NoSuchWarehouse,
+    WarehouseInactive,
+)
 from ..domain.name_claim import NAMESPACE, TABULAR
 from ..domain.names import dotted
 from ..domain.namespace import Namespace

@@ -11,7 +11,12 @@ from ..domain.name_claim import TABULAR
 from ..domain.names import check_name, check_namespace, dotted
 from ..domain.namespace import Namespace
 from ..domain.provenance import Provenance
-from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, CREATED_BY_REQUEST, Table
+from ..domain.table import (
+    CREATED_BY_COMMIT,
+    CREATED_BY_REGISTRATION,
+    CREATED_BY_REQUEST,
+    Table,
+)
 from ..storage import storage_for
 from . import placement, resolve
 from .conditions import Condition, namespace_exists

@@ -4,10 +4,11 @@ from fastapi import APIRouter, Depends, Header, Query
 
 from ...domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
 from ..dependencies import container
+from ..openapi import CatalogConfig, errors, ok
 from ..responses import JSONResponse
 from .projects import project_id_of
 
-router = APIRouter(tags=["Configuration API"])
+router = APIRouter(tags=["Configuration API"], responses=errors(400, 403, 404))
 
 # Exactly what this server serves; clients skip what is not listed.
 ENDPOINTS = [
@@ -38,7 +39,7 @@ ENDPOINTS = [
 ]
 
 
-@router.get("/config")
+@router.get("/config", responses=ok(CatalogConfig, "The catalog configuration of a warehouse"))
 async def get_config(warehouse: str | None = Query(default=None),
                      x_project_id: str | None = Header(default=None), ll=Depends(container)) -> JSONResponse:
     warehouse = warehouse or ll.settings.default_warehouse

@@ -12,6 +12,17 @@ from ...domain.errors import NoSuchProject, NoSuchWarehouse
 from ...domain.provenance import Provenance
 from ..context import provenance
 from ..dependencies import container
+from ..openapi import (
+    CreateProjectResponse,
+    GetProjectResponse,
+    GetWarehouseResponse,
+    ListProjectsResponse,
+    ListWarehousesResponse,
+    ServerInfo,
+    bodiless,
+    errors,
+    ok,
+)
 from ..responses import JSONResponse
 from .projects import project_id_of
 
@@ -71,14 +82,14 @@ async def _warehouse_row(ll, warehouse_id: str) -> dict:
     return row
 
 
-@router.post("/bootstrap", status_code=204)
+@router.post("/bootstrap", status_code=204, responses=errors(400))
 async def bootstrap(body: BootstrapRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.bootstrap, body.accept_terms_of_use, body.is_operator, by,
                             ll.settings.enable_default_project)
     return Response(status_code=204)
 
 
-@router.get("/info")
+@router.get("/info", responses=ok(ServerInfo, "What this server is and whether it is bootstrapped"))
 async def info(ll=Depends(container)):
     server = await ll.queries.server()
     return JSONResponse({
@@ -95,13 +106,14 @@ async def info(ll=Depends(container)):
     })
 
 
-@router.post("/project", status_code=201)
+@router.post("/project", status_code=201,
+             responses={**ok(CreateProjectResponse, "The project was created", 201), **errors(400, 409)})
 async def create_project(body: CreateProjectRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
     project_id = await run_in_threadpool(ll.management.create_project, body.project_name, body.project_id, by)
     return JSONResponse({"project-id": str(project_id)}, status_code=201)
 
 
-@router.get("/project")
+@router.get("/project", responses={**ok(GetProjectResponse, "The project of `x-project-id`"), **errors(400, 404)})
 async def get_project(x_project_id: str | None = Header(default=None), ll=Depends(container)):
     project_id = project_id_of(x_project_id, ll)
     row = await ll.queries.project(project_id)
@@ -110,20 +122,22 @@ async def get_project(x_project_id: str | None = Header(default=None), ll=Depend
     return JSONResponse({"project-id": str(row["id"]), "project-name": row["name"]})
 
 
-@router.post("/project/rename")
+@router.post("/project/rename", response_class=Response,
+             responses={**bodiless("The project was renamed"), **errors(400, 404)})
 async def rename_project(body: RenameRequest, x_project_id: str | None = Header(default=None),
                          ll=Depends(container), by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.rename_project, project_id_of(x_project_id, ll), body.new_name, by)
     return Response(status_code=200)
 
 
-@router.get("/project-list")
+@router.get("/project-list", responses=ok(ListProjectsResponse, "Every project"))
 async def list_projects(ll=Depends(container)):
     rows = await ll.queries.projects()
     return JSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
 
 
-@router.post("/warehouse", status_code=201)
+@router.post("/warehouse", status_code=201,
+             responses={**ok(GetWarehouseResponse, "The warehouse was created", 201), **errors(400, 404, 409)})
 async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | None = Header(default=None),
                            ll=Depends(container), by: Provenance = Depends(provenance)):
     project_id = body.project_id or project_id_of(x_project_id, ll)
@@ -134,7 +148,9 @@ async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | Non
     return JSONResponse(_warehouse_json(row), status_code=201)
 
 
-@router.get("/warehouse")
+@router.get("/warehouse",
+            responses={**ok(ListWarehousesResponse, "The warehouses of the project (active ones unless "
+                                                    "`warehouseStatus` says otherwise)"), **errors(400)})
 async def list_warehouses(projectId: UUID | None = Query(default=None),
                           warehouseStatus: list[Literal["active", "inactive"]] | None = Query(default=None),
                           x_project_id: str | None = Header(default=None), ll=Depends(container)):
@@ -144,31 +160,34 @@ async def list_warehouses(projectId: UUID | None = Query(default=None),
     return JSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
 
 
-@router.get("/warehouse/{warehouse_id}")
+@router.get("/warehouse/{warehouse_id}", responses={**ok(GetWarehouseResponse, "The warehouse"), **errors(404)})
 async def get_warehouse(warehouse_id: str, ll=Depends(container)):
     return JSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
 
 
-@router.delete("/warehouse/{warehouse_id}", status_code=204)
+@router.delete("/warehouse/{warehouse_id}", status_code=204, responses=errors(404, 409))
 async def delete_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.delete_warehouse, warehouse_id, by)
     return Response(status_code=204)
 
 
-@router.post("/warehouse/{warehouse_id}/rename")
+@router.post("/warehouse/{warehouse_id}/rename",
+             responses={**ok(GetWarehouseResponse, "The warehouse, renamed"), **errors(400, 404, 409)})
 async def rename_warehouse(warehouse_id: str, body: RenameRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.rename_warehouse, warehouse_id, body.new_name, by)
     return JSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
 
 
-@router.post("/warehouse/{warehouse_id}/deactivate")
+@router.post("/warehouse/{warehouse_id}/deactivate", response_class=Response,
+             responses={**bodiless("The warehouse is deactivated"), **errors(404)})
 async def deactivate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.set_active, warehouse_id, False, by)
     return Response(status_code=200)
 
 
-@router.post("/warehouse/{warehouse_id}/activate")
+@router.post("/warehouse/{warehouse_id}/activate", response_class=Response,
+             responses={**bodiless("The warehouse is active"), **errors(404)})
 async def activate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.set_active, warehouse_id, True, by)
     return Response(status_code=200)

@@ -7,15 +7,24 @@ from ...domain.provenance import Provenance
 from ..context import provenance
 from ..dependencies import container
 from ..identifiers import parse_namespace
-from ..pagination import PATH, Page, fetch, page
 from ..models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
+from ..openapi import (
+    CreateNamespaceResponse,
+    GetNamespaceResponse,
+    ListNamespacesResponse,
+    UpdateNamespacePropertiesResponse,
+    errors,
+    ok,
+)
+from ..pagination import PATH, Page, fetch, page
 from ..responses import JSONResponse
 from .warehouses import active_warehouse
 
-router = APIRouter(tags=["Catalog API"])
+router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
 
-@router.get("/{prefix}/namespaces")
+@router.get("/{prefix}/namespaces",
+            responses=ok(ListNamespacesResponse, "The namespaces, or the children of `parent`"))
 async def list_namespaces(prefix: str, parent: str | None = Query(default=None), ll=Depends(container),
                           paging: Page = Depends(page)):
     wh = await active_warehouse(ll, prefix)
@@ -27,7 +36,7 @@ async def list_namespaces(prefix: str, parent: str | None = Query(default=None),
     return JSONResponse({"namespaces": paths, "next-page-token": token})
 
 
-@router.post("/{prefix}/namespaces")
+@router.post("/{prefix}/namespaces", responses=ok(CreateNamespaceResponse, "The namespace was created"))
 async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance)):
     ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
@@ -43,7 +52,8 @@ async def _load(ll, prefix: str, namespace: str) -> dict:
     return row
 
 
-@router.get("/{prefix}/namespaces/{namespace}")
+@router.get("/{prefix}/namespaces/{namespace}",
+            responses=ok(GetNamespaceResponse, "The namespace and its properties"))
 async def load_namespace(prefix: str, namespace: str, ll=Depends(container)):
     row = await _load(ll, prefix, namespace)
     return JSONResponse({"namespace": row["path"], "properties": row["properties"]})
@@ -61,7 +71,8 @@ async def drop_namespace(prefix: str, namespace: str, ll=Depends(container), by:
     return Response(status_code=204)
 
 
-@router.post("/{prefix}/namespaces/{namespace}/properties")
+@router.post("/{prefix}/namespaces/{namespace}/properties",
+             responses=ok(UpdateNamespacePropertiesResponse, "The properties were updated"))
 async def update_namespace_properties(prefix: str, namespace: str, body: UpdateNamespacePropertiesRequest,
                                       ll=Depends(container), by: Provenance = Depends(provenance)):
     updated, removed, missing = await run_in_threadpool(

@@ -13,7 +13,6 @@ from ..context import provenance
 from ..dependencies import boolean_param, container
 from ..etags import etag, matches
 from ..identifiers import parse_namespace
-from ..pagination import NAME, Page, fetch, page
 from ..models import (
     CommitTableRequest,
     CommitTransactionRequest,
@@ -22,10 +21,19 @@ from ..models import (
     RenameTableRequest,
     ReportMetricsRequest,
 )
+from ..openapi import (
+    CommitTableResponse,
+    ListTablesResponse,
+    LoadTableResult,
+    bodiless,
+    errors,
+    ok,
+)
+from ..pagination import NAME, Page, fetch, page
 from ..responses import JSONResponse
 from .warehouses import active_warehouse
 
-router = APIRouter(tags=["Catalog API"])
+router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
 JSON = "application/json"
 
@@ -46,7 +54,7 @@ async def _namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
     return row["id"]
 
 
-@router.get("/{prefix}/namespaces/{namespace}/tables")
+@router.get("/{prefix}/namespaces/{namespace}/tables", responses=ok(ListTablesResponse, "The tables of the namespace"))
 async def list_tables(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
@@ -57,7 +65,8 @@ async def list_tables(prefix: str, namespace: str, ll=Depends(container), paging
                          "next-page-token": token})
 
 
-@router.post("/{prefix}/namespaces/{namespace}/tables")
+@router.post("/{prefix}/namespaces/{namespace}/tables",
+             responses=ok(LoadTableResult, "The table was created (or staged, with `stage-create`)", etag=False))
 async def create_table(prefix: str, namespace: str, body: CreateTableRequest, request: Request,
                        ll=Depends(container), by: Provenance = Depends(provenance)):
     raw = await request.json()
@@ -82,7 +91,9 @@ async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
     raise NoSuchTable(f"Table does not exist: {dotted([*path, table])}")
 
 
-@router.get("/{prefix}/namespaces/{namespace}/tables/{table}")
+@router.get("/{prefix}/namespaces/{namespace}/tables/{table}",
+            responses={**ok(LoadTableResult, "The table's current metadata", etag=True),
+                       **bodiless("Not modified: If-None-Match names the current ETag", 304)})
 async def load_table(prefix: str, namespace: str, table: str, snapshots: str | None = Query(default=None),
                      if_none_match: str | None = Header(default=None), ll=Depends(container)):
     snapshots = (snapshots or ALL_SNAPSHOTS).lower()
@@ -107,7 +118,8 @@ async def table_exists(prefix: str, namespace: str, table: str, ll=Depends(conta
     return Response(status_code=204)
 
 
-@router.post("/{prefix}/namespaces/{namespace}/tables/{table}")
+@router.post("/{prefix}/namespaces/{namespace}/tables/{table}",
+             responses=ok(CommitTableResponse, "The change was committed", etag=False))
 async def update_table(prefix: str, namespace: str, table: str, body: CommitTableRequest,
                        ll=Depends(container), by: Provenance = Depends(provenance)):
     change = TableChange(tuple(parse_namespace(namespace)), table, body.requirements, body.updates)
@@ -125,7 +137,8 @@ async def drop_table(prefix: str, namespace: str, table: str, purgeRequested: st
     return Response(status_code=204)
 
 
-@router.post("/{prefix}/namespaces/{namespace}/register")
+@router.post("/{prefix}/namespaces/{namespace}/register",
+             responses=ok(LoadTableResult, "The table was registered", etag=False))
 async def register_table(prefix: str, namespace: str, body: RegisterTableRequest, request: Request,
                          ll=Depends(container), by: Provenance = Depends(provenance)):
     raw = await request.json()

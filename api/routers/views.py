@@ -11,12 +11,18 @@ from ...services.views import ViewState
 from ..context import provenance
 from ..dependencies import container
 from ..identifiers import parse_namespace
-from ..models import CommitViewRequest, CreateViewRequest, RegisterViewRequest, RenameTableRequest
+from ..models import (
+    CommitViewRequest,
+    CreateViewRequest,
+    RegisterViewRequest,
+    RenameTableRequest,
+)
+from ..openapi import ListViewsResponse, LoadViewResult, errors, ok
 from ..pagination import NAME, Page, fetch, page
 from ..responses import JSONResponse
 from .warehouses import active_warehouse
 
-router = APIRouter(tags=["Catalog API"])
+router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
 JSON = "application/json"
 
@@ -50,7 +56,7 @@ async def _find_view(ll, prefix: str, namespace: str, view: str) -> tuple:
     raise NoSuchView(f"View does not exist: {dotted([*path, view])}")
 
 
-@router.get("/{prefix}/namespaces/{namespace}/views")
+@router.get("/{prefix}/namespaces/{namespace}/views", responses=ok(ListViewsResponse, "The views of the namespace"))
 async def list_views(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
@@ -61,7 +67,7 @@ async def list_views(prefix: str, namespace: str, ll=Depends(container), paging:
                          "next-page-token": token})
 
 
-@router.post("/{prefix}/namespaces/{namespace}/views")
+@router.post("/{prefix}/namespaces/{namespace}/views", responses=ok(LoadViewResult, "The view was created"))
 async def create_view(prefix: str, namespace: str, body: CreateViewRequest, request: Request,
                       ll=Depends(container), by: Provenance = Depends(provenance)):
     raw = await request.json()
@@ -69,7 +75,8 @@ async def create_view(prefix: str, namespace: str, body: CreateViewRequest, requ
     return _view_result(state)
 
 
-@router.get("/{prefix}/namespaces/{namespace}/views/{view}")
+@router.get("/{prefix}/namespaces/{namespace}/views/{view}",
+            responses=ok(LoadViewResult, "The view's current metadata"))
 async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container)):
     _, metadata_location = await _find_view(ll, prefix, namespace, view)
     body = ll.files.response_body(metadata_location)
@@ -85,7 +92,8 @@ async def view_exists(prefix: str, namespace: str, view: str, ll=Depends(contain
     return Response(status_code=204)
 
 
-@router.post("/{prefix}/namespaces/{namespace}/views/{view}")
+@router.post("/{prefix}/namespaces/{namespace}/views/{view}",
+             responses=ok(LoadViewResult, "The view's new version was committed"))
 async def replace_view(prefix: str, namespace: str, view: str, body: CommitViewRequest,
                        ll=Depends(container), by: Provenance = Depends(provenance)):
     state = await run_in_threadpool(ll.views.replace, prefix, parse_namespace(namespace), view, body.requirements,
@@ -100,7 +108,7 @@ async def drop_view(prefix: str, namespace: str, view: str, ll=Depends(container
     return Response(status_code=204)
 
 
-@router.post("/{prefix}/namespaces/{namespace}/register-view")
+@router.post("/{prefix}/namespaces/{namespace}/register-view", responses=ok(LoadViewResult, "The view was registered"))
 async def register_view(prefix: str, namespace: str, body: RegisterViewRequest, request: Request,
                         ll=Depends(container), by: Provenance = Depends(provenance)):
     raw = await request.json()

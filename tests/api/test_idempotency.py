@@ -5,9 +5,8 @@ import time
 import uuid
 
 import httpx
-from support import SCHEMA
-
 from lakeledger.domain.idempotency import key_aggregate_id
+from support import SCHEMA
 
 KEY_TOPIC = "lakeledger.domain.idempotency:IdempotencyKey.Used"
 

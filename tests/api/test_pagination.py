@@ -3,7 +3,6 @@
 import threading
 
 import pytest
-
 from support import SCHEMA
 
 

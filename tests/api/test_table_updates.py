@@ -8,9 +8,9 @@ import uuid
 
 import httpx
 import pytest
-from support import SCHEMA
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import StaticTable
+from support import SCHEMA
 
 KEY = {"key-id": "k1", "encrypted-key-metadata": "a2V5LW9uZQ==", "encrypted-by-id": "kms-1",
        "properties": {"scheme": "test"}}

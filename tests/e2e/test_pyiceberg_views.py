@@ -7,8 +7,17 @@ import uuid
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.exceptions import NoSuchTableError, NoSuchViewError, TableAlreadyExistsError, ViewAlreadyExistsError
-from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
+from pyiceberg.exceptions import (
+    NoSuchTableError,
+    NoSuchViewError,
+    TableAlreadyExistsError,
+    ViewAlreadyExistsError,
+)
+from pyiceberg.view.metadata import (
+    SQLViewRepresentation,
+    ViewRepresentation,
+    ViewVersion,
+)
 
 ROWS = pa.schema([("id", pa.int64()), ("amount", pa.float64())])
 

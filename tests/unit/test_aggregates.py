@@ -1,7 +1,13 @@
 from uuid import uuid4
 
 import pytest
-from lakeledger.domain.errors import BadRequest, NoSuchNamespace, NoSuchTable, NoSuchView, WarehouseInactive
+from lakeledger.domain.errors import (
+    BadRequest,
+    NoSuchNamespace,
+    NoSuchTable,
+    NoSuchView,
+    WarehouseInactive,
+)
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import FileStorageProfile, HardDelete

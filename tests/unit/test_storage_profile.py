@@ -2,7 +2,11 @@ from uuid import uuid4
 
 import pytest
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_profile import FileStorageProfile, normalize_location, overlaps
+from lakeledger.domain.storage_profile import (
+    FileStorageProfile,
+    normalize_location,
+    overlaps,
+)
 from lakeledger.domain.warehouse import parse_delete_profile, parse_storage_profile
 
 

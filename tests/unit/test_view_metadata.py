@@ -4,12 +4,11 @@ the expiry of old versions."""
 import uuid
 
 import pytest
+from lakeledger.domain import view_metadata as vm
+from lakeledger.domain.errors import BadRequest, CommitFailed
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import ViewVersion
-
-from lakeledger.domain import view_metadata as vm
-from lakeledger.domain.errors import BadRequest, CommitFailed
 
 VIEW_ID = uuid.UUID("7d4c1f0e-1111-4a4a-8b8b-0123456789ab")
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=True), schema_id=7)
