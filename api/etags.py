@@ -3,10 +3,12 @@ a response includes) identifies a load response exactly: the tag is derived from
 reading or hashing the body, and a client revalidating with ``If-None-Match`` costs one lookup."""
 
 import hashlib
+from functools import lru_cache
 
 from ..services.metadata_files import ALL_SNAPSHOTS
 
 
+@lru_cache(maxsize=8192)  # hot tables are revalidated over and over; a tag is ~40 bytes
 def etag(metadata_location: str, snapshots: str = ALL_SNAPSHOTS) -> str:
     digest = hashlib.blake2b(f"{snapshots}\n{metadata_location}".encode(), digest_size=16).hexdigest()
     return f'"{digest}"'

@@ -12,7 +12,7 @@ from ..domain.names import check_name
 from .etags import etag, matches
 from .identifiers import levels
 
-_HEADERS = [(b"content-type", b"application/json")]
+_CONTENT_TYPE = (b"content-type", b"application/json")
 
 
 class FastLoadTable:
@@ -26,12 +26,13 @@ class FastLoadTable:
             if found is not None:
                 metadata_location, body = found
                 tag = etag(metadata_location)
-                if matches(_header(scope, b"if-none-match"), tag):
+                condition = _header(scope, b"if-none-match")
+                if condition is not None and matches(condition, tag):
                     await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", tag.encode())]})
                     await send({"type": "http.response.body", "body": b""})
                     return
                 await send({"type": "http.response.start", "status": 200,
-                            "headers": [*_HEADERS, (b"etag", tag.encode()),
+                            "headers": [_CONTENT_TYPE, (b"etag", tag.encode()),
                                         (b"content-length", str(len(body)).encode())]})
                 await send({"type": "http.response.body", "body": body})
                 return
