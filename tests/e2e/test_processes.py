@@ -2,6 +2,7 @@
 as a process of its own on the same data directory, and `migrate` run again."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -22,7 +23,12 @@ def embedded(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("embedded")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
     env["LAKELEDGER__DATA_DIR"] = str(data_dir)
-    return data_dir, env
+    yield data_dir, env
+    # The embedded Postgres outlives the processes that shared it (as it should for a user's next start);
+    # a test run stops it: SIGINT is Postgres' fast shutdown.
+    pid_file = data_dir / "postgres" / "postmaster.pid"
+    if pid_file.exists():
+        os.kill(int(pid_file.read_text().split()[0]), signal.SIGINT)
 
 
 def test_migrate_is_idempotent(embedded):
