@@ -1,10 +1,9 @@
-from uuid import UUID
 
 import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from ...domain.errors import BadRequest, NoSuchNamespace, NoSuchTable, NoSuchWarehouse
+from ...domain.errors import BadRequest, NoSuchTable
 from ...domain.names import check_name, dotted
 from ...domain.provenance import Provenance
 from ...services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
@@ -29,8 +28,8 @@ from ..openapi import (
     errors,
     ok,
 )
-from ..pagination import NAME, Page, fetch, page
-from ..responses import JSONResponse
+from ..pagination import Page, page
+from ..tabulars import listed, warehouse_id_of
 from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
@@ -47,22 +46,10 @@ def _etag_header(metadata_location: str | None) -> dict[str, str]:
     return {"etag": etag(metadata_location)} if metadata_location else {}
 
 
-async def _namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
-    row = await ll.queries.namespace(warehouse_id, path)
-    if row is None:
-        raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
-    return row["id"]
-
 
 @router.get("/{prefix}/namespaces/{namespace}/tables", responses=ok(ListTablesResponse, "The tables of the namespace"))
 async def list_tables(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
-    wh = await active_warehouse(ll, prefix)
-    path = parse_namespace(namespace)
-    namespace_id = await _namespace_id(ll, wh["id"], path)
-    names, token = await fetch(paging, lambda after, limit: ll.queries.tabulars(namespace_id, "table", after, limit),
-                               NAME)
-    return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
-                         "next-page-token": token})
+    return await listed(ll, prefix, namespace, "table", paging)
 
 
 @router.post("/{prefix}/namespaces/{namespace}/tables",
@@ -78,10 +65,7 @@ async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
     """(id, metadata_location) of the table, or 404 NoSuchTable (NoSuchWarehouse for an unknown prefix)."""
     path = parse_namespace(namespace)
     check_name(table, "Table")
-    try:
-        warehouse_id = UUID(prefix)
-    except ValueError:
-        raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
+    warehouse_id = warehouse_id_of(prefix)
     row = await ll.queries.active_table(warehouse_id, path, table)
     if row is not None:
         return row

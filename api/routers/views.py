@@ -1,9 +1,8 @@
-from uuid import UUID
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from ...domain.errors import NoSuchNamespace, NoSuchView, NoSuchWarehouse
+from ...domain.errors import NoSuchView
 from ...domain.names import check_name, dotted
 from ...domain.provenance import Provenance
 from ...services.metadata_files import load_result_body
@@ -18,8 +17,8 @@ from ..models import (
     RenameTableRequest,
 )
 from ..openapi import ListViewsResponse, LoadViewResult, errors, ok
-from ..pagination import NAME, Page, fetch, page
-from ..responses import JSONResponse
+from ..pagination import Page, page
+from ..tabulars import listed, namespace_id, warehouse_id_of
 from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
@@ -32,39 +31,24 @@ def _view_result(state: ViewState) -> Response:
     return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON)
 
 
-async def _namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
-    row = await ll.queries.namespace(warehouse_id, path)
-    if row is None:
-        raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
-    return row["id"]
-
 
 async def _find_view(ll, prefix: str, namespace: str, view: str) -> tuple:
     """(id, metadata_location) of the view, or the precise 404 for what is missing. A table of that
     name is not a view: NoSuchViewException."""
     path = parse_namespace(namespace)
     check_name(view, "View")
-    try:
-        warehouse_id = UUID(prefix)
-    except ValueError:
-        raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
+    warehouse_id = warehouse_id_of(prefix)
     row = await ll.queries.active_view(warehouse_id, path, view)
     if row is not None:
         return row
     wh = await active_warehouse(ll, prefix)
-    await _namespace_id(ll, wh["id"], path)
+    await namespace_id(ll, wh["id"], path)
     raise NoSuchView(f"View does not exist: {dotted([*path, view])}")
 
 
 @router.get("/{prefix}/namespaces/{namespace}/views", responses=ok(ListViewsResponse, "The views of the namespace"))
 async def list_views(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
-    wh = await active_warehouse(ll, prefix)
-    path = parse_namespace(namespace)
-    namespace_id = await _namespace_id(ll, wh["id"], path)
-    names, token = await fetch(paging, lambda after, limit: ll.queries.tabulars(namespace_id, "view", after, limit),
-                               NAME)
-    return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names],
-                         "next-page-token": token})
+    return await listed(ll, prefix, namespace, "view", paging)
 
 
 @router.post("/{prefix}/namespaces/{namespace}/views", responses=ok(LoadViewResult, "The view was created"))
