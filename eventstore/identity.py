@@ -1,0 +1,28 @@
+"""How an event is named outside the log: a stable id and a type. The history API, CloudEvents and the
+replay sinks all use these, so one event has one id wherever it appears (a consumer de-duplicates on it)."""
+
+from uuid import UUID, uuid5
+
+_EVENTS = UUID("0b6c7f3e-8a41-5d2c-9e17-4c1f2a9d6b30")
+
+
+def event_id(originator_id: UUID, originator_version: int) -> UUID:
+    """Deterministic: an event's aggregate and version identify it for ever."""
+    return uuid5(_EVENTS, f"{originator_id}:{originator_version}")
+
+
+def event_type(topic: str) -> str:
+    """``lakeledger.domain.table:Table.Committed`` → ``table.committed``; ``NameClaim.Created`` →
+    ``name-claim.created``."""
+    qualname = topic.rpartition(":")[2]
+    parts = qualname.split(".")
+    return ".".join(_kebab(part) for part in parts[-2:])
+
+
+def _kebab(name: str) -> str:
+    out = []
+    for i, c in enumerate(name):
+        if c.isupper() and i:
+            out.append("-")
+        out.append(c.lower())
+    return "".join(out)
