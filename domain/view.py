@@ -18,11 +18,20 @@ class View(Tabular):
         request: dict
 
     class Replaced(Tabular.Event):
+        """v2 added ``location`` (a set-location update moves the view). v1 events were recorded when a
+        replace could not move a view: they are read with ``location`` None, meaning unchanged."""
+
+        class_version = 2
+
         requirements: list
         updates: list
         previous_metadata_location: str
         metadata_location: str
-        location: str  # a set-location update moves the view; unchanged otherwise
+        location: str | None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            state["location"] = None
 
     @event(Created)
     def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str,
@@ -47,4 +56,5 @@ class View(Tabular):
     def _replaced(self, requirements: list, updates: list, previous_metadata_location: str, metadata_location: str,
                   location: str, actor: str, request_id: str) -> None:
         self.metadata_location = metadata_location
-        self.location = location
+        if location is not None:
+            self.location = location

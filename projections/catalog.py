@@ -116,8 +116,8 @@ class CatalogProjection:
 
     @apply.register
     def _(self, e: View.Replaced, cur: Cursor) -> None:
-        cur.execute("UPDATE ll_tabulars SET metadata_location = %s, location = %s, updated_at = %s WHERE id = %s",
-                    (e.metadata_location, e.location, e.timestamp, e.originator_id))
+        cur.execute("UPDATE ll_tabulars SET metadata_location = %s, location = COALESCE(%s, location), updated_at = %s"
+                    " WHERE id = %s", (e.metadata_location, e.location, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Table.Committed, cur: Cursor) -> None:
