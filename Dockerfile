@@ -10,6 +10,7 @@ COPY storage ./storage
 COPY api ./api
 COPY workers ./workers
 COPY migrations ./migrations
+COPY sinks ./sinks
 RUN pip install --no-cache-dir .
 ENV LAKELEDGER__LISTEN_PORT=8181
 EXPOSE 8181

@@ -1,4 +1,4 @@
-"""The ``lakeledger`` command: serve, migrate, workers."""
+"""The ``lakeledger`` command: serve, migrate, workers, rebuild, projections, replay."""
 
 import argparse
 import logging
@@ -76,6 +76,48 @@ def run_rebuild(settings: Settings) -> None:
         container.close()
 
 
+def run_projections(settings: Settings, args) -> None:
+    import psycopg
+
+    from .postgres import postgres_url
+
+    with psycopg.connect(postgres_url(settings), autocommit=True) as conn:
+        head = conn.execute("SELECT coalesce(max(notification_id), 0) FROM lakeledger_events").fetchone()[0]
+        rows = conn.execute("SELECT name, position, updated_at FROM ll_projection_positions ORDER BY name").fetchall()
+    print(f"{'projection':<16} {'position':>10} {'lag':>8}  updated")
+    for name, position, updated_at in rows:
+        print(f"{name:<16} {position:>10} {head - position:>8}  {updated_at:%Y-%m-%d %H:%M:%S%z}")
+    print(f"{'(log head)':<16} {head:>10}")
+
+
+def run_replay(settings: Settings, args) -> None:
+    from pathlib import Path
+
+    from .sinks.replay import parse_bound, replay
+
+    try:
+        start = parse_bound(args.start) if args.start else None
+        stop = parse_bound(args.stop) if args.stop else None
+    except ValueError as e:
+        raise SystemExit(f"lakeledger replay: {e}") from None
+    if args.sink == "jsonl":
+        if not args.out:
+            raise SystemExit("lakeledger replay: --sink jsonl needs --out FILE")
+        from .sinks.jsonl import JsonLinesSink
+        sink = JsonLinesSink(Path(args.out))
+    else:
+        if not (args.uri and args.table):
+            raise SystemExit("lakeledger replay: --sink iceberg needs --uri (the catalog) and --table ns.table")
+        from .sinks.iceberg_table import IcebergTableSink
+        sink = IcebergTableSink(args.uri, args.warehouse, args.table)
+    container = _container(settings)
+    try:
+        count = replay(container.log, sink, start, stop)
+    finally:
+        container.close()
+    print(f"replayed {count} events into the {args.sink} sink")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lakeledger", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -83,9 +125,21 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("migrate", help="create or upgrade the database schema (idempotent)")
     commands.add_parser("workers", help="run the projection and purge workers as their own process")
     commands.add_parser("rebuild", help="empty the catalog read model and replay it from the event log")
+    commands.add_parser("projections", help="each projection's log position and how far it lags the log's head")
+    replay = commands.add_parser("replay", help="stream a range of the log into a sink (no live position moves)")
+    replay.add_argument("--sink", choices=("jsonl", "iceberg"), required=True)
+    replay.add_argument("--from", dest="start", help="first log position (N or seq:N) or RFC 3339 instant")
+    replay.add_argument("--to", dest="stop", help="last log position (N or seq:N) or RFC 3339 instant")
+    replay.add_argument("--out", help="jsonl: the file to append to")
+    replay.add_argument("--uri", help="iceberg: the REST catalog's URI, e.g. http://localhost:8181")
+    replay.add_argument("--warehouse", help="iceberg: the warehouse (default: the server's default warehouse)")
+    replay.add_argument("--table", help="iceberg: namespace.table to create or append to")
     args = parser.parse_args(argv)
     settings = Settings()
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command in ("replay", "projections"):
+        {"replay": run_replay, "projections": run_projections}[args.command](settings, args)
+        return 0
     {"serve": serve, "migrate": run_migrate, "workers": run_workers, "rebuild": run_rebuild}[args.command](settings)
     return 0
 

@@ -1,0 +1,1 @@
+"""Sinks: where the log's history can be streamed to (``lakeledger replay``)."""

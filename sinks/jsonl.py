@@ -1,0 +1,23 @@
+"""A JSON-lines file: one envelope per line, in log order."""
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+class JsonLinesSink:
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = None
+
+    def __enter__(self) -> "JsonLinesSink":
+        self._file = open(self.path, "ab")
+        return self
+
+    def write(self, batch: list[dict[str, Any]]) -> None:
+        self._file.write(b"".join(orjson.dumps(e, option=orjson.OPT_NON_STR_KEYS) + b"\n" for e in batch))
+        self._file.flush()
+
+    def __exit__(self, *exc) -> None:
+        self._file.close()
