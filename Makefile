@@ -8,7 +8,7 @@ SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).j
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME))
 
-.PHONY: setup run test unit bench bench-tools spark-deps java-check clean conformance
+.PHONY: setup run test unit bench bench-tools spark-deps java-check nats-deps clean conformance
 
 setup: $(VENV)/.installed
 
@@ -29,10 +29,16 @@ java-check:
 
 spark-deps: java-check $(SPARK_RUNTIME)
 
+# The CloudEvents tests start a real nats-server with JetStream: Debian's package, installed when missing.
+nats-deps:
+	@command -v nats-server >/dev/null || { apt-get update -qq && apt-get install -y -qq nats-server >/dev/null; } \
+		|| { echo "nats-server is needed for the CloudEvents tests: apt-get install nats-server"; exit 1; }
+	@nats-server --version
+
 $(SPARK_RUNTIME):
 	scripts/fetch-spark-jars.sh $(ICEBERG_VERSION) $(JARS_DIR)
 
-test: setup spark-deps
+test: setup spark-deps nats-deps
 	$(PY) -m pytest -q
 
 unit: setup

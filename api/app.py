@@ -12,7 +12,8 @@ from .context import RequestContext
 from .fast_load import FastLoadTable
 from .idempotency import IdempotentRequests
 from .responses import JSONResponse
-from .routers import config, management, namespaces, tables, views
+from .routers import config, history, management, namespaces, tables, views
+from .time_travel import ReadOnlyPast
 
 
 def create_app(container) -> FastAPI:
@@ -43,12 +44,14 @@ def create_app(container) -> FastAPI:
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)
     app.include_router(management.router)
+    app.include_router(history.router)
 
     @app.get("/health", include_in_schema=False)
     async def health():
         return {"status": "ok"}
 
     app.add_middleware(IdempotentRequests, container=container)
+    app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
     return app

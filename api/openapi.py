@@ -29,7 +29,7 @@ from .idempotency import MUTATIONS, SCOPES
 
 __all__ = [
     "CatalogConfig", "CommitTableResponse", "CreateNamespaceResponse", "CreateProjectResponse", "ErrorModel",
-    "GetNamespaceResponse", "GetProjectResponse", "GetWarehouseResponse", "IcebergErrorResponse",
+    "GetNamespaceResponse", "GetProjectResponse", "GetWarehouseResponse", "HistoryPage", "IcebergErrorResponse",
     "ListNamespacesResponse", "ListProjectsResponse", "ListTablesResponse", "ListViewsResponse",
     "ListWarehousesResponse", "LoadTableResult", "LoadViewResult", "ServerInfo", "UpdateNamespacePropertiesResponse",
     "bodiless", "errors", "install", "ok",
@@ -134,6 +134,39 @@ class GetWarehouseResponse(_Management):
 
 class ListWarehousesResponse(_Management):
     warehouses: list[GetWarehouseResponse]
+
+
+# --- History shapes ------------------------------------------------------------------------------------------
+
+class HistoryEntity(_Management):
+    """What an event changed: its kind, id (a table's or view's is its Iceberg uuid) and its identifier then."""
+
+    type: Literal["server", "project", "warehouse", "namespace", "table", "view"]
+    id: UUID
+    name: list[str]
+
+
+class HistoryEvent(_Management):
+    """One event of the log. `id` is the event's id everywhere it appears (CloudEvents, replays); `sequence` is
+    its position in the log; `change` holds the event's data as recorded."""
+
+    id: UUID
+    sequence: int = Field(ge=1)
+    time: datetime
+    type: str = Field(examples=["table.committed"])
+    actor: str
+    request_id: str = Field(alias="request-id")
+    warehouse_id: UUID | None = Field(alias="warehouse-id")
+    entity: HistoryEntity
+    summary: str = Field(examples=["appended snapshot 8123: +2 files, +1,000 rows"])
+    change: dict[str, Any]
+
+
+class HistoryPage(_Management):
+    """Events in log order; `next-page-token` is null on the last page."""
+
+    events: list[HistoryEvent]
+    next_page_token: str | None = Field(alias="next-page-token")
 
 
 # --- route declarations --------------------------------------------------------------------------------------

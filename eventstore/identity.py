@@ -26,3 +26,13 @@ def _kebab(name: str) -> str:
             out.append("-")
         out.append(c.lower())
     return "".join(out)
+
+
+def event_type_of(topic: str, event: object) -> str:
+    """``event_type``, except that renames and drops, recorded once for tables and views alike
+    (``tabular.renamed``), are named for the kind they carry: ``table.renamed``, ``view.dropped``."""
+    name = event_type(topic)
+    typ = getattr(event, "typ", None)
+    if name.startswith("tabular.") and isinstance(typ, str):
+        return f"{typ}.{name.removeprefix('tabular.')}"
+    return name

@@ -13,11 +13,13 @@ from .migrations import sql_files
 from .postgres import postgres_url
 from .projections.catalog import CatalogProjection
 from .projections.catalog_queries import CatalogQueries
+from .projections.history import HistoryProjection
 from .projections.runner import ProjectionRunner
 from .services.management import ManagementService
 from .services.metadata_files import MetadataFiles
 from .services.namespaces import NamespaceService
 from .services.tables import TableService
+from .services.time_travel import TimeTravel
 from .services.unit_of_work import Ledger
 from .services.views import ViewService
 from .settings import Settings
@@ -36,6 +38,10 @@ class Lakeledger:
         self.pool = ConnectionPool(self.conninfo, min_size=1, max_size=settings.pg_pool_size, open=True,
                                    name="lakeledger-sync")
         self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
+        # caught up by the history API before it answers, not inside appends (services/history.py)
+        self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
+        self.read_models = (self.catalog_view, self.history_view)  # what `lakeledger rebuild` replays
+        self.time_travel = TimeTravel(self.log)  # folded past states of warehouses, for read-only past prefixes
         self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool))
         self.files = MetadataFiles(settings.metadata_cache_entries)
         self.namespaces = NamespaceService(self.ledger)
@@ -81,7 +87,7 @@ def migrate(settings: Settings, url: str | None = None) -> list[str]:
                     conn.execute(sql)
                     conn.execute("INSERT INTO ll_schema_migrations (name) VALUES (%s)", (name,))
                 applied.append(name)
-            for projection in ("catalog", "purger"):
+            for projection in ("catalog", "purger", "history"):
                 conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, 0)"
                              " ON CONFLICT (name) DO NOTHING", (projection,))
         finally:

@@ -25,8 +25,18 @@ def _workers(container):
 
     # The catalog projection runs inside every append's transaction; it is here only to pick up
     # anything appended without it (it then finds nothing to do).
-    runners = [container.catalog_view, ProjectionRunner(Purger(container.log), container.log, container.pool)]
-    return Workers(runners, container.conninfo, container.settings.worker_poll_seconds)
+    runners = [container.catalog_view, container.history_view,
+               ProjectionRunner(Purger(container.log), container.log, container.pool)]
+    settings = container.settings
+    followers = []
+    if settings.nats_address:
+        from .workers.publisher import CloudEventsPublisher
+        followers.append(CloudEventsPublisher(
+            container.log, container.conninfo, address=settings.nats_address, stream=settings.nats_stream,
+            subject=settings.nats_subject, server_id=settings.server_id,
+            duplicate_window_seconds=settings.nats_duplicate_window_seconds,
+            poll_seconds=settings.worker_poll_seconds))
+    return Workers(runners, container.conninfo, settings.worker_poll_seconds, followers=followers)
 
 
 def serve(settings: Settings) -> None:
@@ -70,8 +80,8 @@ def run_migrate(settings: Settings) -> None:
 def run_rebuild(settings: Settings) -> None:
     container = _container(settings)
     try:
-        position = container.catalog_view.rebuild()
-        print(f"rebuilt the catalog read model from the log up to position {position}")
+        for runner in container.read_models:
+            print(f"rebuilt the {runner.name} read model from the log up to position {runner.rebuild()}")
     finally:
         container.close()
 
@@ -105,6 +115,11 @@ def run_replay(settings: Settings, args) -> None:
             raise SystemExit("lakeledger replay: --sink jsonl needs --out FILE")
         from .sinks.jsonl import JsonLinesSink
         sink = JsonLinesSink(Path(args.out))
+    elif args.sink == "nats":
+        if not args.nats_address:
+            raise SystemExit("lakeledger replay: --sink nats needs --nats-address nats://host:4222")
+        from .sinks.nats_subject import NatsSubjectSink
+        sink = NatsSubjectSink(args.nats_address, args.subject)
     else:
         if not (args.uri and args.table):
             raise SystemExit("lakeledger replay: --sink iceberg needs --uri (the catalog) and --table ns.table")
@@ -123,14 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="run the REST API (and, unless LAKELEDGER__WORKERS=off, the workers)")
     commands.add_parser("migrate", help="create or upgrade the database schema (idempotent)")
-    commands.add_parser("workers", help="run the projection and purge workers as their own process")
-    commands.add_parser("rebuild", help="empty the catalog read model and replay it from the event log")
+    commands.add_parser("workers", help="run the projection, purge and CloudEvents workers as their own process")
+    commands.add_parser("rebuild", help="empty the read models (catalog, history) and replay them from the event log")
     commands.add_parser("projections", help="each projection's log position and how far it lags the log's head")
     replay = commands.add_parser("replay", help="stream a range of the log into a sink (no live position moves)")
-    replay.add_argument("--sink", choices=("jsonl", "iceberg"), required=True)
+    replay.add_argument("--sink", choices=("jsonl", "nats", "iceberg"), required=True)
     replay.add_argument("--from", dest="start", help="first log position (N or seq:N) or RFC 3339 instant")
     replay.add_argument("--to", dest="stop", help="last log position (N or seq:N) or RFC 3339 instant")
     replay.add_argument("--out", help="jsonl: the file to append to")
+    replay.add_argument("--nats-address", help="nats: the server, e.g. nats://localhost:4222")
+    replay.add_argument("--subject", default="lakeledger.replay", help="nats: subject prefix (default lakeledger.replay)")
     replay.add_argument("--uri", help="iceberg: the REST catalog's URI, e.g. http://localhost:8181")
     replay.add_argument("--warehouse", help="iceberg: the warehouse (default: the server's default warehouse)")
     replay.add_argument("--table", help="iceberg: namespace.table to create or append to")

@@ -29,3 +29,7 @@ class Settings(BaseSettings):
     max_page_size: int = Field(default=1000, ge=1)
     idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)
     worker_poll_seconds: float = Field(default=1.0, gt=0)
+    nats_address: str | None = None
+    nats_stream: str = Field(default="LAKELEDGER", pattern=r"^[A-Za-z0-9_-]+$")
+    nats_subject: str = Field(default="lakeledger", pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+    nats_duplicate_window_seconds: int = Field(default=3600, ge=60)

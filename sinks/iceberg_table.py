@@ -4,7 +4,7 @@ engines can query it with SQL. One snapshot per batch; the data of each event is
 from datetime import datetime
 from typing import Any
 
-import orjson
+from .envelope import to_json
 
 _SCHEMA_FIELDS = [
     ("id", "string", True), ("sequence", "long", True), ("time", "timestamptz", True), ("type", "string", True),
@@ -51,7 +51,7 @@ class IcebergTableSink:
                 if name == "time":
                     value = datetime.fromisoformat(value)
                 elif name == "data":
-                    value = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+                    value = to_json(value).decode()
                 rows[name].append(value)
         self._table.append(pa.Table.from_pydict(rows, schema=self._table.schema().as_arrow()))
 

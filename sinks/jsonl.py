@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-import orjson
+from .envelope import to_json
 
 
 class JsonLinesSink:
@@ -16,7 +16,7 @@ class JsonLinesSink:
         return self
 
     def write(self, batch: list[dict[str, Any]]) -> None:
-        self._file.write(b"".join(orjson.dumps(e, option=orjson.OPT_NON_STR_KEYS) + b"\n" for e in batch))
+        self._file.write(b"".join(to_json(e) + b"\n" for e in batch))
         self._file.flush()
 
     def __exit__(self, *exc) -> None:

@@ -3,6 +3,8 @@ A module of its own, because test directories have conftest.py files of their ow
 more than one module."""
 
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -10,11 +12,12 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -25,7 +28,7 @@ class Server:
 
     def __init__(self, pg_url: str | None, data_dir: Path, **env: str):
         """With ``pg_url`` None the server starts its embedded Postgres under ``data_dir``."""
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = data_dir / f"serve-{self.port}.log"
         environment = {**os.environ, "LAKELEDGER__DATA_DIR": str(data_dir),
@@ -61,3 +64,37 @@ SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
     {"id": 1, "name": "id", "type": "long", "required": True},
     {"id": 2, "name": "data", "type": "string", "required": False},
 ]}
+
+
+class NatsServer:
+    """`nats-server -js` on a free port with its own store directory, which survives a restart."""
+
+    def __init__(self, store: Path):
+        binary = shutil.which("nats-server") or ("/usr/sbin/nats-server" if Path("/usr/sbin/nats-server").exists()
+                                                 else None)
+        if binary is None:
+            pytest.fail("nats-server is missing: run `make nats-deps`")
+        self.binary = binary
+        self.store = store
+        self.port = free_port()
+        self.url = f"nats://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.log = open(self.store.parent / f"nats-{self.port}.log", "ab")
+        self.process = subprocess.Popen([self.binary, "-js", "-a", "127.0.0.1", "-p", str(self.port),
+                                         "-sd", str(self.store)], stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("nats-server did not start")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+        self.log.close()

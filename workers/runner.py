@@ -2,6 +2,8 @@
 
 import logging
 import threading
+from collections.abc import Sequence
+from typing import Protocol
 
 import psycopg
 from psycopg import sql
@@ -12,15 +14,25 @@ from ..projections.runner import ProjectionRunner
 log = logging.getLogger("lakeledger.workers")
 
 
+class Follower(Protocol):
+    """A worker that keeps its own loop (the CloudEvents publisher): it runs in a thread of its own until
+    ``stop`` is set, and ``wake`` is set whenever the log grows."""
+
+    name: str
+
+    def run(self, stop: threading.Event, wake: threading.Event) -> None: ...
+
+
 class Workers:
     def __init__(self, runners: list[ProjectionRunner], conninfo: str, poll_seconds: float = 1.0,
-                 batch_seconds: float = 0.05):
+                 batch_seconds: float = 0.05, followers: Sequence[Follower] = ()):
         self.runners = runners
+        self.followers = list(followers)
         self.conninfo = conninfo
         self.poll_seconds = poll_seconds
         self.batch_seconds = batch_seconds
         self._stop = threading.Event()
-        self._wake = [threading.Event() for _ in runners]
+        self._wake = [threading.Event() for _ in [*runners, *self.followers]]
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -28,6 +40,9 @@ class Workers:
         for runner, wake in zip(self.runners, self._wake):
             self._threads.append(threading.Thread(target=self._run, args=(runner, wake),
                                                   name=f"lakeledger-{runner.name}", daemon=True))
+        for follower, wake in zip(self.followers, self._wake[len(self.runners):]):
+            self._threads.append(threading.Thread(target=follower.run, args=(self._stop, wake),
+                                                  name=f"lakeledger-{follower.name}", daemon=True))
         for thread in self._threads:
             thread.start()
 

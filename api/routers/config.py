@@ -3,6 +3,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Header, Query
 
 from ...domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
+from .. import time_travel
 from ..dependencies import container
 from ..openapi import CatalogConfig, errors, ok
 from ..responses import JSONResponse
@@ -46,21 +47,33 @@ async def get_config(warehouse: str | None = Query(default=None),
     if not warehouse:
         raise BadRequest("Query parameter 'warehouse' is required: the name of a warehouse "
                          "(or set LAKELEDGER__DEFAULT_WAREHOUSE)")
-    row = None
-    try:
-        row = await ll.queries.warehouse(UUID(warehouse))
-    except ValueError:
-        pass
-    if row is None:
-        row = await ll.queries.warehouse_by_name(project_id_of(x_project_id, ll), warehouse)
+    row = await _warehouse(ll, x_project_id, warehouse)
+    when = None
+    if row is None and time_travel.MARK in warehouse:
+        # <warehouse>@<instant> or <warehouse>@seq:<n>: a read-only view of the past (api/time_travel.py)
+        warehouse, _, when = warehouse.rpartition(time_travel.MARK)
+        row = await _warehouse(ll, x_project_id, warehouse)
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}")
     if row["status"] != "active":
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
+    prefix, endpoints = str(row["id"]), ENDPOINTS
+    if when is not None:
+        prefix = time_travel.past_prefix(row["id"], await time_travel.resolve(ll, row["id"], when))
+        endpoints = time_travel.READ_ENDPOINTS
     return JSONResponse({
         "defaults": {},
         # URL-encoded, as clients expect it; paths accept it and the unit separator 0x1F
-        "overrides": {"prefix": str(row["id"]), "namespace-separator": ll.settings.namespace_separator},
-        "endpoints": ENDPOINTS,
+        "overrides": {"prefix": prefix, "namespace-separator": ll.settings.namespace_separator},
+        "endpoints": endpoints,
         "idempotency-key-lifetime": f"PT{ll.settings.idempotency_key_lifetime_minutes}M",
     })
+
+
+async def _warehouse(ll, x_project_id: str | None, ref: str) -> dict | None:
+    """The warehouse a client names, by id or by name in its project."""
+    try:
+        row = await ll.queries.warehouse(UUID(ref))
+    except ValueError:
+        row = None
+    return row if row is not None else await ll.queries.warehouse_by_name(project_id_of(x_project_id, ll), ref)

@@ -18,6 +18,7 @@ from ..openapi import (
 )
 from ..pagination import PATH, Page, fetch, page
 from ..responses import JSONResponse
+from ..time_travel import as_of
 from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
@@ -27,6 +28,7 @@ router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
             responses=ok(ListNamespacesResponse, "The namespaces, or the children of `parent`"))
 async def list_namespaces(prefix: str, parent: str | None = Query(default=None), ll=Depends(container),
                           paging: Page = Depends(page)):
+    ll, prefix = await as_of(ll, prefix)
     wh = await active_warehouse(ll, prefix)
     parent_path = parse_namespace(parent) if parent else None
     if parent_path and await ll.queries.namespace(wh["id"], parent_path) is None:
@@ -44,6 +46,7 @@ async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends
 
 
 async def _load(ll, prefix: str, namespace: str) -> dict:
+    ll, prefix = await as_of(ll, prefix)
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
     row = await ll.queries.namespace(wh["id"], path)

@@ -30,6 +30,7 @@ from ..openapi import (
 )
 from ..pagination import Page, page
 from ..tabulars import listed, warehouse_id_of
+from ..time_travel import as_of
 from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
@@ -49,6 +50,7 @@ def _etag_header(metadata_location: str | None) -> dict[str, str]:
 
 @router.get("/{prefix}/namespaces/{namespace}/tables", responses=ok(ListTablesResponse, "The tables of the namespace"))
 async def list_tables(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
+    ll, prefix = await as_of(ll, prefix)
     return await listed(ll, prefix, namespace, "table", paging)
 
 
@@ -80,6 +82,7 @@ async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
                        **bodiless("Not modified: If-None-Match names the current ETag", 304)})
 async def load_table(prefix: str, namespace: str, table: str, snapshots: str | None = Query(default=None),
                      if_none_match: str | None = Header(default=None), ll=Depends(container)):
+    ll, prefix = await as_of(ll, prefix)
     snapshots = (snapshots or ALL_SNAPSHOTS).lower()
     if snapshots not in (ALL_SNAPSHOTS, REFS_SNAPSHOTS):
         raise BadRequest(f"Query parameter snapshots must be all or refs, not {snapshots!r}")
@@ -98,6 +101,7 @@ async def load_table(prefix: str, namespace: str, table: str, snapshots: str | N
 
 @router.head("/{prefix}/namespaces/{namespace}/tables/{table}", status_code=204)
 async def table_exists(prefix: str, namespace: str, table: str, ll=Depends(container)):
+    ll, prefix = await as_of(ll, prefix)
     await _find_table(ll, prefix, namespace, table)
     return Response(status_code=204)
 
@@ -134,6 +138,7 @@ async def register_table(prefix: str, namespace: str, body: RegisterTableRequest
 @router.post("/{prefix}/namespaces/{namespace}/tables/{table}/metrics", status_code=204)
 async def report_metrics(prefix: str, namespace: str, table: str, body: ReportMetricsRequest,
                          ll=Depends(container)):
+    ll, prefix = await as_of(ll, prefix)
     await _find_table(ll, prefix, namespace, table)
     return Response(status_code=204)
 

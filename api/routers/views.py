@@ -19,6 +19,7 @@ from ..models import (
 from ..openapi import ListViewsResponse, LoadViewResult, errors, ok
 from ..pagination import Page, page
 from ..tabulars import listed, namespace_id, warehouse_id_of
+from ..time_travel import as_of
 from .warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
@@ -48,6 +49,7 @@ async def _find_view(ll, prefix: str, namespace: str, view: str) -> tuple:
 
 @router.get("/{prefix}/namespaces/{namespace}/views", responses=ok(ListViewsResponse, "The views of the namespace"))
 async def list_views(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
+    ll, prefix = await as_of(ll, prefix)
     return await listed(ll, prefix, namespace, "view", paging)
 
 
@@ -62,6 +64,7 @@ async def create_view(prefix: str, namespace: str, body: CreateViewRequest, requ
 @router.get("/{prefix}/namespaces/{namespace}/views/{view}",
             responses=ok(LoadViewResult, "The view's current metadata"))
 async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container)):
+    ll, prefix = await as_of(ll, prefix)
     _, metadata_location = await _find_view(ll, prefix, namespace, view)
     body = ll.files.response_body(metadata_location)
     if body is None:
@@ -72,6 +75,7 @@ async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container
 
 @router.head("/{prefix}/namespaces/{namespace}/views/{view}", status_code=204)
 async def view_exists(prefix: str, namespace: str, view: str, ll=Depends(container)):
+    ll, prefix = await as_of(ll, prefix)
     await _find_view(ll, prefix, namespace, view)
     return Response(status_code=204)
 

@@ -209,6 +209,9 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("POST /management/v1/warehouse/{warehouse_id}/deactivate", {200}, warehouse_id=spare)
     answer("POST /management/v1/warehouse/{warehouse_id}/activate", {200}, warehouse_id=spare)
     answer("DELETE /management/v1/warehouse/{warehouse_id}", {204}, warehouse_id=spare)
+    answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},
+           query={"namespace": NAMESPACE, "since": "2020-01-01T00:00:00Z", "pageSize": "2"})
+    answer("GET /management/v1/history", {200}, query={"type": "project.created", "pageSize": "5"})
 
     documented = {result.ok().label for result in schema.get_all_operations()}
     assert answered == documented, f"operations without a good request here: {sorted(documented - answered)}"

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support import NatsServer
 
 SPARK_CATALOG = "lakeledger"
 SPARK_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
@@ -79,3 +80,13 @@ def spark(server, spark_warehouse):
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture
+def nats_server(tmp_path):
+    store = tmp_path / "jetstream"
+    store.mkdir()
+    server = NatsServer(store)
+    yield server
+    if server.process.poll() is None:
+        server.kill()

@@ -1,0 +1,128 @@
+"""The audit history: every change to a warehouse, or to the server's projects and warehouses, as the event log
+recorded it, with who made it, the entity's name at that moment and a sentence saying what changed."""
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import orjson
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
+
+from ...domain.errors import BadRequest, NoSuchWarehouse
+from ...services.history import Filters, HistoryQueries, catch_up
+from ..dependencies import container
+from ..identifiers import parse_namespace
+from ..openapi import HistoryPage, errors, ok
+from ..pagination import fetch, page
+from ..responses import JSONResponse
+
+router = APIRouter(prefix="/management/v1", tags=["History"])
+
+_PAGING = {"pageToken", "pageSize"}
+_WAREHOUSE_FILTERS = {"namespace", "tabular-id", "actor", "type", "since", "until"}
+_SERVER_FILTERS = {"actor", "type", "since", "until"}
+
+
+@router.get("/warehouse/{warehouse_id}/history",
+            responses={**ok(HistoryPage, "The warehouse's events, oldest first"), **errors(400, 404)})
+async def warehouse_history(
+        request: Request, warehouse_id: str,
+        namespace: str | None = Query(default=None, description="Levels joined by 0x1F: events of that namespace "
+                                                                 "and of the tables and views in it"),
+        tabular_id: str | None = Query(default=None, alias="tabular-id",
+                                       description="A table's or view's id (its Iceberg uuid)"),
+        actor: str | None = Query(default=None), type: str | None = Query(default=None),
+        since: str | None = Query(default=None, description="RFC 3339; events at or after it"),
+        until: str | None = Query(default=None, description="RFC 3339; events before it"),
+        pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+        ll=Depends(container)):
+    _only(request, _WAREHOUSE_FILTERS)
+    filters = Filters(namespace=parse_namespace(namespace) if namespace is not None else None,
+                      tabular_id=_uuid(tabular_id, "tabular-id") if tabular_id is not None else None,
+                      actor=actor, type=type, **_window(since, until))
+    await run_in_threadpool(catch_up, ll.history_view)
+    queries = HistoryQueries(ll.queries.pool)
+    try:
+        known = await queries.knows_warehouse(UUID(warehouse_id))
+    except ValueError:
+        known = False
+    if not known:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
+    return await _page(queries, UUID(warehouse_id), filters, pageToken, pageSize, ll)
+
+
+@router.get("/history", responses={**ok(HistoryPage, "The server's events (bootstrap, projects, warehouses), "
+                                                     "oldest first"), **errors(400)})
+async def server_history(
+        request: Request, actor: str | None = Query(default=None), type: str | None = Query(default=None),
+        since: str | None = Query(default=None, description="RFC 3339; events at or after it"),
+        until: str | None = Query(default=None, description="RFC 3339; events before it"),
+        pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+        ll=Depends(container)):
+    _only(request, _SERVER_FILTERS)
+    filters = Filters(actor=actor, type=type, **_window(since, until))
+    await run_in_threadpool(catch_up, ll.history_view)
+    return await _page(HistoryQueries(ll.queries.pool), None, filters, pageToken, pageSize, ll)
+
+
+async def _page(queries: HistoryQueries, warehouse_id: UUID | None, filters: Filters, token: str | None,
+                size: str | None, ll) -> JSONResponse:
+    # History is always paged (a log has no natural end): no pageToken means the first page.
+    paging = await page(token if token is not None else "", size, ll)
+    rows, next_token = await fetch(
+        paging, lambda after, limit: queries.events(warehouse_id, filters, after, limit),
+        valid_key=lambda key: isinstance(key, int) and not isinstance(key, bool) and key >= 0,
+        key=lambda row: row["sequence"])
+    return JSONResponse({"events": [_entry(row) for row in rows], "next-page-token": next_token})
+
+
+def _entry(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": str(row["event_id"]),
+        "sequence": row["sequence"],
+        "time": row["time"].isoformat(),
+        "type": row["type"],
+        "actor": row["actor"],
+        "request-id": row["request_id"],
+        "warehouse-id": str(row["warehouse_id"]) if row["warehouse_id"] else None,
+        "entity": {"type": row["entity_type"], "id": str(row["entity_id"]), "name": row["entity_name"]},
+        "summary": row["summary"],
+        # the stored JSON as is: a client's number may exceed what the encoder takes (64 bits)
+        "change": orjson.Fragment(row["change"]),
+    }
+
+
+def _only(request: Request, filters: set[str]) -> None:
+    unknown = sorted(set(request.query_params) - filters - _PAGING)
+    if unknown:
+        raise BadRequest(f"Unknown query parameter(s): {', '.join(unknown)}; "
+                         f"this history filters by {', '.join(sorted(filters))}")
+
+
+def _uuid(value: str, name: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        raise BadRequest(f"{name} must be a UUID, not {value!r}") from None
+
+
+def _window(since: str | None, until: str | None) -> dict[str, datetime | None]:
+    start = _instant(since, "since") if since is not None else None
+    end = _instant(until, "until") if until is not None else None
+    if start and end and start > end:
+        raise BadRequest(f"since ({since}) is after until ({until})")
+    return {"since": start, "until": end}
+
+
+def _instant(value: str, name: str) -> datetime:
+    # RFC 3339 wants a full date-time with an offset; fromisoformat alone would also take dates and local times.
+    try:
+        if "T" not in value.upper() and " " not in value:
+            raise ValueError
+        at = datetime.fromisoformat(value[:-1] + "+00:00" if value[-1:] in ("Z", "z") else value)
+    except ValueError:
+        raise BadRequest(f"{name} must be an RFC 3339 date-time like 2026-11-01T00:00:00Z, not {value!r}") from None
+    if at.tzinfo is None:
+        raise BadRequest(f"{name} needs a UTC offset (Z or ±hh:mm): {value!r}")
+    return at

@@ -1,0 +1,174 @@
+"""Catalog time travel on the wire: ``warehouse=<name>@<RFC 3339 instant>`` or ``<name>@seq:<n>`` in
+/config, answered with the prefix ``<warehouse-id>@seq:<n>``, under which the warehouse reads as it was
+at that log position.
+
+An instant is resolved once, by /config, and the prefix carries the position: every later request of
+that client reads exactly the same state, whatever has been appended since. The read routes serve such
+a prefix from a folded state (services/time_travel.py) instead of the live read model, through
+``as_of``; every write to it is refused before it reaches a route, by ``ReadOnlyPast``."""
+
+import re
+from datetime import UTC, datetime
+from uuid import UUID
+
+from fastapi.concurrency import run_in_threadpool
+
+from ..domain.errors import BadRequest, NoSuchWarehouse
+from ..projections.as_of import WarehouseAsOf
+from .errors import error_response
+
+MARK = "@"
+SEQ = "seq:"
+
+# RFC 3339 date-time; a "+" that arrived unencoded in a query string reads as a space.
+_RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+ -]\d{2}:\d{2})$")
+
+# What a read-only client may call; /config lists only these for a past prefix.
+READ_ENDPOINTS = [
+    "GET /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+]
+
+
+def parse_instant(text: str) -> datetime:
+    m = _RFC3339.match(text)
+    if m is None:
+        raise BadRequest(f"Not an RFC 3339 instant (like 2026-11-01T00:00:00Z): {text!r}")
+    date, time, fraction, offset = m.groups()
+    offset = "+00:00" if offset in ("Z", "z") else offset.replace(" ", "+")
+    # Python reads at most microseconds; finer digits cannot matter to event timestamps.
+    fraction = (fraction or ".0")[:7]
+    try:
+        return datetime.fromisoformat(f"{date}T{time}{fraction}{offset}")
+    except ValueError:
+        raise BadRequest(f"Not a valid instant: {text!r}") from None
+
+
+def parse_position(text: str) -> int:
+    digits = text[len(SEQ):]
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 18:
+        raise BadRequest(f"A log position is a non-negative integer (like seq:42), not {text!r}")
+    return int(digits)
+
+
+def past_prefix(warehouse_id: UUID, position: int) -> str:
+    return f"{warehouse_id}{MARK}{SEQ}{position}"
+
+
+async def resolve(ll, warehouse_id: UUID, when: str) -> int:
+    """The log position ``when`` (an instant or ``seq:<n>``) names, for /config; 4xx when it names none,
+    or when the warehouse did not exist yet at that position."""
+    service = ll.time_travel
+    if when.startswith(SEQ):
+        position = parse_position(when)
+        await run_in_threadpool(service.check_position, position)
+    else:
+        instant = parse_instant(when)
+        if instant > datetime.now(UTC):
+            raise BadRequest(f"The instant {when} is in the future")
+        position = await run_in_threadpool(service.position_at, instant)
+    state = await run_in_threadpool(service.warehouse_at, warehouse_id, position)
+    if not state.exists:
+        raise NoSuchWarehouse(f"The warehouse did not exist yet at {when} (log position {position})")
+    return position
+
+
+async def as_of(ll, prefix: str) -> tuple:
+    """(catalog, prefix) for a read route: ``ll`` and ``prefix`` unchanged for a live prefix; for a past
+    one, a catalog whose queries answer from the state of then, and the plain warehouse id as prefix."""
+    if MARK not in prefix:
+        return ll, prefix
+    warehouse, _, when = prefix.rpartition(MARK)
+    if not when.startswith(SEQ):
+        raise BadRequest(f"A time-travel prefix ends with @seq:<log position>, not {prefix!r}")
+    position = parse_position(when)
+    try:
+        warehouse_id = UUID(warehouse)
+    except ValueError:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}") from None
+    await run_in_threadpool(ll.time_travel.check_position, position)
+    state = await run_in_threadpool(ll.time_travel.warehouse_at, warehouse_id, position)
+    return PastCatalog(ll, state), warehouse
+
+
+class PastCatalog:
+    """What the read routes use of the composition root, for the past: settings, the metadata-file
+    cache (files never change, so it serves the past as well) and read-model queries answered from the
+    folded state. It has no services, so nothing can be written through it."""
+
+    def __init__(self, ll, state: WarehouseAsOf):
+        self.settings = ll.settings
+        self.files = ll.files
+        self.queries = PastQueries(ll.queries, state)
+
+
+class PastQueries:
+    """The subset of AsyncCatalogQueries the read routes call, with the same answers' shapes."""
+
+    def __init__(self, live, state: WarehouseAsOf):
+        self._live = live
+        self._state = state
+
+    async def warehouse(self, warehouse_id: UUID) -> dict | None:
+        # The warehouse row of now (name, status, storage access); it must also have existed then.
+        if warehouse_id != self._state.warehouse_id or not self._state.exists:
+            return None
+        return await self._live.warehouse(warehouse_id)
+
+    async def _visible(self, warehouse_id: UUID) -> bool:
+        return await self.warehouse(warehouse_id) is not None
+
+    async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict | None:
+        return self._state.namespace(path) if await self._visible(warehouse_id) else None
+
+    async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
+                               limit: int | None) -> list[list[str]]:
+        return self._state.child_namespaces(parent, after, limit) if await self._visible(warehouse_id) else []
+
+    async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        return self._state.tabular("table", namespace, name) if await self._visible(warehouse_id) else None
+
+    async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        return self._state.tabular("view", namespace, name) if await self._visible(warehouse_id) else None
+
+    async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int | None) -> list[str]:
+        return self._state.tabular_names(namespace_id, typ, after, limit)
+
+
+class ReadOnlyPast:
+    """Refuses every write to a past prefix before routing: the past cannot be changed, and refusing
+    here means no route, service or idempotency record is ever involved. Metrics reports are let
+    through: engines send them after reading, and they change nothing."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD"):
+            prefix, rest = _split(scope["path"])
+            is_metrics = len(rest) == 5 and rest[0] == "namespaces" and rest[2] == "tables" and rest[4] == "metrics"
+            if prefix is not None and MARK in prefix and not is_metrics:
+                response = error_response(
+                    403, "ForbiddenException",
+                    f"{prefix} is a read-only view of the catalog as it was: {scope['method']} is refused; "
+                    "write through the warehouse's live prefix")
+                return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+def _split(path: str) -> tuple[str | None, list[str]]:
+    """(prefix, the segments after it) of a catalog path, under /catalog/v1 or the /v1 root alias."""
+    parts = path.split("/")
+    if parts[1:3] == ["catalog", "v1"] and len(parts) > 3:
+        return parts[3], parts[4:]
+    if parts[1:2] == ["v1"] and len(parts) > 2:
+        return parts[2], parts[3:]
+    return None, []

@@ -1,0 +1,264 @@
+"""The audit history read model: one ``ll_history`` row per event, with what a person asks of it (who, when,
+which entity under which name at that moment, a sentence saying what changed) and the event's full data.
+
+Later events of an entity do not repeat its name or warehouse (a commit names neither), so the projection
+keeps them per entity in ``ll_history_entities``, with a table's last schema to tell which columns a new schema
+adds. Both tables are driven only by the events, so a rebuild writes identical rows. Name claims and
+idempotency keys are bookkeeping of the write side, not changes anyone made to the catalog: left out.
+
+It is not applied inside appends (commits pay nothing for it); the history API catches it up before it
+answers (services/history.py), which also backfills a database that had events before this projection."""
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import singledispatch
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.utils import get_topic
+from psycopg import Cursor
+from psycopg.types.json import Jsonb
+
+from ..domain.names import dotted
+from ..domain.namespace import Namespace
+from ..domain.project import Project
+from ..domain.server import Server
+from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
+from ..domain.tabular import Tabular
+from ..domain.view import View
+from ..domain.warehouse import Warehouse
+from ..eventstore.identity import event_id, event_type_of
+from . import commit_summaries
+
+SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
+SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE)
+
+# what every event has; "change" is the rest
+_ENVELOPE = {"originator_id", "originator_version", "timestamp", "originator_topic", "actor", "request_id"}
+
+
+@dataclass
+class Entity:
+    """What the projection remembers of an entity between its events."""
+
+    entity_type: str
+    warehouse_id: UUID | None
+    name: list[str]
+    namespace: list[str] | None = None
+    fields: dict | None = None
+
+
+@dataclass
+class Told:
+    """What one event says, in history's terms."""
+
+    entity: Entity
+    summary: str
+    from_namespace: list[str] | None = field(default=None)
+
+
+class HistoryProjection:
+    name = "history"
+    tables = ("ll_history", "ll_history_entities")
+    topics: tuple[str, ...] = ()
+
+    def apply(self, event: Any, cur: Cursor) -> None:
+        before = _entity(cur, event.originator_id)
+        told = _tell(event, before)
+        if told is None:
+            return
+        entity = told.entity
+        cur.execute(
+            "INSERT INTO ll_history_entities (id, entity_type, warehouse_id, name, namespace, fields)"
+            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET entity_type = EXCLUDED.entity_type,"
+            " warehouse_id = EXCLUDED.warehouse_id, name = EXCLUDED.name, namespace = EXCLUDED.namespace,"
+            " fields = EXCLUDED.fields",
+            (event.originator_id, entity.entity_type, entity.warehouse_id, entity.name, entity.namespace,
+             Jsonb(entity.fields) if entity.fields is not None else None))
+        # The projection interface hands over the event alone; its log position is the key of its own row.
+        cur.execute("SELECT notification_id FROM lakeledger_events WHERE originator_id = %s AND originator_version = %s",
+                    (event.originator_id, event.originator_version))
+        sequence = cur.fetchone()[0]
+        cur.execute(
+            "INSERT INTO ll_history (sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type,"
+            " entity_id, entity_name, namespace, from_namespace, summary, change)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (sequence, event_id(event.originator_id, event.originator_version), event.timestamp,
+             _type(event), event.actor, event.request_id, entity.warehouse_id,
+             entity.entity_type, event.originator_id, entity.name, entity.namespace, told.from_namespace,
+             _storable(told.summary), Jsonb(_storable(change_of(event)), dumps=_dumps)))
+
+
+def _type(event: Any) -> str:
+    return event_type_of(get_topic(type(event)), event)
+
+
+def change_of(event: Any) -> dict[str, Any]:
+    return {k: v for k, v in vars(event).items() if k not in _ENVELOPE}
+
+
+def _storable(value: Any) -> Any:
+    """Client data is arbitrary JSON; Postgres text and jsonb cannot hold a NUL character (a property key may
+    have one), which becomes U+FFFD, the replacement character, nor NaN or infinities, which become strings.
+    Integers beyond 64 bits (a snapshot id may be one) are kept: jsonb numbers are arbitrary precision."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {_storable(k if isinstance(k, str) else str(k)): _storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_storable(v) for v in value]
+    return value
+
+
+def _dumps(value: Any) -> str:
+    # the standard library's encoder, because orjson refuses integers beyond 64 bits
+    return json.dumps(value, default=str, allow_nan=False, separators=(",", ":"))
+
+
+def _entity(cur: Cursor, entity_id: UUID) -> Entity | None:
+    cur.execute("SELECT entity_type, warehouse_id, name, namespace, fields FROM ll_history_entities WHERE id = %s",
+                (entity_id,))
+    row = cur.fetchone()
+    return Entity(*row) if row else None
+
+
+@singledispatch
+def _tell(event: Any, before: Entity | None) -> Told | None:
+    """Events of other aggregates (name claims, idempotency keys) are not part of the history."""
+    return None
+
+
+@_tell.register
+def _(e: Server.Bootstrapped, before: Entity | None) -> Told:
+    return Told(Entity(SERVER, None, []), "bootstrapped the server" + (" (operator)" if e.is_operator else ""))
+
+
+@_tell.register
+def _(e: Project.Created, before: Entity | None) -> Told:
+    return Told(Entity(PROJECT, None, [e.name]), f"created project {e.name}")
+
+
+@_tell.register
+def _(e: Project.Renamed, before: Entity | None) -> Told:
+    return Told(Entity(PROJECT, None, [e.new_name]), f"renamed project {e.old_name} to {e.new_name}")
+
+
+@_tell.register
+def _(e: Warehouse.Created, before: Entity | None) -> Told:
+    return Told(Entity(WAREHOUSE, e.originator_id, [e.name]), f"created warehouse {e.name}")
+
+
+@_tell.register
+def _(e: Warehouse.Renamed, before: Entity | None) -> Told:
+    return Told(Entity(WAREHOUSE, e.originator_id, [e.new_name]), f"renamed warehouse {e.old_name} to {e.new_name}")
+
+
+@_tell.register
+def _(e: Warehouse.Deactivated, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"deactivated warehouse {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Warehouse.Activated, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"activated warehouse {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Warehouse.Deleted, before: Entity | None) -> Told:
+    return Told(Entity(WAREHOUSE, e.originator_id, [e.name]), f"deleted warehouse {e.name}")
+
+
+@_tell.register
+def _(e: Namespace.Created, before: Entity | None) -> Told:
+    path = list(e.path)
+    return Told(Entity(NAMESPACE, e.warehouse_id, path, path), f"created namespace {dotted(path)}")
+
+
+@_tell.register
+def _(e: Namespace.PropertiesUpdated, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    said = []
+    if e.updated:
+        said.append("set properties " + ", ".join(sorted(e.updated)))
+    if e.removed:
+        said.append("removed properties " + ", ".join(sorted(e.removed)))
+    return Told(entity, f"{'; '.join(said)} on namespace {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Namespace.Dropped, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    return Told(entity, f"dropped namespace {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Table.Created, before: Entity | None) -> Told:
+    request = e.request if isinstance(e.request, dict) else {}
+    if e.origin == CREATED_BY_COMMIT:
+        fields = commit_summaries.schema_in(request.get("updates"))
+    elif e.origin == CREATED_BY_REGISTRATION:
+        fields = None  # the schema is in a metadata file, which a projection does not read
+    else:
+        fields = commit_summaries.fields_of(request.get("schema"))
+    entity = _tabular(e, "table", fields)
+    verb = "registered" if e.origin == CREATED_BY_REGISTRATION else "created"
+    return Told(entity, f"{verb} table {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Table.Registered, before: Entity | None) -> Told:
+    entity = _tabular(e, "table", None)
+    return Told(entity, f"registered table {dotted(entity.name)} again")
+
+
+@_tell.register
+def _(e: View.Created, before: Entity | None) -> Told:
+    entity = _tabular(e, "view", None)
+    return Told(entity, f"created view {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Table.Committed, before: Entity | None) -> Told:
+    entity = _known(before, "table", e)
+    if e.updates:
+        summary = commit_summaries.describe_commit(e.updates, entity.fields)
+        entity.fields = commit_summaries.schema_in(e.updates) or entity.fields
+    else:  # a registration over the live table: only the metadata file changes
+        summary = f"pointed to metadata file {e.metadata_location}"
+    return Told(entity, summary)
+
+
+@_tell.register
+def _(e: View.Replaced, before: Entity | None) -> Told:
+    entity = _known(before, "view", e)
+    return Told(entity, f"replaced view {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Tabular.Renamed, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    old, new = [*e.from_namespace, e.from_name], [*e.to_namespace, e.to_name]
+    entity.name, entity.namespace = new, list(e.to_namespace)
+    return Told(entity, f"renamed {dotted(old)} to {dotted(new)}", from_namespace=list(e.from_namespace))
+
+
+@_tell.register
+def _(e: Tabular.Dropped, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    entity.warehouse_id, entity.namespace, entity.name = e.warehouse_id, list(e.namespace), [*e.namespace, e.name]
+    purge = " (purge requested)" if e.purge_requested else ""
+    return Told(entity, f"dropped {e.typ} {dotted(entity.name)}{purge}")
+
+
+def _tabular(e: Any, typ: str, fields: dict | None) -> Entity:
+    return Entity(typ, e.warehouse_id, [*e.namespace, e.name], list(e.namespace), fields)
+
+
+def _known(before: Entity | None, entity_type: str, e: Any) -> Entity:
+    # Only a log whose earlier events were lost would miss the entity; say what can be said rather than stop.
+    return before if before is not None else Entity(entity_type, None, [str(e.originator_id)])

@@ -1,0 +1,90 @@
+"""Questions the audit history answers: a warehouse's events, or the server's (projects, warehouses), filtered
+and in log order, one keyset page at a time.
+
+Before answering, the history projection is caught up with the log: it waits for any other process applying
+it, then applies what is left, so an answer includes every change committed before the request (read your
+writes, from any process) without making commits pay for the history."""
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from ..projections.history import SERVER_LEVEL
+from ..projections.runner import ProjectionRunner
+
+CATCH_UP_SECONDS = 60
+
+COLUMNS = ("sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type, entity_id, entity_name,"
+           " summary, change::text AS change")  # as text: the API passes it through (numbers of any size)
+
+KNOWN_WAREHOUSE = "SELECT EXISTS (SELECT 1 FROM ll_history_entities WHERE id = %(id)s AND entity_type = 'warehouse')"
+
+
+@dataclass(frozen=True)
+class Filters:
+    namespace: list[str] | None = None
+    tabular_id: UUID | None = None
+    actor: str | None = None
+    type: str | None = None
+    since: datetime | None = None  # inclusive
+    until: datetime | None = None  # exclusive
+
+
+def catch_up(runner: ProjectionRunner) -> int:
+    """Blocks until this process has applied the projection up to the log's head as of now."""
+    deadline = time.monotonic() + CATCH_UP_SECONDS
+    while True:
+        position = runner.advance()
+        if position is not None:
+            return position
+        # another process holds the position row: it is applying; ours follows once it commits
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"The {runner.name} projection stayed locked for {CATCH_UP_SECONDS}s")
+        time.sleep(0.01)
+
+
+class HistoryQueries:
+    def __init__(self, pool: AsyncConnectionPool):
+        self.pool = pool
+
+    async def knows_warehouse(self, warehouse_id: UUID) -> bool:
+        """Deleted warehouses included: their history outlives them."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(KNOWN_WAREHOUSE, {"id": warehouse_id})
+            return (await cur.fetchone())[0]
+
+    async def events(self, warehouse_id: UUID | None, filters: Filters, after: int | None,
+                     limit: int | None) -> list[dict[str, Any]]:
+        """``warehouse_id`` None: the server-level history."""
+        where = ["sequence > %(after)s"]
+        params: dict[str, Any] = {"after": after or 0, "limit": limit}
+        if warehouse_id is None:
+            where.append("entity_type = ANY(%(server_level)s)")
+            params["server_level"] = list(SERVER_LEVEL)
+        else:
+            where.append("warehouse_id = %(warehouse_id)s")
+            params["warehouse_id"] = warehouse_id
+        if filters.namespace is not None:
+            # a rename is listed under the namespace it leaves as well as the one it enters
+            where.append("(namespace = %(namespace)s OR from_namespace = %(namespace)s)")
+            params["namespace"] = filters.namespace
+        for column, value in (("entity_id", filters.tabular_id), ("actor", filters.actor), ("type", filters.type)):
+            if value is not None:
+                where.append(f"{column} = %({column})s")
+                params[column] = value
+        if filters.since is not None:
+            where.append("time >= %(since)s")
+            params["since"] = filters.since
+        if filters.until is not None:
+            where.append("time < %(until)s")
+            params["until"] = filters.until
+        sql = f"SELECT {COLUMNS} FROM ll_history WHERE {' AND '.join(where)} ORDER BY sequence LIMIT %(limit)s"
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            await cur.execute(sql, params)
+            return await cur.fetchall()
