@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from . import catalog, commits, loadgen, procs, report
+from . import catalog, commits, loadgen, procs, publication, report
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -30,6 +30,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tables", type=int, default=50, help="tables the commit benchmark spreads over (default 50)")
     p.add_argument("--commit-clients", type=int, default=16, help="concurrent committers (default 16)")
     p.add_argument("--commit-seconds", type=float, default=10.0, help="commit measurement (default 10)")
+    p.add_argument("--lag-commits", type=int, default=200, help="commits timed for publication lag (default 200)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data) afterwards")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
     args = p.parse_args(argv)
@@ -135,11 +136,23 @@ def run(args) -> int:
         if server_errors:
             _say(f"lakeledger serve logged {server_errors} ERROR lines (run with --keep to read {server.log_path})")
 
+        lag = None
+        if publication.nats_server_path():
+            _say(f"publication lag: nats-server and a publishing `lakeledger workers`, {args.lag_commits} commits")
+            lag = publication.run(pg.url, work / "data", work, server.url, table, args.lag_commits)
+        else:
+            _say("nats-server not found (make nats-deps): publication lag not measured")
+
         context = {"cpus": os.cpu_count(), "load_tool": loadgen.describe(tool, args.connections, args.threads),
                    "load_seconds": args.load_seconds, "warmup_seconds": args.warmup_seconds,
                    "body_bytes": len(body), "commit_seconds": args.commit_seconds, "snapshots": args.snapshots}
         text, all_ok = report.render(load, bare_result, revalidate, commit_result, context)
         print(text, flush=True)
+        if lag is not None:
+            print(f"CloudEvents publication lag (commit response -> event from NATS JetStream, {lag.commits} sequential "
+                  f"commits): p50 {lag.p50_ms:.2f} ms, p99 {lag.p99_ms:.2f} ms, max {lag.max_ms:.2f} ms; "
+                  f"backlog of {lag.backlog} events published in {lag.backlog_s:.1f} s "
+                  f"({lag.backlog / lag.backlog_s if lag.backlog_s else 0:.0f} events/s)", flush=True)
         return 1 if args.strict and not all_ok else 0
     finally:
         for thing in reversed(started):
