@@ -129,6 +129,14 @@ def _changed(update: Any, metadata: Any, new: Any | None, context: _TableMetadat
     return new
 
 
+def _removing_present(update: Any, field: str, known: set, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+    """A removal narrowed to the ids the table still has: removing what is gone changes nothing, as in Java."""
+    present = [i for i in getattr(update, field) if i in known]
+    if not present:
+        return metadata
+    return _apply_table_update(update.model_copy(update={field: present}), metadata, context)
+
+
 @apply_update.register
 def _(update: RemovePropertiesUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
     present = [key for key in update.removals if key in metadata.properties]
@@ -137,28 +145,23 @@ def _(update: RemovePropertiesUpdate, metadata: Any, context: _TableMetadataUpda
 
 @apply_update.register
 def _(update: RemoveSchemasUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
-    known = {schema.schema_id for schema in metadata.schemas}
-    present = [i for i in update.schema_ids if i in known]
-    if not present:
-        return metadata
-    return _apply_table_update(update.model_copy(update={"schema_ids": present}), metadata, context)
+    return _removing_present(update, "schema_ids", {schema.schema_id for schema in metadata.schemas}, metadata,
+                             context)
 
 
 @apply_update.register
 def _(update: RemovePartitionSpecsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
-    known = {spec.spec_id for spec in metadata.partition_specs}
-    present = [i for i in update.spec_ids if i in known]
-    if not present:
-        return metadata
-    return _apply_table_update(update.model_copy(update={"spec_ids": present}), metadata, context)
+    return _removing_present(update, "spec_ids", {spec.spec_id for spec in metadata.partition_specs}, metadata,
+                             context)
 
 
 @apply_update.register
 def _(update: RemoveSnapshotsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
-    present = [i for i in update.snapshot_ids if metadata.snapshot_by_id(i) is not None]
-    if not present:
+    known = {snapshot.snapshot_id for snapshot in metadata.snapshots}
+    new = _removing_present(update, "snapshot_ids", known, metadata, context)
+    if new is metadata:
         return metadata
-    new = _apply_table_update(update.model_copy(update={"snapshot_ids": present}), metadata, context)
+    present = set(update.snapshot_ids) & known
     # pyiceberg drops a removed snapshot's statistics but keeps its partition statistics; Java drops both
     kept = [f for f in new.partition_statistics if f.snapshot_id not in present]
     return new.model_copy(update={"partition_statistics": kept})
