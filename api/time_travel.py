@@ -7,21 +7,19 @@ that client reads exactly the same state, whatever has been appended since. The 
 a prefix from a folded state (services/time_travel.py) instead of the live read model, through
 ``as_of``; every write to it is refused before it reaches a route, by ``ReadOnlyPast``."""
 
-import re
 from datetime import UTC, datetime
 from uuid import UUID
 
 from fastapi.concurrency import run_in_threadpool
 
+from ..domain import instants
 from ..domain.errors import BadRequest, NoSuchWarehouse
 from ..projections.as_of import WarehouseAsOf
 from .errors import error_response
+from .tabulars import warehouse_id_of
 
 MARK = "@"
 SEQ = "seq:"
-
-# RFC 3339 date-time; a "+" that arrived unencoded in a query string reads as a space.
-_RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+ -]\d{2}:\d{2})$")
 
 # What a read-only client may call; /config lists only these for a past prefix.
 READ_ENDPOINTS = [
@@ -39,17 +37,10 @@ READ_ENDPOINTS = [
 
 
 def parse_instant(text: str) -> datetime:
-    m = _RFC3339.match(text)
-    if m is None:
-        raise BadRequest(f"Not an RFC 3339 instant (like 2026-11-01T00:00:00Z): {text!r}")
-    date, time, fraction, offset = m.groups()
-    offset = "+00:00" if offset in ("Z", "z") else offset.replace(" ", "+")
-    # Python reads at most microseconds; finer digits cannot matter to event timestamps.
-    fraction = (fraction or ".0")[:7]
     try:
-        return datetime.fromisoformat(f"{date}T{time}{fraction}{offset}")
-    except ValueError:
-        raise BadRequest(f"Not a valid instant: {text!r}") from None
+        return instants.parse_instant(text)
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
 
 
 def parse_position(text: str) -> int:
@@ -90,10 +81,7 @@ async def as_of(ll, prefix: str) -> tuple:
     if not when.startswith(SEQ):
         raise BadRequest(f"A time-travel prefix ends with @seq:<log position>, not {prefix!r}")
     position = parse_position(when)
-    try:
-        warehouse_id = UUID(warehouse)
-    except ValueError:
-        raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}") from None
+    warehouse_id = warehouse_id_of(warehouse)
     await run_in_threadpool(ll.time_travel.check_position, position)
     state = await run_in_threadpool(ll.time_travel.warehouse_at, warehouse_id, position)
     return PastCatalog(ll, state), warehouse

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..domain.instants import parse_instant
 from ..eventstore.log import EventLog, StoredNotification
 from .envelope import envelope
 
@@ -26,12 +27,10 @@ def parse_bound(text: str) -> Bound:
     if value.isdigit():
         return Bound(seq=int(value))
     try:
-        at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return Bound(at=parse_instant(text))
     except ValueError:
-        raise ValueError(f"{text!r} is neither a log position nor an RFC 3339 instant") from None
-    if at.tzinfo is None:
-        raise ValueError(f"{text!r} has no UTC offset; write it like 2026-11-01T00:00:00Z")
-    return Bound(at=at)
+        raise ValueError(f"{text!r} is neither a log position nor an RFC 3339 instant "
+                         "(with an offset, like 2026-11-01T00:00:00Z)") from None
 
 
 def notifications(log: EventLog, start: Bound | None, stop: Bound | None) -> Iterator[StoredNotification]:

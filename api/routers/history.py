@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from ...domain.errors import BadRequest, NoSuchWarehouse
+from ...domain.instants import parse_instant
 from ...services.history import Filters, HistoryQueries, catch_up
 from ..dependencies import container
 from ..identifiers import parse_namespace
@@ -116,13 +117,7 @@ def _window(since: str | None, until: str | None) -> dict[str, datetime | None]:
 
 
 def _instant(value: str, name: str) -> datetime:
-    # RFC 3339 wants a full date-time with an offset; fromisoformat alone would also take dates and local times.
     try:
-        if "T" not in value.upper() and " " not in value:
-            raise ValueError
-        at = datetime.fromisoformat(value[:-1] + "+00:00" if value[-1:] in ("Z", "z") else value)
+        return parse_instant(value)
     except ValueError:
         raise BadRequest(f"{name} must be an RFC 3339 date-time like 2026-11-01T00:00:00Z, not {value!r}") from None
-    if at.tzinfo is None:
-        raise BadRequest(f"{name} needs a UTC offset (Z or ±hh:mm): {value!r}")
-    return at
