@@ -12,7 +12,7 @@ from .context import RequestContext
 from .fast_load import FastLoadTable
 from .idempotency import IdempotentRequests
 from .responses import JSONResponse
-from .routers import config, history, management, namespaces, tables, views
+from .routers import config, history, management, namespaces, protection, recycle_bin, tables, views
 from .time_travel import ReadOnlyPast
 
 
@@ -44,6 +44,8 @@ def create_app(container) -> FastAPI:
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)
     app.include_router(management.router)
+    app.include_router(recycle_bin.router)
+    app.include_router(protection.router)
     app.include_router(history.router)
 
     @app.get("/health", include_in_schema=False)

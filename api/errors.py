@@ -24,6 +24,10 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.NamespaceNotEmpty, 409, "NamespaceNotEmptyException"),
     (e.WarehouseNotEmpty, 409, "WarehouseNotEmptyException"),
     (e.CommitFailed, 409, "CommitFailedException"),
+    (e.Protected, 409, "Protected"),
+    (e.UnfinishedDeletions, 409, "WarehouseHasUnfinishedTasks"),
+    (e.ChangeRefused, 403, "ChangeRefused"),
+    (e.ChangeApprovalUnavailable, 424, "ChangeApprovalUnavailable"),
     (e.WarehouseInactive, 403, "WarehouseInactiveException"),
     (e.AlreadyBootstrapped, 400, "CatalogAlreadyBootstrapped"),
     (e.Unsupported, 400, "UnsupportedOperationException"),
@@ -44,7 +48,7 @@ def error_response(code: int, type_: str, message: str, head: bool = False) -> R
 def for_catalog_error(exc: e.CatalogError) -> tuple[int, str]:
     for cls, code, type_ in _MAPPING:
         if isinstance(exc, cls):
-            return code, type_
+            return code, getattr(exc, "error_type", type_)
     return 400, "BadRequestException"
 
 

@@ -169,15 +169,46 @@ class HistoryPage(_Management):
     next_page_token: str | None = Field(alias="next-page-token")
 
 
+# --- Soft deletion and protection shapes ---------------------------------------------------------------------
+
+class DeletedTabular(_Management):
+    """A soft-deleted table or view: restorable with an undrop until `expiration-date`. `namespace-id` and
+    `dropped-with` (the namespace whose recursive drop took it along, or null) are Lakeledger's additions."""
+
+    id: UUID
+    name: str
+    namespace: list[str]
+    namespace_id: UUID = Field(alias="namespace-id")
+    typ: Literal["table", "view"]
+    warehouse_id: UUID = Field(alias="warehouse-id")
+    created_at: datetime = Field(alias="created-at")
+    deleted_at: datetime = Field(alias="deleted-at")
+    expiration_date: datetime = Field(alias="expiration-date")
+    dropped_with: UUID | None = Field(alias="dropped-with")
+
+
+class ListDeletedTabularsResponse(_Management):
+    tabulars: list[DeletedTabular]
+    next_page_token: str | None = Field(alias="next-page-token")
+
+
+class ProtectionResponse(BaseModel):
+    """`updated_at` is snake_case, as in Lakekeeper."""
+
+    protected: bool
+    updated_at: datetime | None = None
+
+
 # --- route declarations --------------------------------------------------------------------------------------
 
 _ERRORS = {
     400: "Bad request: malformed input, or a request the catalog refuses as it stands",
-    403: "The warehouse is deactivated",
+    403: "The warehouse is deactivated, or the change-approval hook refused the change (the message says why)",
     404: "Not found: the warehouse, project, namespace, table or view named does not exist",
     409: "Conflict: the object exists, is not empty, or a concurrent change won",
     413: "The request body is larger than the server accepts",
     422: "The Idempotency-Key was already used for a different request",
+    424: "The change-approval hook could not be asked; nothing was changed",
     "5XX": "Server error",
 }
 

@@ -68,3 +68,23 @@ class Unsupported(CatalogError):
 
 class RequestAlreadyApplied(CatalogError):
     """A retry of a request whose change is already in the log (same Idempotency-Key)."""
+
+
+class Protected(CatalogError):
+    """A protected warehouse, namespace, table or view, dropped without ``force``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.error_type = f"{kind.capitalize()}Protected"
+
+
+class UnfinishedDeletions(CatalogError):
+    """A warehouse still has soft-deleted tables or views waiting for expiry, or purges not yet done."""
+
+
+class ChangeRefused(CatalogError):
+    """The change-approval hook said no; the message carries its reason."""
+
+
+class ChangeApprovalUnavailable(CatalogError):
+    """The change-approval hook could not be asked; nothing was changed."""

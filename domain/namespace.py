@@ -1,8 +1,10 @@
+from datetime import datetime
 from uuid import UUID
 
 from eventsourcing.domain import event
 
 from .base import CatalogAggregate
+from .deletion import DeletionState
 from .errors import BadRequest, NoSuchNamespace
 from .names import check_namespace, dotted
 from .provenance import Provenance
@@ -22,7 +24,33 @@ class Namespace(CatalogAggregate):
         removed: list
 
     class Dropped(CatalogAggregate.Event):
+        """Version 2 added soft and recursive drops. A recursive drop lists, on the namespace it was asked of,
+        every namespace and table or view it took along (each of those records its own drop too), so an
+        undrop of that namespace restores exactly them. Version 1 drops were final and never recursive."""
+
+        class_version = 2
+
         path: list
+        expires_at: datetime | None
+        with_namespace: UUID | None
+        contents: dict | None  # {"namespaces": [ids], "tabulars": [ids]} on the namespace a recursive drop named
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            state["expires_at"] = None
+            state["with_namespace"] = None
+            state["contents"] = None
+
+    class Undropped(CatalogAggregate.Event):
+        warehouse_id: UUID
+        parent_id: UUID | None
+        path: list
+
+    class Expired(CatalogAggregate.Event):
+        path: list
+
+    class ProtectionSet(CatalogAggregate.Event):
+        protected: bool
 
     @event(Created)
     def __init__(self, id: UUID, warehouse_id: UUID, parent_id: UUID | None, path: list, properties: dict,
@@ -31,7 +59,16 @@ class Namespace(CatalogAggregate):
         self.parent_id = parent_id
         self.path = list(path)
         self.properties = dict(properties)
-        self.dropped = False
+        self.deletion = DeletionState()
+        self.contents: dict | None = None
+
+    @property
+    def dropped(self) -> bool:
+        return self.deletion.dropped
+
+    @property
+    def protected(self) -> bool:
+        return self.deletion.protected
 
     @classmethod
     def create(cls, id: UUID, warehouse_id: UUID, parent_id: UUID | None, path: tuple[str, ...],
@@ -65,9 +102,30 @@ class Namespace(CatalogAggregate):
             self._properties_updated(updated=dict(updates), removed=removed, actor=by.actor, request_id=by.request_id)
         return list(updates), removed, missing
 
-    def drop(self, by: Provenance) -> None:
+    def drop(self, expires_at: datetime | None, force: bool, by: Provenance, with_namespace: UUID | None = None,
+             contents: dict | None = None) -> None:
         self.ensure_live()
-        self._dropped(path=self.path, actor=by.actor, request_id=by.request_id)
+        self.deletion.check_droppable("namespace", dotted(self.path), force)
+        self._dropped(path=self.path, expires_at=expires_at, with_namespace=with_namespace,
+                      contents=_ids_as_text(contents), actor=by.actor, request_id=by.request_id)
+
+    def undrop(self, now: datetime, by: Provenance) -> None:
+        self.deletion.check_restorable("namespace", f"{dotted(self.path)} ({self.id})", now)
+        self._undropped(warehouse_id=self.warehouse_id, parent_id=self.parent_id, path=self.path,
+                        actor=by.actor, request_id=by.request_id)
+
+    def expire(self, now: datetime, by: Provenance) -> bool:
+        if not self.deletion.is_due(now):
+            return False
+        self._expired(path=self.path, actor=by.actor, request_id=by.request_id)
+        return True
+
+    def set_protection(self, protected: bool, by: Provenance) -> None:
+        if not isinstance(protected, bool):
+            raise BadRequest("protected must be true or false")
+        self.ensure_live()
+        if protected != self.deletion.protected:
+            self._protection_set(protected=protected, actor=by.actor, request_id=by.request_id)
 
     @event(PropertiesUpdated)
     def _properties_updated(self, updated: dict, removed: list, actor: str, request_id: str) -> None:
@@ -76,8 +134,30 @@ class Namespace(CatalogAggregate):
             self.properties.pop(key, None)
 
     @event(Dropped)
-    def _dropped(self, path: list, actor: str, request_id: str) -> None:
-        self.dropped = True
+    def _dropped(self, path: list, expires_at: datetime | None, with_namespace: UUID | None, contents: dict | None,
+                 actor: str, request_id: str) -> None:
+        self.deletion.drop(expires_at, with_namespace)
+        self.contents = contents
+
+    @event(Undropped)
+    def _undropped(self, warehouse_id: UUID, parent_id: UUID | None, path: list, actor: str,
+                   request_id: str) -> None:
+        self.deletion.restore()
+        self.contents = None
+
+    @event(Expired)
+    def _expired(self, path: list, actor: str, request_id: str) -> None:
+        self.deletion.expire()
+
+    @event(ProtectionSet)
+    def _protection_set(self, protected: bool, actor: str, request_id: str) -> None:
+        self.deletion.protected = protected
+
+
+def _ids_as_text(contents: dict | None) -> dict | None:
+    if contents is None:
+        return None
+    return {kind: [str(i) for i in ids] for kind, ids in contents.items()}
 
 
 def _check_properties(properties: object) -> None:

@@ -71,6 +71,8 @@ class Table(Tabular):
                        location: str, metadata_location: str, request: dict, by: Provenance) -> None:
         if not self.dropped:
             raise AlreadyExists(f"A table with uuid {self.id} is already registered: {self.identifier}")
+        if self.deletion.soft_dropped:
+            raise AlreadyExists(f"The table with uuid {self.id} is soft-deleted; undrop it instead of registering it")
         if self.purge_requested:
             # its files are being deleted by the purge worker; registering them again would race it
             raise AlreadyExists(f"The table with uuid {self.id} was dropped with purge and cannot be registered again")

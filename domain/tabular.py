@@ -1,12 +1,15 @@
 """What tables and views have in common: a name in a namespace (one name space for both), a
-location, a pointer to the current metadata file, and the rename and drop events."""
+location, a pointer to the current metadata file, and their whole life after a drop: soft or final,
+undropped, expired, purged, and protected from drops."""
 
+from datetime import datetime
 from uuid import UUID
 
 from eventsourcing.domain import event
 
 from .base import CatalogAggregate
-from .errors import NotFound
+from .deletion import DeletionState
+from .errors import BadRequest, NotFound
 from .names import dotted
 from .provenance import Provenance
 
@@ -36,7 +39,10 @@ class Tabular(CatalogAggregate):
         to_name: str
 
     class Dropped(CatalogAggregate.Event):
-        """Designed for soft deletion: the drop records what undrop and purge need to know."""
+        """The drop records what undrop and purge need to know. Version 2 added the soft deletion: a drop
+        with ``expires_at`` can be undone until then; one without is final. Version 1 drops were final."""
+
+        class_version = 2
 
         typ: str
         warehouse_id: UUID
@@ -46,6 +52,37 @@ class Tabular(CatalogAggregate):
         location: str
         metadata_location: str
         purge_requested: bool
+        expires_at: datetime | None
+        with_namespace: UUID | None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            state["expires_at"] = None
+            state["with_namespace"] = None
+
+    class Undropped(CatalogAggregate.Event):
+        typ: str
+        warehouse_id: UUID
+        namespace_id: UUID
+        namespace: list
+        name: str
+
+    class Expired(CatalogAggregate.Event):
+        """A soft drop became final: the object is gone for good, and its files are purged if the drop asked."""
+
+        typ: str
+        warehouse_id: UUID
+        location: str
+        purge_requested: bool
+
+    class Purged(CatalogAggregate.Event):
+        typ: str
+        location: str
+        files_removed: int
+
+    class ProtectionSet(CatalogAggregate.Event):
+        typ: str
+        protected: bool
 
     def _init_tabular(self, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, location: str,
                       metadata_location: str) -> None:
@@ -55,8 +92,13 @@ class Tabular(CatalogAggregate):
         self.name = name
         self.location = location
         self.metadata_location = metadata_location
-        self.dropped = False
         self.purge_requested = False
+        self.purged = False
+        self.deletion = DeletionState(protected=getattr(self, "deletion", DeletionState()).protected)
+
+    @property
+    def dropped(self) -> bool:
+        return self.deletion.dropped
 
     @property
     def identifier(self) -> str:
@@ -73,12 +115,52 @@ class Tabular(CatalogAggregate):
                       to_namespace_id=to_namespace_id, to_namespace=list(to_namespace), to_name=to_name,
                       actor=by.actor, request_id=by.request_id)
 
-    def drop(self, purge_requested: bool, by: Provenance) -> None:
+    def drop(self, purge_requested: bool, expires_at: datetime | None, force: bool, by: Provenance,
+             with_namespace: UUID | None = None) -> None:
+        """Soft when ``expires_at`` is given (restorable until then), final otherwise."""
         self.ensure_live()
+        self.deletion.check_droppable(self.kind, self.identifier, force)
         self._dropped(typ=self.kind, warehouse_id=self.warehouse_id, namespace_id=self.namespace_id,
                       namespace=self.namespace,
                       name=self.name, location=self.location, metadata_location=self.metadata_location,
-                      purge_requested=purge_requested, actor=by.actor, request_id=by.request_id)
+                      purge_requested=purge_requested, expires_at=expires_at, with_namespace=with_namespace,
+                      actor=by.actor, request_id=by.request_id)
+
+    def undrop(self, namespace_id: UUID, namespace: tuple[str, ...], now: datetime, by: Provenance) -> None:
+        self.deletion.check_restorable(self.kind, f"{self.identifier} ({self.id})", now)
+        self._undropped(typ=self.kind, warehouse_id=self.warehouse_id, namespace_id=namespace_id,
+                        namespace=list(namespace), name=self.name, actor=by.actor, request_id=by.request_id)
+
+    def expire(self, now: datetime, by: Provenance) -> bool:
+        """Makes a due soft drop final; False (and nothing recorded) when it is not due: undropped, already
+        final, or not yet expired. That is what lets any number of workers fire one timer."""
+        if not self.deletion.is_due(now):
+            return False
+        self._expired(typ=self.kind, warehouse_id=self.warehouse_id, location=self.location,
+                      purge_requested=self.purge_requested, actor=by.actor, request_id=by.request_id)
+        return True
+
+    @property
+    def awaits_purge(self) -> bool:
+        return self.deletion.deleted and self.purge_requested and not self.purged
+
+    def record_purge(self, files_removed: int, by: Provenance) -> bool:
+        if not self.awaits_purge:
+            return False
+        self._purged(typ=self.kind, location=self.location, files_removed=files_removed,
+                     actor=by.actor, request_id=by.request_id)
+        return True
+
+    def set_protection(self, protected: bool, by: Provenance) -> None:
+        if not isinstance(protected, bool):
+            raise BadRequest("protected must be true or false")
+        self.ensure_live()
+        if protected != self.deletion.protected:
+            self._protection_set(typ=self.kind, protected=protected, actor=by.actor, request_id=by.request_id)
+
+    @property
+    def protected(self) -> bool:
+        return self.deletion.protected
 
     @event(Renamed)
     def _renamed(self, typ: str, from_namespace_id: UUID, from_namespace: list, from_name: str, to_namespace_id: UUID,
@@ -89,6 +171,27 @@ class Tabular(CatalogAggregate):
 
     @event(Dropped)
     def _dropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, location: str,
-                 metadata_location: str, purge_requested: bool, actor: str, request_id: str) -> None:
-        self.dropped = True
+                 metadata_location: str, purge_requested: bool, expires_at: datetime | None,
+                 with_namespace: UUID | None, actor: str, request_id: str) -> None:
+        self.deletion.drop(expires_at, with_namespace)
         self.purge_requested = purge_requested
+
+    @event(Undropped)
+    def _undropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, actor: str,
+                   request_id: str) -> None:
+        self.deletion.restore()
+        self.namespace_id, self.namespace = namespace_id, list(namespace)
+        self.purge_requested = False
+
+    @event(Expired)
+    def _expired(self, typ: str, warehouse_id: UUID, location: str, purge_requested: bool, actor: str,
+                 request_id: str) -> None:
+        self.deletion.expire()
+
+    @event(Purged)
+    def _purged(self, typ: str, location: str, files_removed: int, actor: str, request_id: str) -> None:
+        self.purged = True
+
+    @event(ProtectionSet)
+    def _protection_set(self, typ: str, protected: bool, actor: str, request_id: str) -> None:
+        self.deletion.protected = protected

@@ -5,7 +5,7 @@ from eventsourcing.domain import event
 from pydantic import TypeAdapter, ValidationError
 
 from .base import CatalogAggregate
-from .errors import BadRequest, NoSuchWarehouse, WarehouseInactive
+from .errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
 from .names import check_name
 from .provenance import Provenance
 from .storage_profile import DeleteProfile, StorageProfile
@@ -24,7 +24,9 @@ def parse_storage_profile(raw: Any) -> StorageProfile:
         raise BadRequest(f"Invalid storage-profile: {_first_error(e)}") from None
 
 
-def parse_delete_profile(raw: Any) -> DeleteProfile:
+def parse_delete_profile(raw: Any, required: bool = False) -> DeleteProfile:
+    if raw is None and required:
+        raise BadRequest("delete-profile is required")
     try:
         return _delete_profiles.validate_python(raw if raw is not None else {"type": "hard"})
     except ValidationError as e:
@@ -59,6 +61,12 @@ class Warehouse(CatalogAggregate):
     class Deleted(CatalogAggregate.Event):
         name: str
 
+    class DeleteProfileSet(CatalogAggregate.Event):
+        delete_profile: dict
+
+    class ProtectionSet(CatalogAggregate.Event):
+        protected: bool
+
     @event(Created)
     def __init__(self, id: UUID, project_id: UUID, name: str, storage_profile: dict, delete_profile: dict,
                  actor: str, request_id: str):
@@ -68,6 +76,7 @@ class Warehouse(CatalogAggregate):
         self.delete_profile = delete_profile
         self.status = ACTIVE
         self.deleted = False
+        self.protected = False
 
     @classmethod
     def create(cls, id: UUID, project_id: UUID, name: str, storage_profile: StorageProfile,
@@ -105,9 +114,29 @@ class Warehouse(CatalogAggregate):
         if self.status != ACTIVE:
             self._activated(actor=by.actor, request_id=by.request_id)
 
-    def delete(self, by: Provenance) -> None:
+    def delete(self, force: bool, by: Provenance) -> None:
         self.ensure_live()
+        if self.protected and not force:
+            raise Protected("warehouse", f"Warehouse {self.name} is protected; delete it with force=true "
+                                         f"or remove the protection first")
         self._deleted(name=self.name, actor=by.actor, request_id=by.request_id)
+
+    def deletes(self) -> DeleteProfile:
+        return _delete_profiles.validate_python(self.delete_profile)
+
+    def set_delete_profile(self, profile: DeleteProfile, by: Provenance) -> None:
+        """Applies to drops made from now on; objects already soft-deleted keep the expiry they were given."""
+        self.ensure_live()
+        dumped = profile.model_dump(by_alias=True)
+        if dumped != self.delete_profile:
+            self._delete_profile_set(delete_profile=dumped, actor=by.actor, request_id=by.request_id)
+
+    def set_protection(self, protected: bool, by: Provenance) -> None:
+        if not isinstance(protected, bool):
+            raise BadRequest("protected must be true or false")
+        self.ensure_live()
+        if protected != self.protected:
+            self._protection_set(protected=protected, actor=by.actor, request_id=by.request_id)
 
     @event(Renamed)
     def _renamed(self, old_name: str, new_name: str, actor: str, request_id: str) -> None:
@@ -124,3 +153,11 @@ class Warehouse(CatalogAggregate):
     @event(Deleted)
     def _deleted(self, name: str, actor: str, request_id: str) -> None:
         self.deleted = True
+
+    @event(DeleteProfileSet)
+    def _delete_profile_set(self, delete_profile: dict, actor: str, request_id: str) -> None:
+        self.delete_profile = delete_profile
+
+    @event(ProtectionSet)
+    def _protection_set(self, protected: bool, actor: str, request_id: str) -> None:
+        self.protected = protected

@@ -13,11 +13,15 @@ from .migrations import sql_files
 from .postgres import postgres_url
 from .projections.catalog import CatalogProjection
 from .projections.catalog_queries import CatalogQueries
+from .projections.expiry_schedule import ExpirySchedule
 from .projections.history import HistoryProjection
 from .projections.runner import ProjectionRunner
 from .services.management import ManagementService
 from .services.metadata_files import MetadataFiles
+from .services.approval import ApproveAll, HttpApproval
 from .services.namespaces import NamespaceService
+from .services.protection import ProtectionService
+from .services.recycle_bin import RecycleBin
 from .services.tables import TableService
 from .services.time_travel import TimeTravel
 from .services.unit_of_work import Ledger
@@ -40,14 +44,20 @@ class Lakeledger:
         self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
         # caught up by the history API before it answers, not inside appends (services/history.py)
         self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
-        self.read_models = (self.catalog_view, self.history_view)  # what `lakeledger rebuild` replays
+        # advanced by the expiry worker before it looks for due timers (workers/expirer.py)
+        self.expiry_schedule = ProjectionRunner(ExpirySchedule(), self.log, self.pool)
+        self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule)  # what `rebuild` replays
         self.time_travel = TimeTravel(self.log)  # folded past states of warehouses, for read-only past prefixes
-        self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool))
+        self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
+                         if settings.change_approval_url else ApproveAll())
+        self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool), self.approval)
         self.files = MetadataFiles(settings.metadata_cache_entries)
         self.namespaces = NamespaceService(self.ledger)
         self.tables = TableService(self.ledger, self.files)
         self.views = ViewService(self.ledger, self.files)
         self.management = ManagementService(self.ledger, settings.server_id)
+        self.recycle_bin = RecycleBin(self.ledger)
+        self.protection = ProtectionService(self.ledger)
         self.queries = None  # the API's async read-model queries, opened with its event loop
 
     def start(self) -> None:
@@ -87,7 +97,7 @@ def migrate(settings: Settings, url: str | None = None) -> list[str]:
                     conn.execute(sql)
                     conn.execute("INSERT INTO ll_schema_migrations (name) VALUES (%s)", (name,))
                 applied.append(name)
-            for projection in ("catalog", "purger", "history"):
+            for projection in ("catalog", "purger", "history", "expiry-schedule"):
                 conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, 0)"
                              " ON CONFLICT (name) DO NOTHING", (projection,))
         finally:

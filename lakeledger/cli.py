@@ -20,15 +20,17 @@ def _container(settings: Settings):
 
 def _workers(container):
     from .projections.runner import ProjectionRunner
+    from .workers.expirer import Expirer
     from .workers.purger import Purger
     from .workers.runner import Workers
 
     # The catalog projection runs inside every append's transaction; it is here only to pick up
     # anything appended without it (it then finds nothing to do).
     runners = [container.catalog_view, container.history_view,
-               ProjectionRunner(Purger(container.log), container.log, container.pool)]
+               ProjectionRunner(Purger(container.ledger, container.settings.purge_max_files_per_second),
+                                container.log, container.pool)]
     settings = container.settings
-    followers = []
+    followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds)]
     if settings.nats_address:
         from .workers.publisher import CloudEventsPublisher
         followers.append(CloudEventsPublisher(

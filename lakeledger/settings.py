@@ -33,3 +33,6 @@ class Settings(BaseSettings):
     nats_stream: str = Field(default="LAKELEDGER", pattern=r"^[A-Za-z0-9_-]+$")
     nats_subject: str = Field(default="lakeledger", pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
     nats_duplicate_window_seconds: int = Field(default=3600, ge=60)
+    change_approval_url: str | None = None
+    change_approval_timeout_seconds: float = Field(default=5.0, gt=0)
+    purge_max_files_per_second: float = Field(default=0, ge=0)

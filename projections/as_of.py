@@ -21,11 +21,11 @@ from ..domain.warehouse import Warehouse
 # and drops are recorded under Tabular's own classes (the methods that make them live there); the
 # subclasses' names are listed too, so an event recorded under either is read.
 EVENT_CLASSES = (
-    Tabular.Renamed, Tabular.Dropped,
+    Tabular.Renamed, Tabular.Dropped, Tabular.Undropped,
     Warehouse.Created,
-    Namespace.Created, Namespace.PropertiesUpdated, Namespace.Dropped,
-    Table.Created, Table.Registered, Table.Committed, Table.Renamed, Table.Dropped,
-    View.Created, View.Replaced, View.Renamed, View.Dropped,
+    Namespace.Created, Namespace.PropertiesUpdated, Namespace.Dropped, Namespace.Undropped,
+    Table.Created, Table.Registered, Table.Committed, Table.Renamed, Table.Dropped, Table.Undropped,
+    View.Created, View.Replaced, View.Renamed, View.Dropped, View.Undropped,
 )
 TOPICS = tuple(get_topic(cls) for cls in EVENT_CLASSES)
 
@@ -55,6 +55,9 @@ class WarehouseAsOf:
     exists: bool = False  # created at or before ``position``
     namespaces: dict[UUID, PastNamespace] = field(default_factory=dict)
     tabulars: dict[UUID, PastTabular] = field(default_factory=dict)  # live ones only
+    # dropped ones, kept for an undrop to bring back (an expiry needs no event here: gone is gone)
+    dropped_namespaces: dict[UUID, PastNamespace] = field(default_factory=dict)
+    dropped_tabulars: dict[UUID, PastTabular] = field(default_factory=dict)
 
     def copy(self) -> "WarehouseAsOf":
         return copy.deepcopy(self)
@@ -75,7 +78,13 @@ class WarehouseAsOf:
                 ns.properties = {k: v for k, v in ns.properties.items() if k not in set(e.removed)}
                 ns.properties.update(e.updated)
         elif isinstance(e, Namespace.Dropped):
-            self.namespaces.pop(e.originator_id, None)
+            ns = self.namespaces.pop(e.originator_id, None)
+            if ns is not None and e.expires_at is not None:
+                self.dropped_namespaces[e.originator_id] = ns
+        elif isinstance(e, Namespace.Undropped):
+            ns = self.dropped_namespaces.pop(e.originator_id, None)
+            if ns is not None:
+                self.namespaces[e.originator_id] = ns
         elif isinstance(e, (Tabular.Created, Table.Registered)):
             # A registration can bring a dropped table back in another warehouse: it is then not ours.
             self.tabulars.pop(e.originator_id, None)
@@ -92,7 +101,14 @@ class WarehouseAsOf:
             if t is not None:
                 t.namespace_id, t.namespace, t.name = e.to_namespace_id, tuple(e.to_namespace), e.to_name
         elif isinstance(e, Tabular.Dropped):
-            self.tabulars.pop(e.originator_id, None)
+            t = self.tabulars.pop(e.originator_id, None)
+            if t is not None and e.expires_at is not None:
+                self.dropped_tabulars[e.originator_id] = t
+        elif isinstance(e, Tabular.Undropped):
+            t = self.dropped_tabulars.pop(e.originator_id, None)
+            if t is not None:
+                t.namespace_id, t.namespace = e.namespace_id, tuple(e.namespace)
+                self.tabulars[e.originator_id] = t
 
     # Questions, in the shapes the live read model answers them (projections/catalog_queries.py).
 

@@ -18,7 +18,7 @@ from ..domain.tabular import Tabular
 from ..domain.view import View
 from ..domain.warehouse import Warehouse
 
-TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_tabulars")
+TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars")
 
 
 class CatalogProjection:
@@ -75,6 +75,16 @@ class CatalogProjection:
         cur.execute("DELETE FROM ll_warehouses WHERE id = %s", (e.originator_id,))
 
     @apply.register
+    def _(self, e: Warehouse.DeleteProfileSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET delete_profile = %s, updated_at = %s WHERE id = %s",
+                    (Jsonb(e.delete_profile), e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.ProtectionSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET protected = %s, updated_at = %s WHERE id = %s",
+                    (e.protected, e.timestamp, e.originator_id))
+
+    @apply.register
     def _(self, e: Namespace.Created, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, properties, created_at)"
@@ -89,7 +99,31 @@ class CatalogProjection:
 
     @apply.register
     def _(self, e: Namespace.Dropped, cur: Cursor) -> None:
+        if e.expires_at is not None:
+            cur.execute(
+                "INSERT INTO ll_dropped_namespaces (id, warehouse_id, parent_id, path, properties, protected,"
+                " created_at, updated_at, dropped_at, expires_at, dropped_with)"
+                " SELECT id, warehouse_id, parent_id, path, properties, protected, created_at, updated_at, %s, %s, %s"
+                " FROM ll_namespaces WHERE id = %s",
+                (e.timestamp, e.expires_at, e.with_namespace, e.originator_id))
         cur.execute("DELETE FROM ll_namespaces WHERE id = %s", (e.originator_id,))
+
+    @apply.register
+    def _(self, e: Namespace.Undropped, cur: Cursor) -> None:
+        cur.execute(
+            "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, properties, protected, created_at,"
+            " updated_at) SELECT id, warehouse_id, parent_id, path, properties, protected, created_at, %s"
+            " FROM ll_dropped_namespaces WHERE id = %s", (e.timestamp, e.originator_id))
+        cur.execute("DELETE FROM ll_dropped_namespaces WHERE id = %s", (e.originator_id,))
+
+    @apply.register
+    def _(self, e: Namespace.Expired, cur: Cursor) -> None:
+        cur.execute("DELETE FROM ll_dropped_namespaces WHERE id = %s", (e.originator_id,))
+
+    @apply.register
+    def _(self, e: Namespace.ProtectionSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_namespaces SET protected = %s, updated_at = %s WHERE id = %s",
+                    (e.protected, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Table.Created, cur: Cursor) -> None:
@@ -110,7 +144,8 @@ class CatalogProjection:
             " ON CONFLICT (id) DO UPDATE SET warehouse_id = EXCLUDED.warehouse_id,"
             " namespace_id = EXCLUDED.namespace_id, namespace = EXCLUDED.namespace, name = EXCLUDED.name,"
             " location = EXCLUDED.location, metadata_location = EXCLUDED.metadata_location,"
-            " updated_at = EXCLUDED.created_at, dropped_at = NULL, purge_requested = NULL",
+            " updated_at = EXCLUDED.created_at, dropped_at = NULL, purge_requested = NULL, expires_at = NULL,"
+            " deleted_at = NULL, purged_at = NULL, dropped_with = NULL",
             (e.originator_id, typ, e.warehouse_id, e.namespace_id, list(e.namespace), e.name, e.location,
              e.metadata_location, e.timestamp))
 
@@ -133,7 +168,30 @@ class CatalogProjection:
 
     @apply.register
     def _(self, e: Tabular.Dropped, cur: Cursor) -> None:
+        final = e.timestamp if e.expires_at is None else None
         cur.execute(
-            "UPDATE ll_tabulars SET dropped_at = %s, purge_requested = %s, updated_at = %s WHERE id = %s",
-            (e.timestamp, e.purge_requested, e.timestamp, e.originator_id))
+            "UPDATE ll_tabulars SET dropped_at = %s, purge_requested = %s, updated_at = %s, expires_at = %s,"
+            " deleted_at = %s, dropped_with = %s WHERE id = %s",
+            (e.timestamp, e.purge_requested, e.timestamp, e.expires_at, final, e.with_namespace, e.originator_id))
+
+    @apply.register
+    def _(self, e: Tabular.Undropped, cur: Cursor) -> None:
+        cur.execute(
+            "UPDATE ll_tabulars SET dropped_at = NULL, purge_requested = NULL, expires_at = NULL, dropped_with = NULL,"
+            " namespace_id = %s, namespace = %s, updated_at = %s WHERE id = %s",
+            (e.namespace_id, list(e.namespace), e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Tabular.Expired, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_tabulars SET deleted_at = %s, expires_at = NULL, updated_at = %s WHERE id = %s",
+                    (e.timestamp, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Tabular.Purged, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_tabulars SET purged_at = %s WHERE id = %s", (e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Tabular.ProtectionSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_tabulars SET protected = %s, updated_at = %s WHERE id = %s",
+                    (e.protected, e.timestamp, e.originator_id))
 

@@ -10,7 +10,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from ..domain.storage_profile import overlaps
 from ..domain.warehouse import parse_storage_profile
 
-WAREHOUSE_COLUMNS = "id, project_id, name, storage_profile, delete_profile, status, created_at, updated_at"
+WAREHOUSE_COLUMNS = "id, project_id, name, storage_profile, delete_profile, status, protected, created_at, updated_at"
 
 NAMESPACE_HAS_CHILDREN = (
     "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"
@@ -26,8 +26,42 @@ OVERLAPPING_TABULAR = (
     "SELECT id, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND id <> %(exclude)s"
     " AND (location = %(location)s OR starts_with(%(location)s, location || '/')"
     "      OR starts_with(location, %(location)s || '/'))"
-    " AND (dropped_at IS NULL OR purge_requested)"
+    # a soft-deleted one may come back, and one awaiting its purge still owns its files
+    " AND (dropped_at IS NULL OR deleted_at IS NULL OR (purge_requested AND purged_at IS NULL))"
     " LIMIT 1")
+
+# Namespaces below one (itself included) and the live tables and views in them, for a recursive drop.
+NAMESPACE_TREE = (
+    "WITH RECURSIVE tree AS (SELECT id, path FROM ll_namespaces WHERE id = %(id)s"
+    " UNION ALL SELECT n.id, n.path FROM ll_namespaces n JOIN tree ON n.parent_id = tree.id)"
+    " SELECT 'namespace' AS kind, id, path FROM tree"
+    " UNION ALL SELECT t.typ, t.id, NULL FROM ll_tabulars t JOIN tree ON t.namespace_id = tree.id"
+    " WHERE t.dropped_at IS NULL")
+
+# A recursive drop must take exactly the tree it saw: nothing created in it since.
+TREE_GREW = (
+    "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = ANY(%(namespaces)s) AND id <> ALL(%(namespaces)s))"
+    " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE namespace_id = ANY(%(namespaces)s) AND dropped_at IS NULL"
+    "            AND id <> ALL(%(tabulars)s))")
+
+# Soft-deleted tables and views not yet expired, and purges not yet done: a warehouse with these is not finished.
+WAREHOUSE_HAS_PENDING_DELETIONS = (
+    "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE warehouse_id = %(id)s AND dropped_at IS NOT NULL"
+    " AND (deleted_at IS NULL OR (purge_requested AND purged_at IS NULL)))")
+
+DELETED_TABULARS = (
+    "SELECT t.id, t.name, t.namespace, t.namespace_id, t.typ, t.warehouse_id, t.created_at, t.dropped_at,"
+    " t.expires_at, t.dropped_with FROM ll_tabulars t"
+    " WHERE t.warehouse_id = %(warehouse_id)s AND t.dropped_at IS NOT NULL AND t.deleted_at IS NULL"
+    " AND (%(namespace_id)s::uuid IS NULL OR t.namespace_id = %(namespace_id)s)"
+    " AND (%(after_time)s::timestamptz IS NULL OR (t.dropped_at, t.id) > (%(after_time)s, %(after_id)s::uuid))"
+    " ORDER BY t.dropped_at, t.id LIMIT %(limit)s")
+
+TABULAR_PROTECTION = ("SELECT protected, updated_at FROM ll_tabulars WHERE id = %(id)s AND typ = %(typ)s"
+                      " AND warehouse_id = %(warehouse_id)s AND dropped_at IS NULL")
+
+NAMESPACE_PROTECTION = ("SELECT protected, updated_at FROM ll_namespaces WHERE id = %(id)s"
+                        " AND warehouse_id = %(warehouse_id)s")
 
 TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND namespace = %(namespace)s"
               " AND name = %(name)s AND dropped_at IS NULL")
@@ -80,6 +114,10 @@ class CatalogQueries:
     def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
         with self.pool.connection() as conn:
             return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_BY_ID, {"id": warehouse_id}).fetchone()
+
+    def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
+        with self.pool.connection() as conn:
+            return [(kind, id_, path) for kind, id_, path in conn.execute(NAMESPACE_TREE, {"id": namespace_id})]
 
     def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
         return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})

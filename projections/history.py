@@ -174,6 +174,25 @@ def _(e: Warehouse.Deleted, before: Entity | None) -> Told:
 
 
 @_tell.register
+def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    profile = e.delete_profile
+    said = (f"soft, expiring after {profile.get('expiration-seconds')} s" if profile.get("type") == "soft"
+            else "hard")
+    return Told(entity, f"set the delete profile of warehouse {dotted(entity.name)} to {said}")
+
+
+@_tell.register
+def _(e: Warehouse.ProtectionSet, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"{_protection(e.protected)} warehouse {dotted(entity.name)}")
+
+
+def _protection(protected: bool) -> str:
+    return "protected" if protected else "removed the protection of"
+
+
+@_tell.register
 def _(e: Namespace.Created, before: Entity | None) -> Told:
     path = list(e.path)
     return Told(Entity(NAMESPACE, e.warehouse_id, path, path), f"created namespace {dotted(path)}")
@@ -193,7 +212,33 @@ def _(e: Namespace.PropertiesUpdated, before: Entity | None) -> Told:
 @_tell.register
 def _(e: Namespace.Dropped, before: Entity | None) -> Told:
     entity = _known(before, NAMESPACE, e)
-    return Told(entity, f"dropped namespace {dotted(entity.name)}")
+    said = f"dropped namespace {dotted(entity.name)}"
+    if e.contents:
+        said += (f" with {len(e.contents.get('namespaces', []))} namespaces and "
+                 f"{len(e.contents.get('tabulars', []))} tables and views in it")
+    return Told(entity, said + _until(e.expires_at))
+
+
+def _until(expires_at: Any) -> str:
+    return f" (soft: restorable until {expires_at.isoformat()})" if expires_at is not None else ""
+
+
+@_tell.register
+def _(e: Namespace.Undropped, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    return Told(entity, f"undropped namespace {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Namespace.Expired, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    return Told(entity, f"expired namespace {dotted(entity.name)}: its deletion is final")
+
+
+@_tell.register
+def _(e: Namespace.ProtectionSet, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    return Told(entity, f"{_protection(e.protected)} namespace {dotted(entity.name)}")
 
 
 @_tell.register
@@ -252,7 +297,33 @@ def _(e: Tabular.Dropped, before: Entity | None) -> Told:
     entity = _known(before, e.typ, e)
     entity.warehouse_id, entity.namespace, entity.name = e.warehouse_id, list(e.namespace), [*e.namespace, e.name]
     purge = " (purge requested)" if e.purge_requested else ""
-    return Told(entity, f"dropped {e.typ} {dotted(entity.name)}{purge}")
+    return Told(entity, f"dropped {e.typ} {dotted(entity.name)}{purge}{_until(e.expires_at)}")
+
+
+@_tell.register
+def _(e: Tabular.Undropped, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    entity.namespace, entity.name = list(e.namespace), [*e.namespace, e.name]
+    return Told(entity, f"undropped {e.typ} {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Tabular.Expired, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    purge = "; its files will be purged" if e.purge_requested else ""
+    return Told(entity, f"expired {e.typ} {dotted(entity.name)}: its deletion is final{purge}")
+
+
+@_tell.register
+def _(e: Tabular.Purged, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    return Told(entity, f"purged {e.typ} {dotted(entity.name)}: {e.files_removed:,} files deleted at {e.location}")
+
+
+@_tell.register
+def _(e: Tabular.ProtectionSet, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    return Told(entity, f"{_protection(e.protected)} {e.typ} {dotted(entity.name)}")
 
 
 def _tabular(e: Any, typ: str, fields: dict | None) -> Entity:

@@ -14,12 +14,16 @@ from ..domain.errors import (
     NamespaceNotEmpty,
     NoSuchNamespace,
     NoSuchWarehouse,
+    UnfinishedDeletions,
     WarehouseNotEmpty,
 )
+from ..eventstore.log import ConcurrentChange
 from ..projections.catalog_queries import (
     NAMESPACE_EXISTS,
     NAMESPACE_HAS_CHILDREN,
+    TREE_GREW,
     WAREHOUSE_HAS_NAMESPACES,
+    WAREHOUSE_HAS_PENDING_DELETIONS,
     WAREHOUSE_IS_ACTIVE,
 )
 
@@ -56,4 +60,21 @@ def warehouse_is_active(warehouse_id: UUID, label: str) -> Condition:
     def check(cur: Cursor) -> None:
         if not _holds(cur, WAREHOUSE_IS_ACTIVE, {"id": warehouse_id}):
             raise NoSuchWarehouse(f"Warehouse {label} does not exist or is deactivated")
+    return check
+
+
+def warehouse_has_no_pending_deletions(warehouse_id: UUID, label: str) -> Condition:
+    def check(cur: Cursor) -> None:
+        if _holds(cur, WAREHOUSE_HAS_PENDING_DELETIONS, {"id": warehouse_id}):
+            raise UnfinishedDeletions(f"Warehouse {label} still has soft-deleted tables or views waiting for their "
+                                      f"expiry, or purges not done yet")
+    return check
+
+
+def tree_unchanged(namespace_ids: list[UUID], tabular_ids: list[UUID]) -> Condition:
+    """A recursive drop takes exactly the tree it read; if something was created in it meanwhile, the
+    drop is run again on the new tree."""
+    def check(cur: Cursor) -> None:
+        if _holds(cur, TREE_GREW, {"namespaces": namespace_ids, "tabulars": tabular_ids}):
+            raise ConcurrentChange("The namespace tree changed while it was being dropped")
     return check

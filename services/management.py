@@ -19,7 +19,7 @@ from ..domain.storage_profile import FileStorageProfile
 from ..domain.warehouse import Warehouse, parse_delete_profile, parse_storage_profile
 from ..eventstore.log import ConcurrentChange
 from . import resolve
-from .conditions import warehouse_has_no_namespaces
+from .conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
 from .unit_of_work import Ledger
 
 
@@ -126,12 +126,25 @@ class ManagementService:
 
         self.ledger.retrying(command, CommitFailed)
 
-    def delete_warehouse(self, warehouse_id: str, by: Provenance) -> None:
+    def delete_warehouse(self, warehouse_id: str, force: bool, by: Provenance) -> None:
+        """A warehouse must be empty, with no soft-deleted objects waiting for expiry nor purges pending; ``force``
+        only overrides its protection."""
         def command() -> None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             claim = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)
-            wh.delete(by)
-            self.ledger.append(claim, wh, conditions=[warehouse_has_no_namespaces(wh.id, wh.name)])
+            wh.delete(force, by)
+            self.ledger.append(claim, wh, conditions=[warehouse_has_no_namespaces(wh.id, wh.name),
+                                                      warehouse_has_no_pending_deletions(wh.id, wh.name)])
+
+        self.ledger.retrying(command)
+
+    def set_delete_profile(self, warehouse_id: str, delete_profile: object, by: Provenance) -> None:
+        profile = parse_delete_profile(delete_profile, required=True)
+
+        def command() -> None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            wh.set_delete_profile(profile, by)
+            self.ledger.append(wh)
 
         self.ledger.retrying(command)
 

@@ -1,12 +1,16 @@
 from uuid import uuid4
 
+from ..domain import deletion
 from ..domain.errors import AlreadyExists
-from ..domain.name_claim import NAMESPACE
+from ..domain.name_claim import NAMESPACE, TABULAR
 from ..domain.names import check_namespace, dotted
 from ..domain.namespace import Namespace
 from ..domain.provenance import Provenance
+from ..domain.tabular import Tabular
+from ..eventstore.log import ConcurrentChange
 from . import resolve
-from .conditions import namespace_exists, namespace_is_empty, warehouse_is_active
+from .approval import DROP, ProposedChange
+from .conditions import namespace_exists, namespace_is_empty, tree_unchanged, warehouse_is_active
 from .unit_of_work import Ledger
 
 
@@ -43,14 +47,54 @@ class NamespaceService:
 
         return self.ledger.retrying(command)
 
-    def drop(self, warehouse_id: str, path: list[str], by: Provenance) -> None:
+    def drop(self, warehouse_id: str, path: list[str], by: Provenance, recursive: bool = False, force: bool = False,
+             purge: bool = True) -> None:
+        """Without ``recursive`` the namespace must be empty. With it, everything below goes in one atomic
+        append: soft in a soft warehouse (an undrop of this namespace brings all of it back), final in a hard
+        one or with ``force``. ``force`` also overrides protection; ``purge`` asks for the tables' files to be
+        deleted when their deletion becomes final."""
         levels = check_namespace(path)
 
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)
-            ns.drop(by)
-            self.ledger.append(claim, ns, conditions=[namespace_is_empty(ns.id, dotted(levels))])
+            expires_at = deletion.expiry(wh.delete_profile, self.ledger.now(), immediately=force)
+            if not recursive:
+                ns.deletion.check_droppable("namespace", dotted(levels), force)
+                self.ledger.approval.review(_proposed(ns, by, recursive=False))
+                claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)
+                ns.drop(expires_at, force, by)
+                self.ledger.append(claim, ns, conditions=[namespace_is_empty(ns.id, dotted(levels))])
+                return
+            tree = self.ledger.queries.namespace_tree(ns.id)
+            namespaces = [self.ledger.log.get(Namespace, i) for kind, i, _ in tree if kind == "namespace" and i != ns.id]
+            tabulars = [self.ledger.log.get(Tabular, i) for kind, i, _ in tree if kind != "namespace"]
+            for item in [ns, *namespaces, *tabulars]:
+                if item is None:  # the read model moved on since the tree was read
+                    raise ConcurrentChange("The namespace tree changed while it was being dropped")
+                item.deletion.check_droppable(getattr(item, "kind", "namespace"), _label(item), force)
+            self.ledger.approval.review(_proposed(ns, by, recursive=True, purge=purge,
+                                                  namespaces=len(namespaces), tabulars=len(tabulars)))
+            released = []
+            for t in tabulars:
+                released.append(self.ledger.release(TABULAR, t.namespace_id, t.name, t.id, by))
+                t.drop(purge and t.kind == "table", expires_at, force, by, with_namespace=ns.id)
+            for child in namespaces:
+                released.append(self.ledger.release(NAMESPACE, child.parent_id, child.name, child.id, by))
+                child.drop(expires_at, force, by, with_namespace=ns.id)
+            released.append(self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by))
+            ns.drop(expires_at, force, by, contents={"namespaces": [n.id for n in namespaces],
+                                                     "tabulars": [t.id for t in tabulars]})
+            self.ledger.append(*released, *namespaces, *tabulars, ns,
+                               conditions=[tree_unchanged([ns.id, *(n.id for n in namespaces)],
+                                                          [t.id for t in tabulars])])
 
         self.ledger.retrying(command)
+
+
+def _label(item: object) -> str:
+    return dotted(item.path) if isinstance(item, Namespace) else item.identifier
+
+
+def _proposed(ns: Namespace, by: Provenance, **options: object) -> ProposedChange:
+    return ProposedChange(DROP, "namespace", ns.id, ns.warehouse_id, list(ns.path), by, dict(options))

@@ -14,9 +14,9 @@ from ..domain.errors import (
 from ..domain.name_claim import NAMESPACE, TABULAR
 from ..domain.names import dotted
 from ..domain.namespace import Namespace
-from ..domain.storage_profile import StorageProfile
+from ..domain.storage_profile import DeleteProfile, StorageProfile
 from ..domain.table import Table
-from ..domain.warehouse import ACTIVE, Warehouse, parse_storage_profile
+from ..domain.warehouse import ACTIVE, Warehouse, parse_delete_profile, parse_storage_profile
 from .unit_of_work import Ledger
 
 
@@ -28,6 +28,7 @@ class WarehouseSettings:
     id: UUID
     name: str
     storage_profile: StorageProfile
+    delete_profile: DeleteProfile
 
     def profile(self) -> StorageProfile:
         return self.storage_profile
@@ -47,7 +48,8 @@ def warehouse(ledger: Ledger, warehouse_id: UUID | str) -> WarehouseSettings:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
     if row["status"] != ACTIVE:
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
-    return WarehouseSettings(row["id"], row["name"], parse_storage_profile(row["storage_profile"]))
+    return WarehouseSettings(row["id"], row["name"], parse_storage_profile(row["storage_profile"]),
+                             parse_delete_profile(row["delete_profile"]))
 
 
 def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:

@@ -5,6 +5,7 @@ from uuid import uuid4
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import SetLocationUpdate
 
+from ..domain import deletion
 from ..domain import table_metadata as tm
 from ..domain.errors import AlreadyExists, BadRequest, NoSuchNamespace, NoSuchTable
 from ..domain.name_claim import TABULAR
@@ -19,6 +20,7 @@ from ..domain.table import (
 )
 from ..storage import storage_for
 from . import placement, resolve
+from .approval import proposed_commit, proposed_drop
 from .conditions import Condition, namespace_exists
 from .metadata_files import MetadataFiles
 from .resolve import WarehouseSettings
@@ -123,6 +125,7 @@ class TableService:
         location = placement.checked_location(self.ledger, wh, metadata.location, table.id) if metadata.location != table.location \
             else table.location
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
+        self.ledger.approval.review(proposed_commit(table, by, change.requirements_raw, change.updates_raw))
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
         return _Staged(table, None, metadata, metadata_location, [])
 
@@ -161,16 +164,21 @@ class TableService:
 
     # -- drop, rename, register ---------------------------------------------------------------
 
-    def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool,
+    def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool, force: bool,
              by: Provenance) -> None:
+        """Soft in a warehouse with a soft delete profile (the files stay until expiry), final in a hard one."""
         levels = check_namespace(namespace)
 
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
             table = resolve.table(self.ledger, ns, name)
+            expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
+            table.deletion.check_droppable("table", table.identifier, force)
+            self.ledger.approval.review(proposed_drop(table, by, purge_requested=purge_requested,
+                                                      expires_at=expires_at))
             claim = self.ledger.release(TABULAR, ns.id, name, table.id, by)
-            table.drop(purge_requested, by)
+            table.drop(purge_requested, expires_at, force, by)
             self.ledger.append(claim, table)
 
         self.ledger.retrying(command)

@@ -1,10 +1,11 @@
 """What every command shares: appending to the log (with the catalog read model and the command's
-conditions in the same transaction), name claims, and a retry when another writer appended to the
-same aggregate first."""
+conditions in the same transaction), name claims, a retry when another writer appended to the
+same aggregate first, the change-approval hook and the clock."""
 
 import random
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from typing import TypeVar
 from uuid import UUID
 
@@ -20,6 +21,7 @@ from ..eventstore.log import ConcurrentChange, EventLog, StoredNotification
 from ..projections.catalog_queries import CatalogQueries
 from ..projections.runner import ProjectionRunner
 from . import idempotency
+from .approval import ApproveAll, ChangeApproval
 from .conditions import Condition
 
 T = TypeVar("T")
@@ -31,10 +33,16 @@ MAX_ATTEMPTS = 32
 
 
 class Ledger:
-    def __init__(self, log: EventLog, catalog_view: ProjectionRunner, queries: CatalogQueries):
+    def __init__(self, log: EventLog, catalog_view: ProjectionRunner, queries: CatalogQueries,
+                 approval: ChangeApproval | None = None):
         self.log = log
         self.catalog_view = catalog_view
         self.queries = queries
+        self.approval: ChangeApproval = approval or ApproveAll()
+
+    @staticmethod
+    def now() -> datetime:
+        return datetime.now(timezone.utc)
 
     def append(self, *aggregates: Aggregate | None, conditions: Sequence[Condition] = ()) -> int | None:
         """Appends atomically, if every condition still holds at that moment; the catalog read model

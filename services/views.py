@@ -11,6 +11,7 @@ from uuid import uuid4
 
 from pyiceberg.view.metadata import ViewMetadata
 
+from ..domain import deletion
 from ..domain import view_metadata as vm
 from ..domain.errors import AlreadyExists, BadRequest, NoSuchView
 from ..domain.name_claim import TABULAR
@@ -21,6 +22,7 @@ from ..domain.tabular import Tabular
 from ..domain.view import View
 from ..storage import Storage, storage_for
 from . import placement, resolve
+from .approval import proposed_drop
 from .conditions import namespace_exists
 from .metadata_files import MetadataFiles
 from .resolve import WarehouseSettings
@@ -92,7 +94,7 @@ class ViewService:
 
     # -- drop, rename, register ---------------------------------------------------------------
 
-    def drop(self, warehouse_id: str, namespace: list[str], name: str, by: Provenance) -> None:
+    def drop(self, warehouse_id: str, namespace: list[str], name: str, force: bool, by: Provenance) -> None:
         levels = check_namespace(namespace)
         name = check_name(name, "View")
 
@@ -100,8 +102,11 @@ class ViewService:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
             view = self._view_in(ns, name)
+            expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
+            view.deletion.check_droppable("view", view.identifier, force)
+            self.ledger.approval.review(proposed_drop(view, by, expires_at=expires_at))
             claim = self.ledger.release(TABULAR, ns.id, name, view.id, by)
-            view.drop(False, by)  # a view has no data files; its metadata files stay
+            view.drop(False, expires_at, force, by)  # a view has no data files; its metadata files stay
             self.ledger.append(claim, view)
 
         self.ledger.retrying(command)

@@ -10,5 +10,6 @@ class Storage(Protocol):
     def delete(self, location: str) -> None:
         """Deletes one file, if it exists."""
 
-    def delete_tree(self, location: str) -> int:
-        """Deletes everything at and below ``location``; returns the number of files removed."""
+    def delete_tree(self, location: str, max_files_per_second: float = 0) -> int:
+        """Deletes everything at and below ``location``, at most ``max_files_per_second`` files a second
+        (0: no limit); returns the number of files removed. Deleting what is already gone is a no-op."""

@@ -1,5 +1,5 @@
 import os
-import shutil
+import time
 
 from ..domain.errors import BadRequest, NotFound
 from ..domain.storage_profile import FileStorageProfile, is_within, normalize_location
@@ -47,10 +47,30 @@ class FileStorage:
         except FileNotFoundError:
             pass
 
-    def delete_tree(self, location: str) -> int:
+    def delete_tree(self, location: str, max_files_per_second: float = 0) -> int:
         path = self._inside(location)
-        if not os.path.exists(path):
-            return 0
-        count = sum(len(files) for _, _, files in os.walk(path))
-        shutil.rmtree(path)
+        if os.path.islink(path) or os.path.isfile(path):
+            os.remove(path)
+            return 1
+        interval = 1.0 / max_files_per_second if max_files_per_second > 0 else 0.0
+        count = 0
+        # bottom-up, never following a link: a link inside the tree is removed, not what it points to
+        for root, dirs, files in os.walk(path, topdown=False, followlinks=False):
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+                try:
+                    os.remove(os.path.join(root, name))
+                    count += 1
+                except FileNotFoundError:
+                    continue
+                if interval:
+                    time.sleep(interval)
+            for name in dirs:
+                try:
+                    os.rmdir(os.path.join(root, name))
+                except (FileNotFoundError, NotADirectoryError, OSError):
+                    pass
+        try:
+            os.rmdir(path)
+        except FileNotFoundError:
+            pass
         return count

@@ -11,7 +11,7 @@ from ... import __version__
 from ...domain.errors import NoSuchProject, NoSuchWarehouse
 from ...domain.provenance import Provenance
 from ..context import provenance
-from ..dependencies import container
+from ..dependencies import boolean_param, container
 from ..openapi import (
     CreateProjectResponse,
     GetProjectResponse,
@@ -67,12 +67,12 @@ def _warehouse_json(row: dict) -> dict:
         "storage-profile": row["storage_profile"],
         "delete-profile": row["delete_profile"],
         "status": row["status"],
-        "protected": False,
+        "protected": row["protected"],
         "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None,
     }
 
 
-async def _warehouse_row(ll, warehouse_id: str) -> dict:
+async def warehouse_row(ll, warehouse_id: str) -> dict:
     try:
         row = await ll.queries.warehouse(UUID(warehouse_id))
     except ValueError:
@@ -162,13 +162,28 @@ async def list_warehouses(projectId: UUID | None = Query(default=None),
 
 @router.get("/warehouse/{warehouse_id}", responses={**ok(GetWarehouseResponse, "The warehouse"), **errors(404)})
 async def get_warehouse(warehouse_id: str, ll=Depends(container)):
-    return JSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
+    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 
-@router.delete("/warehouse/{warehouse_id}", status_code=204, responses=errors(404, 409))
-async def delete_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
-    await run_in_threadpool(ll.management.delete_warehouse, warehouse_id, by)
+@router.delete("/warehouse/{warehouse_id}", status_code=204, responses=errors(400, 404, 409))
+async def delete_warehouse(warehouse_id: str, force: str | None = Query(default=None, description="Delete it even "
+                                                                         "if it is protected"),
+                           ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.delete_warehouse, warehouse_id, boolean_param(force, "force", False), by)
     return Response(status_code=204)
+
+
+class SetDeleteProfileRequest(_Body):
+    delete_profile: dict[str, Any] = Field(alias="delete-profile")
+
+
+@router.post("/warehouse/{warehouse_id}/delete-profile",
+             responses={**ok(GetWarehouseResponse, "The warehouse, with the profile that later drops follow"),
+                        **errors(400, 404)})
+async def set_delete_profile(warehouse_id: str, body: SetDeleteProfileRequest, ll=Depends(container),
+                             by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.management.set_delete_profile, warehouse_id, body.delete_profile, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/rename",
@@ -176,7 +191,7 @@ async def delete_warehouse(warehouse_id: str, ll=Depends(container), by: Provena
 async def rename_warehouse(warehouse_id: str, body: RenameRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.rename_warehouse, warehouse_id, body.new_name, by)
-    return JSONResponse(_warehouse_json(await _warehouse_row(ll, warehouse_id)))
+    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/deactivate", response_class=Response,

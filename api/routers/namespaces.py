@@ -5,7 +5,7 @@ from ...domain.errors import NoSuchNamespace
 from ...domain.names import dotted
 from ...domain.provenance import Provenance
 from ..context import provenance
-from ..dependencies import container
+from ..dependencies import boolean_param, container
 from ..identifiers import parse_namespace
 from ..models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
 from ..openapi import (
@@ -69,8 +69,19 @@ async def namespace_exists(prefix: str, namespace: str, ll=Depends(container)):
 
 
 @router.delete("/{prefix}/namespaces/{namespace}", status_code=204)
-async def drop_namespace(prefix: str, namespace: str, ll=Depends(container), by: Provenance = Depends(provenance)):
-    await run_in_threadpool(ll.namespaces.drop, prefix, parse_namespace(namespace), by)
+async def drop_namespace(
+        prefix: str, namespace: str,
+        recursive: str | None = Query(default=None, description="Drop everything in it too, in one atomic change; "
+                                                                "in a soft warehouse an undrop of this namespace "
+                                                                "brings all of it back"),
+        force: str | None = Query(default=None, description="Override protection, and delete at once even in a "
+                                                            "soft warehouse"),
+        purge: str | None = Query(default=None, description="With recursive: delete the tables' files when their "
+                                                            "deletion is final (default true)"),
+        ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.namespaces.drop, prefix, parse_namespace(namespace), by,
+                            boolean_param(recursive, "recursive", False), boolean_param(force, "force", False),
+                            boolean_param(purge, "purge", True))
     return Response(status_code=204)
 
 

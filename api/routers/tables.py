@@ -118,10 +118,12 @@ async def update_table(prefix: str, namespace: str, table: str, body: CommitTabl
 
 @router.delete("/{prefix}/namespaces/{namespace}/tables/{table}", status_code=204)
 async def drop_table(prefix: str, namespace: str, table: str, purgeRequested: str | None = Query(default=None),
+                     force: str | None = Query(default=None, description="Drop it even if it is protected"),
                      ll=Depends(container), by: Provenance = Depends(provenance)):
     # Managed tables are purged unless the client says otherwise (most engines never say).
     purge = boolean_param(purgeRequested, "purgeRequested", default=True)
-    await run_in_threadpool(ll.tables.drop, prefix, parse_namespace(namespace), table, purge, by)
+    await run_in_threadpool(ll.tables.drop, prefix, parse_namespace(namespace), table, purge,
+                            boolean_param(force, "force", default=False), by)
     return Response(status_code=204)
 
 

@@ -1,5 +1,5 @@
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from ...domain.errors import NoSuchView
@@ -8,7 +8,7 @@ from ...domain.provenance import Provenance
 from ...services.metadata_files import load_result_body
 from ...services.views import ViewState
 from ..context import provenance
-from ..dependencies import container
+from ..dependencies import boolean_param, container
 from ..identifiers import parse_namespace
 from ..models import (
     CommitViewRequest,
@@ -90,9 +90,11 @@ async def replace_view(prefix: str, namespace: str, view: str, body: CommitViewR
 
 
 @router.delete("/{prefix}/namespaces/{namespace}/views/{view}", status_code=204)
-async def drop_view(prefix: str, namespace: str, view: str, ll=Depends(container),
-                    by: Provenance = Depends(provenance)):
-    await run_in_threadpool(ll.views.drop, prefix, parse_namespace(namespace), view, by)
+async def drop_view(prefix: str, namespace: str, view: str,
+                    force: str | None = Query(default=None, description="Drop it even if it is protected"),
+                    ll=Depends(container), by: Provenance = Depends(provenance)):
+    await run_in_threadpool(ll.views.drop, prefix, parse_namespace(namespace), view,
+                            boolean_param(force, "force", default=False), by)
     return Response(status_code=204)
 
 

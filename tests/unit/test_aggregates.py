@@ -37,13 +37,13 @@ def test_table_events_carry_the_full_change_and_who_made_it():
 
 def test_a_dropped_table_takes_no_more_changes():
     table = _table()
-    table.drop(purge_requested=True, by=BY)
+    table.drop(purge_requested=True, expires_at=None, force=False, by=BY)
     dropped = table.collect_events()[-1]
     assert dropped.purge_requested and dropped.location == "file:///w/a"
     with pytest.raises(NoSuchTable):
         table.commit([], [], "file:///w/a/m2.json", "file:///w/a", BY)
     with pytest.raises(NoSuchTable):
-        table.drop(purge_requested=False, by=BY)
+        table.drop(purge_requested=False, expires_at=None, force=False, by=BY)
 
 
 def test_rename_records_both_names():
@@ -62,7 +62,7 @@ def test_namespace_properties_report_updated_removed_and_missing():
     assert ns.properties == {"owner": "y"}
     with pytest.raises(BadRequest):
         ns.update_properties({"k": "v"}, ["k"], BY)
-    ns.drop(BY)
+    ns.drop(None, False, BY)
     with pytest.raises(NoSuchNamespace):
         ns.update_properties({}, [], BY)
 
@@ -83,7 +83,7 @@ def test_views_share_rename_and_drop_with_tables():
                        {"name": "v"}, BY)
     view.replace([], [{"action": "set-properties", "updates": {"a": "b"}}], "file:///w/v/m1.json", BY)
     view.rename(uuid4(), ("sales",), "v2", BY)
-    view.drop(purge_requested=False, by=BY)
+    view.drop(purge_requested=False, expires_at=None, force=False, by=BY)
     assert [type(e).__qualname__ for e in view.collect_events()] == [
         "View.Created", "View.Replaced", "Tabular.Renamed", "Tabular.Dropped"]
     with pytest.raises(NoSuchView):

@@ -1,0 +1,89 @@
+"""The recycle bin of a warehouse with a soft delete profile: soft-deleted tables and views, and undrop."""
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict
+
+from ...domain.errors import BadRequest
+from ...domain.provenance import Provenance
+from ...projections.catalog_queries import DELETED_TABULARS
+from ...services.recycle_bin import UndropTarget
+from ..context import provenance
+from ..dependencies import container
+from ..openapi import ListDeletedTabularsResponse, errors, ok
+from ..pagination import fetch, page
+from ..responses import JSONResponse
+from .management import warehouse_row
+
+router = APIRouter(prefix="/management/v1", tags=["Management API"])
+
+
+class Target(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["table", "view", "namespace"]
+    id: UUID
+
+
+class UndropRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    targets: list[Target]
+
+
+@router.get("/warehouse/{warehouse_id}/deleted-tabulars",
+            responses={**ok(ListDeletedTabularsResponse, "Soft-deleted tables and views, in the order they were "
+                                                         "dropped"), **errors(400, 404)})
+async def list_deleted_tabulars(warehouse_id: str, namespaceId: str | None = Query(default=None),
+                                pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+                                ll=Depends(container)):
+    row = await warehouse_row(ll, warehouse_id)
+    namespace_id = _uuid(namespaceId, "namespaceId") if namespaceId is not None else None
+    # always paged, as in Lakekeeper: no pageToken means the first page
+    paging = await page(pageToken if pageToken is not None else "", pageSize, ll)
+
+    async def rows(after: Any, limit: int | None) -> list[dict]:
+        after_time, after_id = (datetime.fromisoformat(after[0]), after[1]) if after else (None, None)
+        return await ll.queries.all(DELETED_TABULARS, {"warehouse_id": row["id"], "namespace_id": namespace_id,
+                                                       "after_time": after_time, "after_id": after_id,
+                                                       "limit": limit})
+
+    found, next_token = await fetch(paging, rows, valid_key=_is_key,
+                                    key=lambda r: [r["dropped_at"].isoformat(), str(r["id"])])
+    return JSONResponse({"tabulars": [_entry(r) for r in found], "next-page-token": next_token})
+
+
+@router.post("/warehouse/{warehouse_id}/deleted-tabulars/undrop", status_code=204,
+             responses=errors(400, 404, 409))
+async def undrop(warehouse_id: str, body: UndropRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
+    targets = [UndropTarget(t.type, t.id) for t in body.targets]
+    await run_in_threadpool(ll.recycle_bin.undrop, warehouse_id, targets, by)
+    return Response(status_code=204)
+
+
+def _entry(row: dict) -> dict:
+    return {"id": str(row["id"]), "name": row["name"], "namespace": list(row["namespace"]),
+            "namespace-id": str(row["namespace_id"]), "typ": row["typ"], "warehouse-id": str(row["warehouse_id"]),
+            "created-at": row["created_at"].isoformat(), "deleted-at": row["dropped_at"].isoformat(),
+            "expiration-date": row["expires_at"].isoformat(),
+            "dropped-with": str(row["dropped_with"]) if row["dropped_with"] else None}
+
+
+def _is_key(key: Any) -> bool:
+    if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key)):
+        return False
+    try:
+        datetime.fromisoformat(key[0])
+        UUID(key[1])
+    except ValueError:
+        return False
+    return True
+
+
+def _uuid(value: str, name: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        raise BadRequest(f"{name} must be a UUID, not {value!r}") from None

@@ -1,0 +1,57 @@
+"""The life of a dropped table, view or namespace, shared by each: soft or final, restorable until it expires.
+
+A drop in a warehouse with a soft delete profile sets an expiry; until then the object can be undropped, after
+it the expiry worker records its final deletion. A drop in a hard warehouse is final at once. These rules are
+pure: the clock is an argument, so they are the same whoever (request or worker) applies them."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from .errors import NotFound, Protected
+from .storage_profile import DeleteProfile, SoftDelete
+
+
+def expiry(profile: DeleteProfile, now: datetime, immediately: bool = False) -> datetime | None:
+    """When a drop made now expires: None means the drop is final at once."""
+    if immediately or not isinstance(profile, SoftDelete):
+        return None
+    return now + timedelta(seconds=profile.expiration_seconds)
+
+
+@dataclass
+class DeletionState:
+    """Where a droppable object stands; each aggregate holds one."""
+
+    dropped: bool = False
+    expires_at: datetime | None = None  # set while soft-dropped
+    deleted: bool = False  # the drop is final (hard drop, or expired)
+    with_namespace: object = None  # the namespace whose recursive drop took it along
+    protected: bool = False
+
+    @property
+    def soft_dropped(self) -> bool:
+        return self.dropped and not self.deleted
+
+    def check_droppable(self, kind: str, label: str, force: bool) -> None:
+        if self.protected and not force:
+            raise Protected(kind, f"{kind.capitalize()} {label} is protected; drop it with force=true "
+                                  f"or remove the protection first")
+
+    def check_restorable(self, kind: str, label: str, now: datetime) -> None:
+        if not self.soft_dropped:
+            raise NotFound(f"No soft-deleted {kind} {label}: it is live, or its deletion is final")
+        if self.expires_at is not None and self.expires_at <= now:
+            raise NotFound(f"The soft-deleted {kind} {label} expired at {self.expires_at.isoformat()}")
+
+    def is_due(self, now: datetime) -> bool:
+        return self.soft_dropped and self.expires_at is not None and self.expires_at <= now
+
+    def drop(self, expires_at: datetime | None, with_namespace: object) -> None:
+        self.dropped, self.expires_at, self.with_namespace = True, expires_at, with_namespace
+        self.deleted = expires_at is None
+
+    def restore(self) -> None:
+        self.dropped, self.expires_at, self.deleted, self.with_namespace = False, None, False, None
+
+    def expire(self) -> None:
+        self.deleted, self.expires_at = True, None

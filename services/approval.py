@@ -1,0 +1,104 @@
+"""Change approval: a hook asked before a drop or a commit is appended, which may refuse it.
+
+Like Lakekeeper's contract verification, it lets an organisation's own rules (a data contract, a change
+freeze, a required ticket) stop a change at the catalog, for every engine alike. The hook sees what is about
+to happen and who asks; it answers approved, or refused with a reason that the client gets back in a 403.
+Nothing reaches the log unless the hook approved it."""
+
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+from uuid import UUID
+
+import httpx
+import orjson
+
+from ..domain.errors import ChangeApprovalUnavailable, ChangeRefused
+from ..domain.provenance import Provenance
+
+log = logging.getLogger("lakeledger.approval")
+
+DROP = "drop"
+COMMIT = "commit"
+
+
+@dataclass(frozen=True)
+class ProposedChange:
+    action: str  # "drop" or "commit"
+    entity_type: str  # "table", "view" or "namespace"
+    entity_id: UUID
+    warehouse_id: UUID
+    name: list[str]  # namespace levels, then the table or view name
+    by: Provenance
+    details: dict[str, Any] = field(default_factory=dict)  # a commit's requirements and updates; a drop's options
+
+    def as_json(self) -> dict[str, Any]:
+        body = asdict(self)
+        by = body.pop("by")
+        return {"action": self.action, "entity-type": self.entity_type, "entity-id": str(self.entity_id),
+                "warehouse-id": str(self.warehouse_id), "name": list(self.name), "actor": by["actor"],
+                "request-id": by["request_id"], "details": self.details}
+
+
+class ChangeApproval(Protocol):
+    def review(self, change: ProposedChange) -> None:
+        """Returns when the change may go ahead; raises ChangeRefused (with the reason) when it may not."""
+
+
+class ApproveAll:
+    """No hook configured: every change goes ahead."""
+
+    def review(self, change: ProposedChange) -> None:
+        return None
+
+
+class HttpApproval:
+    """Asks a configured endpoint: POST the proposed change as JSON; a 200 answer of ``{"approved": true}`` lets it
+    through, ``{"approved": false, "reason": "..."}`` refuses it. Anything else (no answer in time, another status,
+    another body) is not an approval: the change is not made and the client gets a 424 it may retry."""
+
+    def __init__(self, url: str, timeout_seconds: float):
+        self.url = url
+        self._client = httpx.Client(timeout=timeout_seconds)
+
+    def review(self, change: ProposedChange) -> None:
+        try:
+            response = self._client.post(self.url, content=orjson.dumps(change.as_json(), default=str),
+                                         headers={"Content-Type": "application/json"})
+        except httpx.HTTPError as e:
+            log.warning("Change approval endpoint %s unreachable: %s", self.url, e)
+            raise ChangeApprovalUnavailable(f"The change-approval service could not be reached ({type(e).__name__});"
+                                            f" nothing was changed") from None
+        verdict = _verdict(response)
+        if verdict is None:
+            raise ChangeApprovalUnavailable(f"The change-approval service answered {response.status_code} without a "
+                                            f"verdict; nothing was changed")
+        approved, reason = verdict
+        if not approved:
+            raise ChangeRefused(f"Change refused by the change-approval service: {reason or 'no reason given'}")
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _verdict(response: httpx.Response) -> tuple[bool, str | None] | None:
+    if response.status_code != 200:
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or not isinstance(body.get("approved"), bool):
+        return None
+    reason = body.get("reason")
+    return body["approved"], reason if isinstance(reason, str) else None
+
+
+def proposed_drop(tabular: Any, by: Provenance, **options: Any) -> ProposedChange:
+    return ProposedChange(DROP, tabular.kind, tabular.id, tabular.warehouse_id, [*tabular.namespace, tabular.name], by,
+                          {k.replace("_", "-"): v for k, v in options.items()})
+
+
+def proposed_commit(table: Any, by: Provenance, requirements: list, updates: list) -> ProposedChange:
+    return ProposedChange(COMMIT, table.kind, table.id, table.warehouse_id, [*table.namespace, table.name], by,
+                          {"requirements": requirements, "updates": updates})

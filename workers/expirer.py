@@ -1,0 +1,59 @@
+"""Fires the expiry timers: every soft-deleted object whose time is up gets its final deletion recorded.
+
+The schedule is a projection of the log (projections/expiry_schedule.py), so it survives any restart and a
+timer that fell due while everything was down fires on the first pass after start. Several workers may run
+this at once: the aggregate records at most one expiry per drop, and the loser of a race finds it done."""
+
+import logging
+import threading
+from datetime import datetime, timezone
+
+from ..projections.expiry_schedule import ExpirySchedule
+from ..projections.runner import ProjectionRunner
+from ..services.recycle_bin import RecycleBin
+
+log = logging.getLogger("lakeledger.expiry")
+
+BATCH = 100
+
+
+class Expirer:
+    name = "expiry"
+
+    def __init__(self, schedule: ProjectionRunner, recycle_bin: RecycleBin, poll_seconds: float = 1.0):
+        self.schedule = schedule
+        self.recycle_bin = recycle_bin
+        self.poll_seconds = poll_seconds
+
+    def run(self, stop: threading.Event, wake: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                self.fire_due()
+                pause = self._until_next_due()
+            except Exception:
+                log.exception("Expiry pass failed; retrying")
+                pause = 1.0
+            wake.wait(pause)
+            wake.clear()
+
+    def fire_due(self) -> int:
+        """One pass: the schedule caught up with the log, then every due timer fired. Returns how many expired."""
+        self.schedule.advance()
+        fired = 0
+        while True:
+            with self.schedule.pool.connection() as conn, conn.cursor() as cur:
+                due = ExpirySchedule.due(cur, datetime.now(timezone.utc), BATCH)
+            for entity_id, entity_type in due:
+                if self.recycle_bin.expire(entity_id, entity_type):
+                    fired += 1
+                    log.info("Expired %s %s", entity_type, entity_id)
+            self.schedule.advance()  # takes the expiries just recorded off the schedule
+            if len(due) < BATCH or not fired:
+                return fired
+
+    def _until_next_due(self) -> float:
+        with self.schedule.pool.connection() as conn, conn.cursor() as cur:
+            next_due = ExpirySchedule.next_due(cur)
+        if next_due is None:
+            return self.poll_seconds
+        return max(0.05, min(self.poll_seconds, (next_due - datetime.now(timezone.utc)).total_seconds()))
