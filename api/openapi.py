@@ -79,11 +79,15 @@ class ListNamespacesResponse(ListNamespaceResponse):
 
 
 class GetNamespaceResponse(NamespaceResponse):
-    """A namespace and its properties."""
+    """A namespace and its properties; `namespace-uuid` (as in Lakekeeper) is the id the Management API takes."""
+
+    namespace_uuid: UUID | None = Field(default=None, alias="namespace-uuid")
 
 
 class CreateNamespaceResponse(NamespaceResponse):
-    """The namespace created and the properties stored for it."""
+    """The namespace created and the properties stored for it, with its `namespace-uuid`."""
+
+    namespace_uuid: UUID | None = Field(default=None, alias="namespace-uuid")
 
 
 # --- Management API shapes (Lakekeeper's) --------------------------------------------------------------------

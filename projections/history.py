@@ -317,7 +317,8 @@ def _(e: Tabular.Expired, before: Entity | None) -> Told:
 @_tell.register
 def _(e: Tabular.Purged, before: Entity | None) -> Told:
     entity = _known(before, e.typ, e)
-    return Told(entity, f"purged {e.typ} {dotted(entity.name)}: {e.files_removed:,} files deleted at {e.location}")
+    files = f"{e.files_removed:,} file" + ("" if e.files_removed == 1 else "s")
+    return Told(entity, f"purged {e.typ} {dotted(entity.name)}: {files} deleted at {e.location}")
 
 
 @_tell.register

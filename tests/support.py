@@ -98,3 +98,45 @@ class NatsServer:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(10)
         self.log.close()
+
+
+class WorkersProcess:
+    """`lakeledger workers` as a process of its own, so a test can kill it (-9) and start another. ``env``
+    adds settings (LAKELEDGER__...) to the ones every test needs."""
+
+    def __init__(self, pg_url: str, data_dir: Path, **env: str):
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
+        environment.update(LAKELEDGER__PG_URL=pg_url, LAKELEDGER__DATA_DIR=str(data_dir),
+                           LAKELEDGER__LOG_LEVEL="warning", LAKELEDGER__WORKER_POLL_SECONDS="0.2", **env)
+        self.log_path = data_dir / f"workers-{time.monotonic_ns()}.log"
+        self.log = open(self.log_path, "wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "workers"], env=environment,
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+        self.log.close()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self.log.close()
+
+
+def wait_until(predicate, timeout: float, what: str = "the condition", interval: float = 0.05):
+    """Polls ``predicate`` until it returns something truthy (returned) or ``timeout`` seconds pass (a failure
+    naming ``what``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout} s")
+        time.sleep(interval)

@@ -42,7 +42,7 @@ async def list_namespaces(prefix: str, parent: str | None = Query(default=None),
 async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance)):
     ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
-    return JSONResponse({"namespace": ns.path, "properties": ns.properties})
+    return JSONResponse({"namespace": ns.path, "properties": ns.properties, "namespace-uuid": str(ns.id)})
 
 
 async def _load(ll, prefix: str, namespace: str) -> dict:
@@ -59,7 +59,7 @@ async def _load(ll, prefix: str, namespace: str) -> dict:
             responses=ok(GetNamespaceResponse, "The namespace and its properties"))
 async def load_namespace(prefix: str, namespace: str, ll=Depends(container)):
     row = await _load(ll, prefix, namespace)
-    return JSONResponse({"namespace": row["path"], "properties": row["properties"]})
+    return JSONResponse({"namespace": row["path"], "properties": row["properties"], "namespace-uuid": str(row["id"])})
 
 
 @router.head("/{prefix}/namespaces/{namespace}", status_code=204)

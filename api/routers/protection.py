@@ -5,7 +5,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from ...domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
 from ...domain.provenance import Provenance
@@ -23,7 +23,7 @@ _MISSING = {"namespace": NoSuchNamespace, "table": NoSuchTable, "view": NoSuchVi
 
 class SetProtectionRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    protected: bool
+    protected: StrictBool
 
 
 _SET = {**ok(ProtectionResponse, "The protection now in force"), **errors(400, 404)}

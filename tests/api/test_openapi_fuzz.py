@@ -55,15 +55,19 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
     assert created.status_code == 201, created.text
     warehouse_id = created.json()["warehouse-id"]
     prefix = f"/catalog/v1/{warehouse_id}"
-    for response in (
+    responses = (
         client.post(f"{prefix}/namespaces", json={"namespace": [NAMESPACE]}),
         client.post(f"{prefix}/namespaces/{NAMESPACE}/tables", json={"name": TABLE, "schema": SCHEMA}),
         client.post(f"{prefix}/namespaces/{NAMESPACE}/views",
                     json={"name": VIEW, "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}),
-    ):
+    )
+    for response in responses:
         assert response.status_code == 200, response.text
+    namespace, table, view = (r.json() for r in responses)
     return {"project_id": project_id, "prefix": warehouse_id, "warehouse_id": warehouse_id,
-            "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location)}
+            "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location),
+            "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
+            "view_id": view["metadata"]["view-uuid"]}
 
 
 def fuzz(operation, mode: GenerationMode, objects: dict[str, str], base_url: str, session: requests.Session,
@@ -209,6 +213,18 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("POST /management/v1/warehouse/{warehouse_id}/deactivate", {200}, warehouse_id=spare)
     answer("POST /management/v1/warehouse/{warehouse_id}/activate", {200}, warehouse_id=spare)
     answer("DELETE /management/v1/warehouse/{warehouse_id}", {204}, warehouse_id=spare)
+    for kind in ("namespace", "table", "view"):
+        path = f"/management/v1/warehouse/{{warehouse_id}}/{kind}/{{{kind}_id}}/protection"
+        answer(f"POST {path}", {200}, body={"protected": True})
+        answer(f"GET {path}", {200})
+        answer(f"POST {path}", {200}, body={"protected": False})
+    answer("POST /management/v1/warehouse/{warehouse_id}/protection", {200}, body={"protected": False})
+    answer("POST /management/v1/warehouse/{warehouse_id}/delete-profile", {200},
+           body={"delete-profile": {"type": "soft", "expiration-seconds": 3600}})
+    answer(f"DELETE {view}", {204})
+    answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
+    answer("POST /management/v1/warehouse/{warehouse_id}/deleted-tabulars/undrop", {204},
+           body={"targets": [{"type": "view", "id": objects["view_id"]}]})
     answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},
            query={"namespace": NAMESPACE, "since": "2020-01-01T00:00:00Z", "pageSize": "2"})
     answer("GET /management/v1/history", {200}, query={"type": "project.created", "pageSize": "5"})

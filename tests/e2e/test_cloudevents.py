@@ -4,10 +4,7 @@ Each test has a database of its own (on this module's own embedded Postgres, whi
 a nats-server of its own; what the stream holds is compared, id by id, with the log."""
 
 import asyncio
-import os
-import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -21,7 +18,7 @@ import psycopg
 import pytest
 from lakeledger.eventstore.identity import event_id, event_type
 from nats.js.errors import NotFoundError
-from support import SCHEMA, Server
+from support import SCHEMA, Server, WorkersProcess
 
 STREAM = "LAKELEDGER"
 SUBJECT = "lakeledger"
@@ -47,32 +44,6 @@ def database(postgres) -> str:
     with psycopg.connect(postgres.get_uri(), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     return postgres.get_uri(name)
-
-
-class WorkersProcess:
-    """`lakeledger workers` as a process of its own."""
-
-    def __init__(self, pg_url: str, data_dir: Path, nats_url: str):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
-        env.update(LAKELEDGER__PG_URL=pg_url, LAKELEDGER__DATA_DIR=str(data_dir), LAKELEDGER__NATS_ADDRESS=nats_url,
-                   LAKELEDGER__LOG_LEVEL="warning", LAKELEDGER__WORKER_POLL_SECONDS="0.2")
-        self.log = open(data_dir / f"workers-{time.monotonic_ns()}.log", "wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "workers"], env=env,
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-        self.log.close()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        self.log.close()
 
 
 def _api(pg_url: str, data_dir: Path, **env) -> Server:
@@ -291,7 +262,7 @@ def split(tmp_path, database, nats_server):
     api = _api(database, tmp_path, LAKELEDGER__WORKERS="off")
     with httpx.Client(base_url=api.url, timeout=60) as client:
         wh = _warehouse(client, tmp_path / "wh")
-    workers = [WorkersProcess(database, tmp_path, nats_server.url)]
+    workers = [WorkersProcess(database, tmp_path, LAKELEDGER__NATS_ADDRESS=nats_server.url)]
     yield api, wh, workers
     for w in workers:
         w.stop()
@@ -303,7 +274,7 @@ def test_publisher_killed_mid_burst_loses_and_repeats_nothing(tmp_path, database
     burst = _catching_up(database, nats_server.url, 250, lambda: _burst_in_background(api, wh["prefix"], 200))
     workers[0].kill()
     assert burst.is_alive(), "the burst ended before the publisher was killed"
-    workers.append(WorkersProcess(database, tmp_path, nats_server.url))
+    workers.append(WorkersProcess(database, tmp_path, LAKELEDGER__NATS_ADDRESS=nats_server.url))
     burst.join(120)
     assert not burst.errors
     messages, expected = _published(nats_server.url, database)
