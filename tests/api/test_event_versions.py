@@ -67,3 +67,39 @@ def test_a_v1_event_is_upcast_when_read(client, warehouse, db, pg_url, data_dir)
     loaded = client.get(f"{p}/namespaces/ns/views/v")
     assert loaded.status_code == 200
     assert loaded.json()["metadata-location"] == stored["previous_metadata_location"]
+
+
+DROPPED = "lakeledger.domain.tabular:Tabular.Dropped"
+
+
+def test_a_v1_drop_is_read_as_final(client, warehouse, db, pg_url, data_dir):
+    """Drops were final before soft deletion: a stored v1 drop is upcast with no expiry, so the table is not in
+    the recycle bin and cannot be undropped, whatever the warehouse's profile now is."""
+    p = warehouse["prefix"]
+    client.post(f"/management/v1/warehouse/{warehouse['id']}/delete-profile",
+                json={"delete-profile": {"type": "soft", "expiration-seconds": 3600}})
+    client.post(f"{p}/namespaces", json={"namespace": ["ns"]})
+    ids = {}
+    for name in ("template", "old"):
+        r = client.post(f"{p}/namespaces/ns/tables", json={"name": name, "schema": SCHEMA})
+        ids[name] = uuid.UUID(r.json()["metadata"]["table-uuid"])
+    assert client.delete(f"{p}/namespaces/ns/tables/template", params={"purgeRequested": "false"}).status_code == 204
+    state = db.execute("SELECT state FROM lakeledger_events WHERE originator_id = %s AND topic = %s",
+                       (ids["template"], DROPPED)).fetchone()[0]
+    stored = json.loads(bytes(state))
+    assert stored["class_version"] == 2 and stored["expires_at"] is not None
+
+    version = db.execute("SELECT max(originator_version) FROM lakeledger_events WHERE originator_id = %s",
+                         (ids["old"],)).fetchone()[0]
+    old = {k: v for k, v in stored.items() if k not in ("class_version", "expires_at", "with_namespace")}
+    old.update(originator_version=version + 1, name="old")
+    db.execute("INSERT INTO lakeledger_events (originator_id, originator_version, topic, state)"
+               " VALUES (%s, %s, %s, %s)", (ids["old"], version + 1, DROPPED, json.dumps(old).encode()))
+    _rebuild(pg_url, data_dir)
+
+    deleted = client.get(f"/management/v1/warehouse/{warehouse['id']}/deleted-tabulars").json()["tabulars"]
+    assert [t["id"] for t in deleted] == [str(ids["template"])]
+    assert client.get(f"{p}/namespaces/ns/tables/old").status_code == 404
+    undrop = client.post(f"/management/v1/warehouse/{warehouse['id']}/deleted-tabulars/undrop",
+                         json={"targets": [{"type": "table", "id": str(ids["old"])}]})
+    assert undrop.status_code == 404 and "final" in undrop.json()["error"]["message"]
