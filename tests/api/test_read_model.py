@@ -3,12 +3,16 @@
 import os
 import subprocess
 import sys
+import time
 
 from support import SCHEMA
 
 READ_MODEL = {
     "ll_server": "id", "ll_projects": "id", "ll_warehouses": "id", "ll_namespaces": "id", "ll_tabulars": "id",
+    "ll_dropped_namespaces": "id", "ll_expiry_schedule": "entity_id",
 }
+POSITIONS = ("catalog", "expiry-schedule")
+CATALOG = [table for table in READ_MODEL if table != "ll_expiry_schedule"]  # applied inside each append
 
 
 def _snapshot(db):
@@ -49,9 +53,30 @@ def test_replaying_the_log_gives_identical_rows(client, warehouse, db, pg_url, d
     client.delete(f"{p}/namespaces/rm/tables/t3", params={"purgeRequested": "false"})
     client.post(f"/management/v1/warehouse/{warehouse['id']}/deactivate")
     client.post(f"/management/v1/warehouse/{warehouse['id']}/activate")
+    # soft deletion: a profile, protection, a soft drop, a recursive drop and an undrop
+    management = f"/management/v1/warehouse/{warehouse['id']}"
+    client.post(f"{management}/delete-profile", json={"delete-profile": {"type": "soft", "expiration-seconds": 3600}})
+    client.post(f"{management}/protection", json={"protected": True})
+    client.post(f"{p}/namespaces", json={"namespace": ["bin"], "properties": {"k": "v"}})
+    client.post(f"{p}/namespaces", json={"namespace": ["bin", "inner"]})
+    for name in ("s1", "s2"):
+        client.post(f"{p}/namespaces/bin%1Finner/tables", json={"name": name, "schema": SCHEMA})
+    soft = client.post(f"{p}/namespaces/rm/tables", json={"name": "soft", "schema": SCHEMA}).json()
+    client.delete(f"{p}/namespaces/rm/tables/soft")
+    client.delete(f"{p}/namespaces/bin", params={"recursive": "true"})
+    client.post(f"{management}/deleted-tabulars/undrop",
+                json={"targets": [{"type": "table", "id": soft["metadata"]["table-uuid"]}]})
+    client.delete(f"{p}/namespaces/rm/tables/soft")
+    # the expiry schedule follows the log in the workers; wait until it has every timer
+    deadline = time.monotonic() + 20
+    while db.execute("SELECT count(*) FROM ll_expiry_schedule WHERE entity_id IN (SELECT id FROM ll_tabulars"
+                     " WHERE warehouse_id = %s)", (warehouse["id"],)).fetchone()[0] < 3:
+        assert time.monotonic() < deadline, "the expiry schedule did not catch up"
+        time.sleep(0.1)
 
     before = _snapshot(db)
     assert any(r for r in before["ll_tabulars"])
+    assert before["ll_dropped_namespaces"] and before["ll_expiry_schedule"]
 
     # rebuild while the server runs
     assert "rebuilt" in _rebuild(pg_url, data_dir)
@@ -61,7 +86,7 @@ def test_replaying_the_log_gives_identical_rows(client, warehouse, db, pg_url, d
     with db.transaction():
         for table in READ_MODEL:
             db.execute(f"DELETE FROM {table}")
-        db.execute("UPDATE ll_projection_positions SET position = 0 WHERE name = 'catalog'")
+        db.execute("UPDATE ll_projection_positions SET position = 0 WHERE name = ANY(%s)", (list(POSITIONS),))
     assert _snapshot(db)["ll_tabulars"] == []
     _rebuild(pg_url, data_dir)
     assert _differences(before, _snapshot(db)) == {}
@@ -74,7 +99,7 @@ def test_an_append_behind_a_lagging_read_model_first_applies_the_gap(client, war
     client.post(f"{p}/namespaces/gap/tables", json={"name": "t", "schema": SCHEMA})
     before = _snapshot(db)
     with db.transaction():
-        for table in READ_MODEL:
+        for table in CATALOG:
             db.execute(f"DELETE FROM {table}")
         db.execute("UPDATE ll_projection_positions SET position = 0 WHERE name = 'catalog'")
     # the next write's own transaction replays everything it finds missing before its own events
