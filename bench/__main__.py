@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from . import catalog, commits, loadgen, procs, publication, report
+from . import catalog, commits, loadgen, procs, publication, report, soft_deletion
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -31,6 +31,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--commit-clients", type=int, default=16, help="concurrent committers (default 16)")
     p.add_argument("--commit-seconds", type=float, default=10.0, help="commit measurement (default 10)")
     p.add_argument("--lag-commits", type=int, default=200, help="commits timed for publication lag (default 200)")
+    p.add_argument("--tree-tables", type=int, default=200,
+                   help="tables in the namespace dropped and undropped recursively (default 200)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data) afterwards")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
     args = p.parse_args(argv)
@@ -136,6 +138,11 @@ def run(args) -> int:
         if server_errors:
             _say(f"lakeledger serve logged {server_errors} ERROR lines (run with --keep to read {server.log_path})")
 
+        _say(f"soft deletion: {args.tree_tables} tables dropped one by one, then a tree of as many dropped "
+             f"recursively, undropped, and left to expire")
+        with httpx.Client(base_url=server.url, timeout=120) as http:
+            soft = soft_deletion.run(http, work, args.tree_tables)
+
         lag = None
         if publication.nats_server_path():
             _say(f"publication lag: nats-server and a publishing `lakeledger workers`, {args.lag_commits} commits")
@@ -148,6 +155,11 @@ def run(args) -> int:
                    "body_bytes": len(body), "commit_seconds": args.commit_seconds, "snapshots": args.snapshots}
         text, all_ok = report.render(load, bare_result, revalidate, commit_result, context)
         print(text, flush=True)
+        print(f"Soft deletion, {soft.tables} tables: dropped one request each in {soft.one_by_one_s:.2f} s; as one "
+              f"recursive namespace drop in {soft.recursive_drop_s:.2f} s "
+              f"(x{soft.one_by_one_s / soft.recursive_drop_s if soft.recursive_drop_s else 0:.1f} faster), undropped in "
+              f"{soft.undrop_s:.2f} s; expiry recorded at most {soft.expiry_lag_max_s:.2f} s after the due time; all "
+              f"{soft.files_purged} files purged {soft.purge_done_s:.2f} s after it", flush=True)
         if lag is not None:
             print(f"CloudEvents publication lag (commit response -> event from NATS JetStream, {lag.commits} sequential "
                   f"commits): p50 {lag.p50_ms:.2f} ms, p99 {lag.p99_ms:.2f} ms, max {lag.max_ms:.2f} ms; "

@@ -114,11 +114,8 @@ def table_id_of(client, warehouse: dict, namespace: str, name: str) -> tuple[str
     return r.json()["metadata"]["table-uuid"], r.json()["metadata"]["location"]
 
 
-@pytest.mark.spark
-@pytest.mark.parametrize("purge", [False, True], ids=["drop", "drop_purge"])
-def test_spark_reads_an_undropped_table_and_writes_on(spark, client, soft_spark_warehouse, purge):
-    wh = soft_spark_warehouse
-    ns = f"undrop_{uuid.uuid4().hex[:8]}"
+def spark_table(spark, client, wh: dict, ns: str) -> tuple[str, str, set[Path]]:
+    """ns.events with rows 1..3 in two commits: its id, its location and its files."""
     name = f"{CATALOG}.{ns}.events"
     spark.sql(f"CREATE NAMESPACE {CATALOG}.{ns}")
     spark.sql(f"CREATE TABLE {name} (id BIGINT, data STRING) USING iceberg")
@@ -127,10 +124,18 @@ def test_spark_reads_an_undropped_table_and_writes_on(spark, client, soft_spark_
     table_id, location = table_id_of(client, wh, ns, "events")
     files = files_under(location)
     assert sum(f.suffix == ".parquet" for f in files) >= 2
+    return table_id, location, files
 
-    spark.sql(f"DROP TABLE {name}{' PURGE' if purge else ''}")
+
+@pytest.mark.spark
+def test_spark_reads_an_undropped_table_and_writes_on(spark, client, soft_spark_warehouse):
+    wh, ns = soft_spark_warehouse, f"undrop_{uuid.uuid4().hex[:8]}"
+    name = f"{CATALOG}.{ns}.events"
+    table_id, location, files = spark_table(spark, client, wh, ns)
+
+    spark.sql(f"DROP TABLE {name}")
     assert spark_rows(spark, f"SHOW TABLES IN {CATALOG}.{ns}") == []
-    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND|cannot be found"):
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql(f"SELECT * FROM {name}").collect()
     assert files_under(location) == files
 
@@ -139,6 +144,30 @@ def test_spark_reads_an_undropped_table_and_writes_on(spark, client, soft_spark_
     spark.sql(f"INSERT INTO {name} VALUES (4, 'd')")
     assert spark_rows(spark, f"SELECT * FROM {name}") == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
     assert_history_continues(history_types(client, wh["id"], table_id), commits_before=2)
+
+
+@pytest.mark.spark
+def test_spark_drop_purge_deletes_the_files_itself(spark, client, soft_spark_warehouse):
+    """Iceberg 1.10's SparkCatalog.purgeTable asks the catalog for a plain drop (purgeRequested=false) and then
+    deletes every reachable file itself: a soft delete profile keeps the table's entry and history, which an
+    undrop restores, but cannot keep files that the engine removed. Set gc.enabled=false on tables that must
+    survive a PURGE: Spark then refuses it before dropping anything."""
+    wh, ns = soft_spark_warehouse, f"undrop_{uuid.uuid4().hex[:8]}"
+    name = f"{CATALOG}.{ns}.events"
+    table_id, location, files = spark_table(spark, client, wh, ns)
+    spark.sql(f"DROP TABLE {name} PURGE")
+    assert not any(f.suffix == ".parquet" for f in files_under(location))  # gone, by Spark's own hand
+
+    undrop(client, wh["id"], "table", deleted_id(client, wh["id"], [ns], "events"))
+    assert table_id_of(client, wh, ns, "events")[0] == table_id  # the catalog entry came back ...
+    with pytest.raises(Exception, match="NotFoundException"):  # ... the files did not
+        spark.sql(f"SELECT * FROM {name}").collect()
+    assert history_types(client, wh["id"], table_id)[-2:] == ["table.dropped", "table.undropped"]
+
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('gc.enabled'='false')")
+    with pytest.raises(Exception, match="GC is disabled"):
+        spark.sql(f"DROP TABLE {name} PURGE")
+    assert table_id_of(client, wh, ns, "events")[0] == table_id
 
 
 @pytest.mark.spark
