@@ -7,7 +7,7 @@ pure: the clock is an argument, so they are the same whoever (request or worker)
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from .errors import NotFound, Protected
+from .errors import BadRequest, NotFound, Protected
 from .storage_profile import DeleteProfile, SoftDelete
 
 
@@ -42,6 +42,12 @@ class DeletionState:
             raise NotFound(f"No soft-deleted {kind} {label}: it is live, or its deletion is final")
         if self.expires_at is not None and self.expires_at <= now:
             raise NotFound(f"The soft-deleted {kind} {label} expired at {self.expires_at.isoformat()}")
+
+    def protection_changes(self, protected: object) -> bool:
+        """Whether setting ``protected`` changes anything (the same flag again records nothing)."""
+        if not isinstance(protected, bool):
+            raise BadRequest("protected must be true or false")
+        return protected != self.protected
 
     def is_due(self, now: datetime) -> bool:
         return self.soft_dropped and self.expires_at is not None and self.expires_at <= now

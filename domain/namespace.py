@@ -121,10 +121,8 @@ class Namespace(CatalogAggregate):
         return True
 
     def set_protection(self, protected: bool, by: Provenance) -> None:
-        if not isinstance(protected, bool):
-            raise BadRequest("protected must be true or false")
         self.ensure_live()
-        if protected != self.deletion.protected:
+        if self.deletion.protection_changes(protected):
             self._protection_set(protected=protected, actor=by.actor, request_id=by.request_id)
 
     @event(PropertiesUpdated)

@@ -9,7 +9,7 @@ from eventsourcing.domain import event
 
 from .base import CatalogAggregate
 from .deletion import DeletionState
-from .errors import BadRequest, NotFound
+from .errors import NotFound
 from .names import dotted
 from .provenance import Provenance
 
@@ -152,10 +152,8 @@ class Tabular(CatalogAggregate):
         return True
 
     def set_protection(self, protected: bool, by: Provenance) -> None:
-        if not isinstance(protected, bool):
-            raise BadRequest("protected must be true or false")
         self.ensure_live()
-        if protected != self.deletion.protected:
+        if self.deletion.protection_changes(protected):
             self._protection_set(typ=self.kind, protected=protected, actor=by.actor, request_id=by.request_id)
 
     @property
