@@ -154,7 +154,7 @@ def test_spark_drop_purge_deletes_the_files_itself(spark, client, soft_spark_war
     survive a PURGE: Spark then refuses it before dropping anything."""
     wh, ns = soft_spark_warehouse, f"undrop_{uuid.uuid4().hex[:8]}"
     name = f"{CATALOG}.{ns}.events"
-    table_id, location, files = spark_table(spark, client, wh, ns)
+    table_id, location, _ = spark_table(spark, client, wh, ns)
     spark.sql(f"DROP TABLE {name} PURGE")
     assert not any(f.suffix == ".parquet" for f in files_under(location))  # gone, by Spark's own hand
 
