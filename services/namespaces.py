@@ -51,14 +51,15 @@ class NamespaceService:
              purge: bool = True) -> None:
         """Without ``recursive`` the namespace must be empty. With it, everything below goes in one atomic
         append: soft in a soft warehouse (an undrop of this namespace brings all of it back), final in a hard
-        one or with ``force``. ``force`` also overrides protection; ``purge`` asks for the tables' files to be
-        deleted when their deletion becomes final."""
+        one or with ``force``. ``force`` overrides protection; ``purge`` asks for the tables' files to be deleted
+        when their deletion becomes final."""
         levels = check_namespace(path)
 
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            expires_at = deletion.expiry(wh.delete_profile, self.ledger.now(), immediately=force)
+            # as in Lakekeeper, force skips soft deletion only for a recursive drop; alone it overrides protection
+            expires_at = deletion.expiry(wh.delete_profile, self.ledger.now(), immediately=force and recursive)
             if not recursive:
                 ns.deletion.check_droppable("namespace", dotted(levels), force)
                 self.ledger.approval.review(_proposed(ns, by, recursive=False))

@@ -74,8 +74,8 @@ async def drop_namespace(
         recursive: str | None = Query(default=None, description="Drop everything in it too, in one atomic change; "
                                                                 "in a soft warehouse an undrop of this namespace "
                                                                 "brings all of it back"),
-        force: str | None = Query(default=None, description="Override protection, and delete at once even in a "
-                                                            "soft warehouse"),
+        force: str | None = Query(default=None, description="Override protection; with recursive, also delete "
+                                                            "at once even in a soft warehouse"),
         purge: str | None = Query(default=None, description="With recursive: delete the tables' files when their "
                                                             "deletion is final (default true)"),
         ll=Depends(container), by: Provenance = Depends(provenance)):
