@@ -322,3 +322,15 @@ def test_bad_listing_and_drop_parameters_are_400(soft, client, log_length):
     assert client.delete(f"{soft.p}/namespaces/ns/tables/x", params={"force": "maybe"}).status_code == 400
     assert log_length() == start and start > before
     assert client.get(f"/management/v1/warehouse/{uuid.uuid4()}/deleted-tabulars").status_code == 404
+
+
+def test_force_without_recursive_overrides_protection_and_keeps_the_drop_soft(soft, client):
+    ns_id = soft.namespace("kept")
+    r = client.post(f"{soft.management}/namespace/{ns_id}/protection", json={"protected": True})
+    assert r.status_code == 200
+    assert client.delete(f"{soft.p}/namespaces/kept").status_code == 409
+    assert client.delete(f"{soft.p}/namespaces/kept", params={"force": "true"}).status_code == 204
+    assert client.get(f"{soft.p}/namespaces/kept").status_code == 404
+    assert soft.undrop(("namespace", ns_id)).status_code == 204
+    assert client.get(f"{soft.p}/namespaces/kept").json()["namespace-uuid"] == ns_id
+    assert client.get(f"{soft.management}/namespace/{ns_id}/protection").json()["protected"] is True
