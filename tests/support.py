@@ -107,7 +107,11 @@ class WorkersProcess:
     def __init__(self, pg_url: str, data_dir: Path, **env: str):
         environment = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
         environment.update(LAKELEDGER__PG_URL=pg_url, LAKELEDGER__DATA_DIR=str(data_dir),
-                           LAKELEDGER__LOG_LEVEL="warning", LAKELEDGER__WORKER_POLL_SECONDS="0.2", **env)
+                           LAKELEDGER__LOG_LEVEL="warning", LAKELEDGER__WORKER_POLL_SECONDS="0.2",
+                           # small pools: a test may run several of these beside the session's servers, and the
+                           # embedded Postgres takes 100 connections
+                           LAKELEDGER__PG_POOL_SIZE="2")
+        environment.update(env)
         self.log_path = data_dir / f"workers-{time.monotonic_ns()}.log"
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "workers"], env=environment,

@@ -87,7 +87,8 @@ def hooked(hooked_server):
 @pytest.fixture
 def events(pg_url):
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        yield lambda: conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
+        yield lambda: conn.execute("SELECT count(*) FROM lakeledger_events WHERE topic NOT LIKE '%.Expired'"
+                                   " AND topic NOT LIKE '%.Purged'").fetchone()[0]
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 def test_create_load_list_and_drop_nested_namespaces(client, warehouse):
     p = warehouse["prefix"]
-    assert client.post(f"{p}/namespaces", json={"namespace": ["a"], "properties": {"owner": "x"}}).json() == \
-        {"namespace": ["a"], "properties": {"owner": "x"}}
+    created = client.post(f"{p}/namespaces", json={"namespace": ["a"], "properties": {"owner": "x"}}).json()
+    assert created == {"namespace": ["a"], "properties": {"owner": "x"}, "namespace-uuid": created["namespace-uuid"]}
     assert client.post(f"{p}/namespaces", json={"namespace": ["a", "b"]}).status_code == 200
     assert client.post(f"{p}/namespaces", json={"namespace": ["a", "b", "c"]}).status_code == 200
     assert client.post(f"{p}/namespaces", json={"namespace": ["z"]}).status_code == 200
@@ -11,7 +11,8 @@ def test_create_load_list_and_drop_nested_namespaces(client, warehouse):
     assert client.get(f"{p}/namespaces", params={"parent": "a\x1fb"}).json()["namespaces"] == [["a", "b", "c"]]
     assert client.get(f"{p}/namespaces", params={"parent": "nope"}).status_code == 404
 
-    assert client.get(f"{p}/namespaces/a%1Fb").json() == {"namespace": ["a", "b"], "properties": {}}
+    loaded = client.get(f"{p}/namespaces/a%1Fb").json()
+    assert {k: v for k, v in loaded.items() if k != "namespace-uuid"} == {"namespace": ["a", "b"], "properties": {}}
     assert client.head(f"{p}/namespaces/a%1Fb").status_code == 204
     assert client.head(f"{p}/namespaces/a%1Fzz").status_code == 404
 

@@ -24,7 +24,7 @@ class Stack:
 
     def __init__(self, pg_url: str, data_dir: Path):
         self.pg_url, self.data_dir = pg_url, data_dir
-        self.api = Server(pg_url, data_dir, LAKELEDGER__WORKERS="off")
+        self.api = Server(pg_url, data_dir, LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
         self.client = httpx.Client(base_url=self.api.url, timeout=60)
         self.workers: list[WorkersProcess] = []
 

@@ -3,6 +3,7 @@ protocol. Every test asserts on what Spark reads back, and on the events the cha
 Postgres event log (the catalog's source of truth)."""
 
 import json
+import time
 import uuid
 
 import pytest
@@ -196,7 +197,12 @@ def test_drop_table(spark, ns, client, db, spark_warehouse):
         spark.table(f"{ns}.doomed").collect()
     assert client.get(f"{spark_warehouse['prefix']}/namespaces/{NAMESPACE}/tables/doomed").status_code == 404
 
+    # Spark sends no purgeRequested: a managed table's files are purged, by the worker, after the drop
+    deadline = time.monotonic() + 30
+    while events(db, table_id)[-1][0] != f"{TABULAR_TOPIC}.Purged":
+        assert time.monotonic() < deadline, "the purge was not recorded"
+        time.sleep(0.1)
     history = events(db, table_id)
     assert [t for t, _ in history] == [f"{TABLE_TOPIC}.Created", f"{TABLE_TOPIC}.Committed",
-                                       f"{TABULAR_TOPIC}.Dropped"]
-    assert history[-1][1]["name"] == "doomed"
+                                       f"{TABULAR_TOPIC}.Dropped", f"{TABULAR_TOPIC}.Purged"]
+    assert history[2][1]["name"] == "doomed" and history[2][1]["purge_requested"] is True
