@@ -1,7 +1,6 @@
 """What a soft delete profile keeps: the soft-deleted tables, views and namespaces of a warehouse, undrop,
 and their final deletion when they expire (fired by the expiry worker from the schedule)."""
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID, uuid4
@@ -11,17 +10,12 @@ from ..domain.name_claim import NAMESPACE, TABULAR
 from ..domain.names import dotted
 from ..domain.namespace import Namespace
 from ..domain.provenance import SYSTEM, Provenance
-from ..domain.tabular import TABLE, VIEW, Tabular
-from ..eventstore.log import ConcurrentChange
+from ..domain.tabular import Tabular
 from ..projections.expiry_schedule import NAMESPACE as SCHEDULED_NAMESPACE
 from . import resolve
 from .conditions import namespace_exists
 from .resolve import WarehouseSettings
 from .unit_of_work import Ledger
-
-log = logging.getLogger("lakeledger.expiry")
-
-TARGET_TYPES = (TABLE, VIEW, "namespace")
 
 
 @dataclass(frozen=True)
@@ -148,7 +142,4 @@ class RecycleBin:
             self.ledger.append(item)
             return True
 
-        try:
-            return self.ledger.retrying(command)
-        except ConcurrentChange:
-            return False
+        return self.ledger.retrying(command)

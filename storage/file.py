@@ -67,10 +67,10 @@ class FileStorage:
             for name in dirs:
                 try:
                     os.rmdir(os.path.join(root, name))
-                except (FileNotFoundError, NotADirectoryError, OSError):
+                except OSError:  # gone already, or not empty because a file appeared: left for the next run
                     pass
         try:
             os.rmdir(path)
-        except FileNotFoundError:
+        except OSError:
             pass
         return count
