@@ -1,3 +1,5 @@
+from uuid import UUID
+
 from fastapi import Request
 
 from ..domain.errors import BadRequest
@@ -18,3 +20,10 @@ def boolean_param(value: str | None, name: str, default: bool) -> bool:
     if lowered in ("false", "0"):
         return False
     raise BadRequest(f"Query parameter {name} must be true or false")
+
+
+def uuid_param(value: str, name: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        raise BadRequest(f"{name} must be a UUID, not {value!r}") from None

@@ -12,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from ...domain.errors import BadRequest, NoSuchWarehouse
 from ...domain.instants import parse_instant
 from ...services.history import Filters, HistoryQueries, catch_up
-from ..dependencies import container
+from ..dependencies import container, uuid_param
 from ..identifiers import parse_namespace
 from ..openapi import HistoryPage, errors, ok
 from ..pagination import fetch, page
@@ -40,7 +40,7 @@ async def warehouse_history(
         ll=Depends(container)):
     _only(request, _WAREHOUSE_FILTERS)
     filters = Filters(namespace=parse_namespace(namespace) if namespace is not None else None,
-                      tabular_id=_uuid(tabular_id, "tabular-id") if tabular_id is not None else None,
+                      tabular_id=uuid_param(tabular_id, "tabular-id") if tabular_id is not None else None,
                       actor=actor, type=type, **_window(since, until))
     await run_in_threadpool(catch_up, ll.history_view)
     queries = HistoryQueries(ll.queries.pool)
@@ -99,13 +99,6 @@ def _only(request: Request, filters: set[str]) -> None:
     if unknown:
         raise BadRequest(f"Unknown query parameter(s): {', '.join(unknown)}; "
                          f"this history filters by {', '.join(sorted(filters))}")
-
-
-def _uuid(value: str, name: str) -> UUID:
-    try:
-        return UUID(value)
-    except ValueError:
-        raise BadRequest(f"{name} must be a UUID, not {value!r}") from None
 
 
 def _window(since: str | None, until: str | None) -> dict[str, datetime | None]:

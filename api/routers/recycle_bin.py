@@ -8,12 +8,11 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict
 
-from ...domain.errors import BadRequest
 from ...domain.provenance import Provenance
 from ...projections.catalog_queries import DELETED_TABULARS
 from ...services.recycle_bin import UndropTarget
 from ..context import provenance
-from ..dependencies import container
+from ..dependencies import container, uuid_param
 from ..openapi import ListDeletedTabularsResponse, errors, ok
 from ..pagination import fetch, page
 from ..responses import JSONResponse
@@ -40,7 +39,7 @@ async def list_deleted_tabulars(warehouse_id: str, namespaceId: str | None = Que
                                 pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
                                 ll=Depends(container)):
     row = await warehouse_row(ll, warehouse_id)
-    namespace_id = _uuid(namespaceId, "namespaceId") if namespaceId is not None else None
+    namespace_id = uuid_param(namespaceId, "namespaceId") if namespaceId is not None else None
     # always paged, as in Lakekeeper: no pageToken means the first page
     paging = await page(pageToken if pageToken is not None else "", pageSize, ll)
 
@@ -80,10 +79,3 @@ def _is_key(key: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _uuid(value: str, name: str) -> UUID:
-    try:
-        return UUID(value)
-    except ValueError:
-        raise BadRequest(f"{name} must be a UUID, not {value!r}") from None
