@@ -61,40 +61,36 @@ class NamespaceService:
             # as in Lakekeeper, force skips soft deletion only for a recursive drop; alone it overrides protection
             expires_at = deletion.expiry(wh.delete_profile, self.ledger.now(), immediately=force and recursive)
             if not recursive:
-                ns.deletion.check_droppable("namespace", dotted(levels), force)
+                ns.drop(expires_at, force, by)  # refuses a protected namespace first
                 self.ledger.approval.review(_proposed(ns, by, recursive=False))
                 claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)
-                ns.drop(expires_at, force, by)
                 self.ledger.append(claim, ns, conditions=[namespace_is_empty(ns.id, dotted(levels))])
                 return
             tree = self.ledger.queries.namespace_tree(ns.id)
             namespaces = [self.ledger.log.get(Namespace, i) for kind, i, _ in tree if kind == "namespace" and i != ns.id]
             tabulars = [self.ledger.log.get(Tabular, i) for kind, i, _ in tree if kind != "namespace"]
-            for item in [ns, *namespaces, *tabulars]:
-                if item is None:  # the read model moved on since the tree was read
-                    raise ConcurrentChange("The namespace tree changed while it was being dropped")
-                item.deletion.check_droppable(getattr(item, "kind", "namespace"), _label(item), force)
-            self.ledger.approval.review(_proposed(ns, by, recursive=True, purge=purge,
-                                                  namespaces=len(namespaces), tabulars=len(tabulars)))
-            released = []
+            if None in namespaces or None in tabulars:  # the read model moved on since the tree was read
+                raise ConcurrentChange("The namespace tree changed while it was being dropped")
+            # Each drop refuses a protected object; the namespace asked for is checked first, so that when it is
+            # protected its refusal is the one reported.
+            ns.deletion.check_droppable("namespace", dotted(levels), force)
             for t in tabulars:
-                released.append(self.ledger.release(TABULAR, t.namespace_id, t.name, t.id, by))
                 t.drop(purge and t.kind == "table", expires_at, force, by, with_namespace=ns.id)
             for child in namespaces:
-                released.append(self.ledger.release(NAMESPACE, child.parent_id, child.name, child.id, by))
                 child.drop(expires_at, force, by, with_namespace=ns.id)
-            released.append(self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by))
             ns.drop(expires_at, force, by, contents={"namespaces": [n.id for n in namespaces],
                                                      "tabulars": [t.id for t in tabulars]})
+            self.ledger.approval.review(_proposed(ns, by, recursive=True, purge=purge,
+                                                  namespaces=len(namespaces), tabulars=len(tabulars)))
+            released = [self.ledger.release(TABULAR, t.namespace_id, t.name, t.id, by) for t in tabulars]
+            released += [self.ledger.release(NAMESPACE, child.parent_id, child.name, child.id, by)
+                         for child in namespaces]
+            released.append(self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by))
             self.ledger.append(*released, *namespaces, *tabulars, ns,
                                conditions=[tree_unchanged([ns.id, *(n.id for n in namespaces)],
                                                           [t.id for t in tabulars])])
 
         self.ledger.retrying(command)
-
-
-def _label(item: object) -> str:
-    return dotted(item.path) if isinstance(item, Namespace) else item.identifier
 
 
 def _proposed(ns: Namespace, by: Provenance, **options: object) -> ProposedChange:

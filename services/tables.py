@@ -174,11 +174,10 @@ class TableService:
             ns = resolve.namespace(self.ledger, wh, levels)
             table = resolve.table(self.ledger, ns, name)
             expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
-            table.deletion.check_droppable("table", table.identifier, force)
+            table.drop(purge_requested, expires_at, force, by)  # refuses a protected table first
             self.ledger.approval.review(proposed_drop(table, by, purge_requested=purge_requested,
                                                       expires_at=expires_at))
             claim = self.ledger.release(TABULAR, ns.id, name, table.id, by)
-            table.drop(purge_requested, expires_at, force, by)
             self.ledger.append(claim, table)
 
         self.ledger.retrying(command)

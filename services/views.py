@@ -103,10 +103,9 @@ class ViewService:
             ns = resolve.namespace(self.ledger, wh, levels)
             view = self._view_in(ns, name)
             expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
-            view.deletion.check_droppable("view", view.identifier, force)
+            view.drop(False, expires_at, force, by)  # a view has no data files; its metadata files stay
             self.ledger.approval.review(proposed_drop(view, by, expires_at=expires_at))
             claim = self.ledger.release(TABULAR, ns.id, name, view.id, by)
-            view.drop(False, expires_at, force, by)  # a view has no data files; its metadata files stay
             self.ledger.append(claim, view)
 
         self.ledger.retrying(command)
