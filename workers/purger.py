@@ -40,8 +40,6 @@ class Purger:
             return
         if isinstance(event, Tabular.Dropped) and event.expires_at is not None:
             return  # soft: the files stay until it expires
-        if not isinstance(event, (Tabular.Dropped, Tabular.Expired)):
-            return
         self._purge(event, cur)
 
     def _purge(self, event: Any, cur: Cursor) -> None:
