@@ -6,7 +6,7 @@ to happen and who asks; it answers approved, or refused with a reason that the c
 Nothing reaches the log unless the hook approved it."""
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -33,11 +33,9 @@ class ProposedChange:
     details: dict[str, Any] = field(default_factory=dict)  # a commit's requirements and updates; a drop's options
 
     def as_json(self) -> dict[str, Any]:
-        body = asdict(self)
-        by = body.pop("by")
         return {"action": self.action, "entity-type": self.entity_type, "entity-id": str(self.entity_id),
-                "warehouse-id": str(self.warehouse_id), "name": list(self.name), "actor": by["actor"],
-                "request-id": by["request_id"], "details": self.details}
+                "warehouse-id": str(self.warehouse_id), "name": list(self.name), "actor": self.by.actor,
+                "request-id": self.by.request_id, "details": self.details}
 
 
 class ChangeApproval(Protocol):
