@@ -40,20 +40,8 @@ class ExpirySchedule:
         self._set(cur, e.originator_id, NAMESPACE, e.expires_at)
 
     @apply.register
-    def _(self, e: Tabular.Undropped, cur: Cursor) -> None:
-        self._clear(cur, e.originator_id)
-
-    @apply.register
-    def _(self, e: Tabular.Expired, cur: Cursor) -> None:
-        self._clear(cur, e.originator_id)
-
-    @apply.register
-    def _(self, e: Namespace.Undropped, cur: Cursor) -> None:
-        self._clear(cur, e.originator_id)
-
-    @apply.register
-    def _(self, e: Namespace.Expired, cur: Cursor) -> None:
-        self._clear(cur, e.originator_id)
+    def _(self, e: Tabular.Undropped | Tabular.Expired | Namespace.Undropped | Namespace.Expired, cur: Cursor) -> None:
+        cur.execute("DELETE FROM ll_expiry_schedule WHERE entity_id = %s", (e.originator_id,))
 
     @staticmethod
     def _set(cur: Cursor, entity_id: Any, entity_type: str, due_at: Any) -> None:
@@ -72,7 +60,3 @@ class ExpirySchedule:
     def next_due(cur: Cursor) -> Any:
         cur.execute("SELECT min(due_at) FROM ll_expiry_schedule")
         return cur.fetchone()[0]
-
-    @staticmethod
-    def _clear(cur: Cursor, entity_id: Any) -> None:
-        cur.execute("DELETE FROM ll_expiry_schedule WHERE entity_id = %s", (entity_id,))
