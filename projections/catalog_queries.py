@@ -22,12 +22,15 @@ WAREHOUSE_IS_ACTIVE = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(i
 
 NAMESPACE_EXISTS = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)"
 
+# A dropped table or view not done with: soft-deleted (it may come back), or awaiting the purge it asked for.
+_DROP_UNFINISHED = "(deleted_at IS NULL OR (purge_requested AND purged_at IS NULL))"
+
 OVERLAPPING_TABULAR = (
     "SELECT id, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND id <> %(exclude)s"
     " AND (location = %(location)s OR starts_with(%(location)s, location || '/')"
     "      OR starts_with(location, %(location)s || '/'))"
-    # a soft-deleted one may come back, and one awaiting its purge still owns its files
-    " AND (dropped_at IS NULL OR deleted_at IS NULL OR (purge_requested AND purged_at IS NULL))"
+    # such a dropped one still owns its location
+    f" AND (dropped_at IS NULL OR {_DROP_UNFINISHED})"
     " LIMIT 1")
 
 # Namespaces below one (itself included) and the live tables and views in them, for a recursive drop.
@@ -47,7 +50,7 @@ TREE_GREW = (
 # Soft-deleted tables and views not yet expired, and purges not yet done: a warehouse with these is not finished.
 WAREHOUSE_HAS_PENDING_DELETIONS = (
     "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE warehouse_id = %(id)s AND dropped_at IS NOT NULL"
-    " AND (deleted_at IS NULL OR (purge_requested AND purged_at IS NULL)))")
+    f" AND {_DROP_UNFINISHED})")
 
 DELETED_TABULARS = (
     "SELECT t.id, t.name, t.namespace, t.namespace_id, t.typ, t.warehouse_id, t.created_at, t.dropped_at,"
