@@ -65,6 +65,10 @@ SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
     {"id": 2, "name": "data", "type": "string", "required": False},
 ]}
 
+# The first version of a view in namespace "ns" (createView's `view-version`).
+VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_700_000_000_000, "summary": {},
+                "default-namespace": ["ns"], "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
+
 
 class NatsServer:
     """`nats-server -js` on a free port with its own store directory, which survives a restart."""

@@ -10,10 +10,9 @@ import uuid
 from lakeledger.domain.view import View
 from lakeledger.eventstore.log import EventLog
 from lakeledger.eventstore.settings import PostgresSettings
+from support import VIEW_VERSION
 
 REPLACED = "lakeledger.domain.view:View.Replaced"
-VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_700_000_000_000, "summary": {},
-                "default-namespace": ["ns"], "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
 
 

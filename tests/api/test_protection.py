@@ -3,10 +3,8 @@ force=true, the refusal is a 409 ErrorModel that appends nothing, and the flag i
 
 import uuid
 
-from support import SCHEMA
+from support import SCHEMA, VIEW_VERSION
 
-VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_700_000_000_000, "summary": {},
-                "default-namespace": ["ns"], "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
 
 
 def _objects(client, warehouse) -> dict[str, str]:

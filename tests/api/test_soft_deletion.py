@@ -8,21 +8,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support import SCHEMA
+from support import SCHEMA, VIEW_VERSION, wait_until
 
-VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_700_000_000_000, "summary": {},
-                "default-namespace": ["ns"], "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
 HOUR = {"type": "soft", "expiration-seconds": 3600}
-
-
-def wait_until(predicate, timeout: float = 20.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 @pytest.fixture
@@ -206,7 +194,7 @@ def test_force_deletes_a_namespace_tree_at_once_even_in_a_soft_warehouse(soft, c
     table_id = soft.table("tmp", "t")
     assert client.delete(f"{soft.p}/namespaces/tmp", params={"recursive": "true", "force": "true"}).status_code == 204
     assert soft.deleted() == []
-    wait_until(lambda: not soft.files(table_id), what="the purge of a force-dropped table")
+    wait_until(lambda: not soft.files(table_id), 20, what="the purge of a force-dropped table")
     assert soft.history(table_id)[-2:] == ["table.dropped", "table.purged"]
 
 
@@ -222,11 +210,11 @@ def test_expiry_deletes_for_good_and_purges_only_when_asked(client, warehouse):
     assert client.delete(f"{bin_.p}/namespaces/ns/tables/kept", params={"purgeRequested": "false"}).status_code == 204
     assert len(bin_.deleted()) == 2 and bin_.files(purged), "nothing happens before the expiry"
 
-    wait_until(lambda: bin_.deleted() == [], what="both expiries")
-    wait_until(lambda: not bin_.files(purged), what="the purge")
+    wait_until(lambda: bin_.deleted() == [], 20, what="both expiries")
+    wait_until(lambda: not bin_.files(purged), 20, what="the purge")
     assert kept_files and all(f.exists() for f in kept_files)
     assert bin_.undrop(("table", purged)).status_code == 404
-    wait_until(lambda: bin_.history(purged)[-1] == "table.purged", what="the purge in the history")
+    wait_until(lambda: bin_.history(purged)[-1] == "table.purged", 20, what="the purge in the history")
     assert bin_.history(purged) == ["table.created", "table.dropped", "table.expired", "table.purged"]
     assert bin_.history(kept) == ["table.created", "table.dropped", "table.expired"]
     events = client.get(f"{bin_.management}/history", params={"tabular-id": purged}).json()["events"]
@@ -240,8 +228,8 @@ def test_a_hard_drop_is_final_and_recorded(client, warehouse):
     assert client.delete(f"{bin_.p}/namespaces/ns/tables/t").status_code == 204
     assert bin_.deleted() == []
     assert bin_.undrop(("table", table_id)).status_code == 404
-    wait_until(lambda: not bin_.files(table_id), what="the purge")
-    wait_until(lambda: bin_.history(table_id)[-1] == "table.purged", what="the purge in the history")
+    wait_until(lambda: not bin_.files(table_id), 20, what="the purge")
+    wait_until(lambda: bin_.history(table_id)[-1] == "table.purged", 20, what="the purge in the history")
 
 
 def test_a_warehouse_with_soft_deleted_tables_cannot_be_deleted(soft, client):
