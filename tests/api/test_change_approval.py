@@ -9,7 +9,6 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
-import psycopg
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import ForbiddenError
@@ -85,10 +84,8 @@ def hooked(hooked_server):
 
 
 @pytest.fixture
-def events(pg_url):
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        yield lambda: conn.execute("SELECT count(*) FROM lakeledger_events WHERE topic NOT LIKE '%.Expired'"
-                                   " AND topic NOT LIKE '%.Purged'").fetchone()[0]
+def events(log_length):
+    return log_length
 
 
 @pytest.fixture
