@@ -4,16 +4,16 @@ from datetime import timedelta
 from fastapi import FastAPI
 from psycopg_pool import AsyncConnectionPool
 
-from .. import __version__
-from ..projections.catalog_queries import AsyncCatalogQueries
-from ..services.idempotency import ResponseStore
-from . import errors, identifiers, openapi
-from .context import RequestContext
-from .fast_load import FastLoadTable
-from .idempotency import IdempotentRequests
-from .responses import JSONResponse
-from .routers import config, history, management, namespaces, protection, recycle_bin, tables, views
-from .time_travel import ReadOnlyPast
+from lakeledger import __version__
+from lakeledger.projections.catalog_queries import AsyncCatalogQueries
+from lakeledger.services.idempotency import ResponseStore
+from lakeledger.api import errors, identifiers, openapi
+from lakeledger.api.context import RequestContext
+from lakeledger.api.fast_load import FastLoadTable
+from lakeledger.api.idempotency import IdempotentRequests
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers import config, history, management, namespaces, protection, recycle_bin, tables, views
+from lakeledger.api.time_travel import ReadOnlyPast
 
 
 def create_app(container) -> FastAPI:

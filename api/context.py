@@ -5,8 +5,8 @@ import uuid
 
 from fastapi import Request
 
-from ..domain.provenance import ANONYMOUS, Provenance
-from .errors import error_response
+from lakeledger.domain.provenance import ANONYMOUS, Provenance
+from lakeledger.api.errors import error_response
 
 REQUEST_ID_HEADER = b"x-request-id"
 

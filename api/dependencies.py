@@ -2,7 +2,7 @@ from uuid import UUID
 
 from fastapi import Request
 
-from ..domain.errors import BadRequest
+from lakeledger.domain.errors import BadRequest
 
 
 # Dependencies are coroutines: a plain ``def`` would cost every request a hop to the thread pool.

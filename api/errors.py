@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from ..domain import errors as e
+from lakeledger.domain import errors as e
 
 log = logging.getLogger("lakeledger.api")
 

@@ -5,7 +5,7 @@ reading or hashing the body, and a client revalidating with ``If-None-Match`` co
 import hashlib
 from functools import lru_cache
 
-from ..services.metadata_files import ALL_SNAPSHOTS
+from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 
 
 @lru_cache(maxsize=8192)  # hot tables are revalidated over and over; a tag is ~40 bytes

@@ -7,10 +7,10 @@ the reference behaviour, so both paths answer identically."""
 
 from uuid import UUID
 
-from ..domain.errors import BadRequest
-from ..domain.names import check_name
-from .etags import etag, matches
-from .identifiers import levels
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.names import check_name
+from lakeledger.api.etags import etag, matches
+from lakeledger.api.identifiers import levels
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
 

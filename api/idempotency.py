@@ -9,9 +9,9 @@ kept: a retry runs the request again."""
 import asyncio
 from uuid import UUID
 
-from ..services import idempotency
-from ..services.idempotency import FinalResponse, KeyedRequest, ResponseStore
-from .errors import error_response
+from lakeledger.services import idempotency
+from lakeledger.services.idempotency import FinalResponse, KeyedRequest, ResponseStore
+from lakeledger.api.errors import error_response
 
 HEADER = b"idempotency-key"
 MUTATIONS = ("POST", "PUT", "DELETE")

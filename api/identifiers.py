@@ -6,8 +6,8 @@ working."""
 
 from urllib.parse import unquote
 
-from ..domain.errors import BadRequest
-from ..domain.names import check_namespace
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.names import check_namespace
 
 SEPARATOR = "\x1f"
 DEFAULT_ADVERTISED = "%1F"

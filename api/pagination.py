@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 from fastapi import Depends, Query
 
-from ..domain.errors import BadRequest
-from .dependencies import container
+from lakeledger.domain.errors import BadRequest
+from lakeledger.api.dependencies import container
 
 _VERSION = 1
 

@@ -3,12 +3,12 @@ warehouse id a lookup starts from."""
 
 from uuid import UUID
 
-from ..domain.errors import NoSuchNamespace, NoSuchWarehouse
-from ..domain.names import dotted
-from .identifiers import parse_namespace
-from .pagination import NAME, Page, fetch
-from .responses import JSONResponse
-from .routers.warehouses import active_warehouse
+from lakeledger.domain.errors import NoSuchNamespace, NoSuchWarehouse
+from lakeledger.domain.names import dotted
+from lakeledger.api.identifiers import parse_namespace
+from lakeledger.api.pagination import NAME, Page, fetch
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.warehouses import active_warehouse
 
 
 async def namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:

@@ -12,11 +12,11 @@ from uuid import UUID
 
 from fastapi.concurrency import run_in_threadpool
 
-from ..domain import instants
-from ..domain.errors import BadRequest, NoSuchWarehouse
-from ..projections.as_of import WarehouseAsOf
-from .errors import error_response
-from .tabulars import warehouse_id_of
+from lakeledger.domain import instants
+from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
+from lakeledger.projections.as_of import WarehouseAsOf
+from lakeledger.api.errors import error_response
+from lakeledger.api.tabulars import warehouse_id_of
 
 MARK = "@"
 SEQ = "seq:"

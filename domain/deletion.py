@@ -7,8 +7,8 @@ pure: the clock is an argument, so they are the same whoever (request or worker)
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from .errors import BadRequest, NotFound, Protected
-from .storage_profile import DeleteProfile, SoftDelete
+from lakeledger.domain.errors import BadRequest, NotFound, Protected
+from lakeledger.domain.storage_profile import DeleteProfile, SoftDelete
 
 
 def expiry(profile: DeleteProfile, now: datetime, immediately: bool = False) -> datetime | None:

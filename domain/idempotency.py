@@ -8,8 +8,8 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
-from .base import CatalogAggregate
-from .provenance import Provenance
+from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.provenance import Provenance
 
 # Keys are the client's UUIDs; deriving the aggregate id keeps them apart from every other aggregate's id.
 _KEYS = UUID("5f0f3b6e-3c43-4f7e-9a53-1d4f6f2a7c10")

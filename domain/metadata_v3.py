@@ -10,7 +10,7 @@ from pyiceberg.table.metadata import TableMetadataV3 as _PyicebergV3
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.typedef import IcebergBaseModel
 
-from .encryption_keys import EncryptedKey
+from lakeledger.domain.encryption_keys import EncryptedKey
 
 FORMAT_VERSION = 3
 # the spec starts row ids at 0, on create and on upgrade alike; existing snapshots keep no first-row-id

@@ -11,10 +11,10 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .base import CatalogAggregate
-from .errors import AlreadyExists
-from .names import claim_id
-from .provenance import Provenance
+from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.errors import AlreadyExists
+from lakeledger.domain.names import claim_id
+from lakeledger.domain.provenance import Provenance
 
 WAREHOUSE = "warehouse"
 NAMESPACE = "namespace"

@@ -7,7 +7,7 @@ joins namespace levels on the wire) and absurd lengths.
 
 from uuid import UUID, uuid5
 
-from .errors import BadRequest
+from lakeledger.domain.errors import BadRequest
 
 MAX_NAME_LENGTH = 512
 MAX_NAMESPACE_DEPTH = 16

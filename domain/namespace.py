@@ -3,11 +3,11 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .base import CatalogAggregate
-from .deletion import DeletionState
-from .errors import BadRequest, NoSuchNamespace
-from .names import check_namespace, dotted
-from .provenance import Provenance
+from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.deletion import DeletionState
+from lakeledger.domain.errors import BadRequest, NoSuchNamespace
+from lakeledger.domain.names import check_namespace, dotted
+from lakeledger.domain.provenance import Provenance
 
 
 class Namespace(CatalogAggregate):

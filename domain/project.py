@@ -2,9 +2,9 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .base import CatalogAggregate
-from .names import check_name
-from .provenance import Provenance
+from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.names import check_name
+from lakeledger.domain.provenance import Provenance
 
 DEFAULT_PROJECT_ID = UUID(int=0)
 DEFAULT_PROJECT_NAME = "Default Project"

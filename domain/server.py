@@ -2,9 +2,9 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .base import CatalogAggregate
-from .errors import AlreadyBootstrapped, BadRequest
-from .provenance import Provenance
+from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.errors import AlreadyBootstrapped, BadRequest
+from lakeledger.domain.provenance import Provenance
 
 
 class Server(CatalogAggregate):

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .errors import BadRequest
+from lakeledger.domain.errors import BadRequest
 
 
 def normalize_location(location: str) -> str:

@@ -2,9 +2,9 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .errors import AlreadyExists, NoSuchTable
-from .provenance import Provenance
-from .tabular import TABLE, Tabular
+from lakeledger.domain.errors import AlreadyExists, NoSuchTable
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.tabular import TABLE, Tabular
 
 CREATED_BY_REQUEST = "create"
 CREATED_BY_COMMIT = "commit"  # a staged create (assert-create) committed through updateTable or a transaction

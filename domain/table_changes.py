@@ -29,8 +29,8 @@ from pyiceberg.table.update import (
 from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
 from pyiceberg.table.update import TableUpdate as _PyicebergUpdate
 
-from . import metadata_v3
-from .encryption_keys import (
+from lakeledger.domain import metadata_v3
+from lakeledger.domain.encryption_keys import (
     AddEncryptionKeyUpdate,
     RemoveEncryptionKeyUpdate,
     with_key_added,

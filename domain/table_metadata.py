@@ -28,9 +28,9 @@ from pyiceberg.table.update import (
 )
 from pyiceberg.utils.datetime import datetime_to_millis
 
-from . import metadata_v3
-from .errors import BadRequest, CommitFailed
-from .table_changes import TableRequirement, TableUpdate, apply_update
+from lakeledger.domain import metadata_v3
+from lakeledger.domain.errors import BadRequest, CommitFailed
+from lakeledger.domain.table_changes import TableRequirement, TableUpdate, apply_update
 
 TableMetadata = Annotated[TableMetadataV1 | TableMetadataV2 | metadata_v3.TableMetadataV3,
                           Field(discriminator="format_version")]

@@ -7,11 +7,11 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .base import CatalogAggregate
-from .deletion import DeletionState
-from .errors import NotFound
-from .names import dotted
-from .provenance import Provenance
+from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.deletion import DeletionState
+from lakeledger.domain.errors import NotFound
+from lakeledger.domain.names import dotted
+from lakeledger.domain.provenance import Provenance
 
 TABLE = "table"
 VIEW = "view"

@@ -2,9 +2,9 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from .errors import NoSuchView
-from .provenance import Provenance
-from .tabular import VIEW, Tabular
+from lakeledger.domain.errors import NoSuchView
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.tabular import VIEW, Tabular
 
 
 class View(Tabular):

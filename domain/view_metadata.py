@@ -33,7 +33,7 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import IcebergBaseModel
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
-from .errors import BadRequest, CommitFailed
+from lakeledger.domain.errors import BadRequest, CommitFailed
 
 LAST_ADDED = -1
 INITIAL_SCHEMA_ID = 0

@@ -4,11 +4,11 @@ from uuid import UUID
 from eventsourcing.domain import event
 from pydantic import TypeAdapter, ValidationError
 
-from .base import CatalogAggregate
-from .errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
-from .names import check_name
-from .provenance import Provenance
-from .storage_profile import DeleteProfile, StorageProfile
+from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
+from lakeledger.domain.names import check_name
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 
 ACTIVE = "active"
 INACTIVE = "inactive"

@@ -16,8 +16,8 @@ from eventsourcing.persistence import IntegrityError, Notification
 from eventsourcing.utils import get_topic
 from psycopg import Connection
 
-from .recorder import IN_TRANSACTION, AppendRefused
-from .settings import PostgresSettings
+from lakeledger.eventstore.recorder import IN_TRANSACTION, AppendRefused
+from lakeledger.eventstore.settings import PostgresSettings
 
 A = TypeVar("A", bound=Aggregate)
 

@@ -5,28 +5,28 @@ import logging
 
 from psycopg_pool import ConnectionPool
 
-from .domain.project import DEFAULT_PROJECT_ID
-from .domain.provenance import SYSTEM, Provenance
-from .eventstore.log import EventLog
-from .eventstore.settings import PostgresSettings
-from .migrations import sql_files
-from .postgres import postgres_url
-from .projections.catalog import CatalogProjection
-from .projections.catalog_queries import CatalogQueries
-from .projections.expiry_schedule import ExpirySchedule
-from .projections.history import HistoryProjection
-from .projections.runner import ProjectionRunner
-from .services.management import ManagementService
-from .services.metadata_files import MetadataFiles
-from .services.approval import ApproveAll, HttpApproval
-from .services.namespaces import NamespaceService
-from .services.protection import ProtectionService
-from .services.recycle_bin import RecycleBin
-from .services.tables import TableService
-from .services.time_travel import TimeTravel
-from .services.unit_of_work import Ledger
-from .services.views import ViewService
-from .settings import Settings
+from lakeledger.domain.project import DEFAULT_PROJECT_ID
+from lakeledger.domain.provenance import SYSTEM, Provenance
+from lakeledger.eventstore.log import EventLog
+from lakeledger.eventstore.settings import PostgresSettings
+from lakeledger.migrations import sql_files
+from lakeledger.postgres import postgres_url
+from lakeledger.projections.catalog import CatalogProjection
+from lakeledger.projections.catalog_queries import CatalogQueries
+from lakeledger.projections.expiry_schedule import ExpirySchedule
+from lakeledger.projections.history import HistoryProjection
+from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.services.management import ManagementService
+from lakeledger.services.metadata_files import MetadataFiles
+from lakeledger.services.approval import ApproveAll, HttpApproval
+from lakeledger.services.namespaces import NamespaceService
+from lakeledger.services.protection import ProtectionService
+from lakeledger.services.recycle_bin import RecycleBin
+from lakeledger.services.tables import TableService
+from lakeledger.services.time_travel import TimeTravel
+from lakeledger.services.unit_of_work import Ledger
+from lakeledger.services.views import ViewService
+from lakeledger.settings import Settings
 
 log = logging.getLogger("lakeledger")
 

@@ -5,12 +5,12 @@ import logging
 import signal
 import sys
 
-from .settings import Settings
+from lakeledger.settings import Settings
 
 
 def _container(settings: Settings):
-    from .bootstrap import Lakeledger, migrate
-    from .postgres import postgres_url
+    from lakeledger.bootstrap import Lakeledger, migrate
+    from lakeledger.postgres import postgres_url
 
     url = postgres_url(settings)
     if settings.auto_migrate:
@@ -19,10 +19,10 @@ def _container(settings: Settings):
 
 
 def _workers(container):
-    from .projections.runner import ProjectionRunner
-    from .workers.expirer import Expirer
-    from .workers.purger import Purger
-    from .workers.runner import Workers
+    from lakeledger.projections.runner import ProjectionRunner
+    from lakeledger.workers.expirer import Expirer
+    from lakeledger.workers.purger import Purger
+    from lakeledger.workers.runner import Workers
 
     # The catalog projection runs inside every append's transaction; it is here only to pick up
     # anything appended without it (it then finds nothing to do).
@@ -32,7 +32,7 @@ def _workers(container):
     settings = container.settings
     followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds)]
     if settings.nats_address:
-        from .workers.publisher import CloudEventsPublisher
+        from lakeledger.workers.publisher import CloudEventsPublisher
         followers.append(CloudEventsPublisher(
             container.log, container.conninfo, address=settings.nats_address, stream=settings.nats_stream,
             subject=settings.nats_subject, server_id=settings.server_id,
@@ -44,7 +44,7 @@ def _workers(container):
 def serve(settings: Settings) -> None:
     import uvicorn
 
-    from .api.app import create_app
+    from lakeledger.api.app import create_app
 
     container = _container(settings)
     container.start()
@@ -73,7 +73,7 @@ def run_workers(settings: Settings) -> None:
 
 
 def run_migrate(settings: Settings) -> None:
-    from .bootstrap import migrate
+    from lakeledger.bootstrap import migrate
 
     applied = migrate(settings)
     print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
@@ -91,7 +91,7 @@ def run_rebuild(settings: Settings) -> None:
 def run_projections(settings: Settings, args) -> None:
     import psycopg
 
-    from .postgres import postgres_url
+    from lakeledger.postgres import postgres_url
 
     with psycopg.connect(postgres_url(settings), autocommit=True) as conn:
         head = conn.execute("SELECT coalesce(max(notification_id), 0) FROM lakeledger_events").fetchone()[0]
@@ -105,7 +105,7 @@ def run_projections(settings: Settings, args) -> None:
 def run_replay(settings: Settings, args) -> None:
     from pathlib import Path
 
-    from .sinks.replay import parse_bound, replay
+    from lakeledger.sinks.replay import parse_bound, replay
 
     try:
         start = parse_bound(args.start) if args.start else None
@@ -115,17 +115,17 @@ def run_replay(settings: Settings, args) -> None:
     if args.sink == "jsonl":
         if not args.out:
             raise SystemExit("lakeledger replay: --sink jsonl needs --out FILE")
-        from .sinks.jsonl import JsonLinesSink
+        from lakeledger.sinks.jsonl import JsonLinesSink
         sink = JsonLinesSink(Path(args.out))
     elif args.sink == "nats":
         if not args.nats_address:
             raise SystemExit("lakeledger replay: --sink nats needs --nats-address nats://host:4222")
-        from .sinks.nats_subject import NatsSubjectSink
+        from lakeledger.sinks.nats_subject import NatsSubjectSink
         sink = NatsSubjectSink(args.nats_address, args.subject)
     else:
         if not (args.uri and args.table):
             raise SystemExit("lakeledger replay: --sink iceberg needs --uri (the catalog) and --table ns.table")
-        from .sinks.iceberg_table import IcebergTableSink
+        from lakeledger.sinks.iceberg_table import IcebergTableSink
         sink = IcebergTableSink(args.uri, args.warehouse, args.table)
     container = _container(settings)
     try:

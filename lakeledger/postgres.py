@@ -1,7 +1,7 @@
 """Which Postgres to use: the one ``LAKELEDGER__PG_URL`` names, or an embedded one (the pgserver
 wheel) under the data directory, shared by every Lakeledger process given the same directory."""
 
-from .settings import Settings
+from lakeledger.settings import Settings
 
 
 def postgres_url(settings: Settings) -> str:

@@ -11,11 +11,11 @@ from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
-from ..domain.namespace import Namespace
-from ..domain.table import Table
-from ..domain.tabular import Tabular
-from ..domain.view import View
-from ..domain.warehouse import Warehouse
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.table import Table
+from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.view import View
+from lakeledger.domain.warehouse import Warehouse
 
 # Exactly the events that shape a warehouse's tree; the log is read filtered on these topics. Renames
 # and drops are recorded under Tabular's own classes (the methods that make them live there); the

@@ -10,13 +10,13 @@ from typing import Any
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
-from ..domain.namespace import Namespace
-from ..domain.project import Project
-from ..domain.server import Server
-from ..domain.table import Table
-from ..domain.tabular import Tabular
-from ..domain.view import View
-from ..domain.warehouse import Warehouse
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.project import Project
+from lakeledger.domain.server import Server
+from lakeledger.domain.table import Table
+from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.view import View
+from lakeledger.domain.warehouse import Warehouse
 
 TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars")
 

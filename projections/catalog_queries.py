@@ -7,8 +7,8 @@ from uuid import UUID
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from ..domain.storage_profile import overlaps
-from ..domain.warehouse import parse_storage_profile
+from lakeledger.domain.storage_profile import overlaps
+from lakeledger.domain.warehouse import parse_storage_profile
 
 WAREHOUSE_COLUMNS = "id, project_id, name, storage_profile, delete_profile, status, protected, created_at, updated_at"
 

@@ -10,10 +10,10 @@ from typing import Any
 from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
-from ..domain.namespace import Namespace
-from ..domain.table import Table
-from ..domain.tabular import Tabular
-from ..domain.view import View
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.table import Table
+from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.view import View
 
 NAMESPACE = "namespace"
 

@@ -20,16 +20,16 @@ from eventsourcing.utils import get_topic
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
-from ..domain.names import dotted
-from ..domain.namespace import Namespace
-from ..domain.project import Project
-from ..domain.server import Server
-from ..domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
-from ..domain.tabular import Tabular
-from ..domain.view import View
-from ..domain.warehouse import Warehouse
-from ..eventstore.identity import event_id, event_type_of
-from . import commit_summaries
+from lakeledger.domain.names import dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.project import Project
+from lakeledger.domain.server import Server
+from lakeledger.domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
+from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.view import View
+from lakeledger.domain.warehouse import Warehouse
+from lakeledger.eventstore.identity import event_id, event_type_of
+from lakeledger.projections import commit_summaries
 
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
 SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE)

@@ -15,7 +15,7 @@ from psycopg import Connection, Cursor
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from ..eventstore.log import EventLog, StoredNotification
+from lakeledger.eventstore.log import EventLog, StoredNotification
 
 BATCH = 1000
 

@@ -13,8 +13,8 @@ from uuid import UUID
 import httpx
 import orjson
 
-from ..domain.errors import ChangeApprovalUnavailable, ChangeRefused
-from ..domain.provenance import Provenance
+from lakeledger.domain.errors import ChangeApprovalUnavailable, ChangeRefused
+from lakeledger.domain.provenance import Provenance
 
 log = logging.getLogger("lakeledger.approval")
 

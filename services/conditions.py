@@ -10,15 +10,15 @@ from uuid import UUID
 
 from psycopg import Cursor
 
-from ..domain.errors import (
+from lakeledger.domain.errors import (
     NamespaceNotEmpty,
     NoSuchNamespace,
     NoSuchWarehouse,
     UnfinishedDeletions,
     WarehouseNotEmpty,
 )
-from ..eventstore.log import ConcurrentChange
-from ..projections.catalog_queries import (
+from lakeledger.eventstore.log import ConcurrentChange
+from lakeledger.projections.catalog_queries import (
     NAMESPACE_EXISTS,
     NAMESPACE_HAS_CHILDREN,
     TREE_GREW,

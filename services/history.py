@@ -14,8 +14,8 @@ from uuid import UUID
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from ..projections.history import SERVER_LEVEL
-from ..projections.runner import ProjectionRunner
+from lakeledger.projections.history import SERVER_LEVEL
+from lakeledger.projections.runner import ProjectionRunner
 
 CATCH_UP_SECONDS = 60
 

@@ -11,8 +11,8 @@ from uuid import UUID
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from ..domain.idempotency import key_aggregate_id
-from ..eventstore.log import EVENTS_TABLE
+from lakeledger.domain.idempotency import key_aggregate_id
+from lakeledger.eventstore.log import EVENTS_TABLE
 
 
 @dataclass

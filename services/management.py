@@ -3,24 +3,24 @@
 import os
 from uuid import UUID, uuid4
 
-from ..domain.errors import (
+from lakeledger.domain.errors import (
     AlreadyExists,
     BadRequest,
     CommitFailed,
     NoSuchProject,
     Unsupported,
 )
-from ..domain.name_claim import WAREHOUSE
-from ..domain.names import server_aggregate_id
-from ..domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
-from ..domain.provenance import Provenance
-from ..domain.server import Server
-from ..domain.storage_profile import FileStorageProfile
-from ..domain.warehouse import Warehouse, parse_delete_profile, parse_storage_profile
-from ..eventstore.log import ConcurrentChange
-from . import resolve
-from .conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
-from .unit_of_work import Ledger
+from lakeledger.domain.name_claim import WAREHOUSE
+from lakeledger.domain.names import server_aggregate_id
+from lakeledger.domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.server import Server
+from lakeledger.domain.storage_profile import FileStorageProfile
+from lakeledger.domain.warehouse import Warehouse, parse_delete_profile, parse_storage_profile
+from lakeledger.eventstore.log import ConcurrentChange
+from lakeledger.services import resolve
+from lakeledger.services.conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
+from lakeledger.services.unit_of_work import Ledger
 
 
 class ManagementService:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 import orjson
 from pyiceberg.table.metadata import TableMetadata
 
-from ..domain.errors import BadRequest
-from ..domain.table_metadata import parse, serialize
-from ..domain.warehouse import parse_storage_profile
-from ..storage import Storage, storage_for
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.table_metadata import parse, serialize
+from lakeledger.domain.warehouse import parse_storage_profile
+from lakeledger.storage import Storage, storage_for
 
 ALL_SNAPSHOTS = "all"
 REFS_SNAPSHOTS = "refs"

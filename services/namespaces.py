@@ -1,17 +1,17 @@
 from uuid import uuid4
 
-from ..domain import deletion
-from ..domain.errors import AlreadyExists
-from ..domain.name_claim import NAMESPACE, TABULAR
-from ..domain.names import check_namespace, dotted
-from ..domain.namespace import Namespace
-from ..domain.provenance import Provenance
-from ..domain.tabular import Tabular
-from ..eventstore.log import ConcurrentChange
-from . import resolve
-from .approval import DROP, ProposedChange
-from .conditions import namespace_exists, namespace_is_empty, tree_unchanged, warehouse_is_active
-from .unit_of_work import Ledger
+from lakeledger.domain import deletion
+from lakeledger.domain.errors import AlreadyExists
+from lakeledger.domain.name_claim import NAMESPACE, TABULAR
+from lakeledger.domain.names import check_namespace, dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.tabular import Tabular
+from lakeledger.eventstore.log import ConcurrentChange
+from lakeledger.services import resolve
+from lakeledger.services.approval import DROP, ProposedChange
+from lakeledger.services.conditions import namespace_exists, namespace_is_empty, tree_unchanged, warehouse_is_active
+from lakeledger.services.unit_of_work import Ledger
 
 
 class NamespaceService:

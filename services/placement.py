@@ -3,10 +3,10 @@ never at, below or above the location of another live table or view (one purge m
 
 from uuid import UUID
 
-from ..domain.errors import BadRequest
-from ..domain.storage_profile import is_within, normalize_location
-from .resolve import WarehouseSettings
-from .unit_of_work import Ledger
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.storage_profile import is_within, normalize_location
+from lakeledger.services.resolve import WarehouseSettings
+from lakeledger.services.unit_of_work import Ledger
 
 
 def new_location(ledger: Ledger, wh: WarehouseSettings, requested: str | None, namespace_id: UUID,

@@ -2,12 +2,12 @@
 
 from uuid import UUID
 
-from ..domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
-from ..domain.namespace import Namespace
-from ..domain.provenance import Provenance
-from ..domain.tabular import TABLE, Tabular
-from . import resolve
-from .unit_of_work import Ledger
+from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.tabular import TABLE, Tabular
+from lakeledger.services import resolve
+from lakeledger.services.unit_of_work import Ledger
 
 NAMESPACE = "namespace"
 

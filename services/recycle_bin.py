@@ -5,17 +5,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID, uuid4
 
-from ..domain.errors import AlreadyExists, BadRequest, NotFound
-from ..domain.name_claim import NAMESPACE, TABULAR
-from ..domain.names import dotted
-from ..domain.namespace import Namespace
-from ..domain.provenance import SYSTEM, Provenance
-from ..domain.tabular import Tabular
-from ..projections.expiry_schedule import NAMESPACE as SCHEDULED_NAMESPACE
-from . import resolve
-from .conditions import namespace_exists
-from .resolve import WarehouseSettings
-from .unit_of_work import Ledger
+from lakeledger.domain.errors import AlreadyExists, BadRequest, NotFound
+from lakeledger.domain.name_claim import NAMESPACE, TABULAR
+from lakeledger.domain.names import dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.provenance import SYSTEM, Provenance
+from lakeledger.domain.tabular import Tabular
+from lakeledger.projections.expiry_schedule import NAMESPACE as SCHEDULED_NAMESPACE
+from lakeledger.services import resolve
+from lakeledger.services.conditions import namespace_exists
+from lakeledger.services.resolve import WarehouseSettings
+from lakeledger.services.unit_of_work import Ledger
 
 
 @dataclass(frozen=True)

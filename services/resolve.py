@@ -5,19 +5,19 @@ append transaction itself)."""
 from dataclasses import dataclass
 from uuid import UUID
 
-from ..domain.errors import (
+from lakeledger.domain.errors import (
     NoSuchNamespace,
     NoSuchTable,
     NoSuchWarehouse,
     WarehouseInactive,
 )
-from ..domain.name_claim import NAMESPACE, TABULAR
-from ..domain.names import dotted
-from ..domain.namespace import Namespace
-from ..domain.storage_profile import DeleteProfile, StorageProfile
-from ..domain.table import Table
-from ..domain.warehouse import ACTIVE, Warehouse, parse_delete_profile, parse_storage_profile
-from .unit_of_work import Ledger
+from lakeledger.domain.name_claim import NAMESPACE, TABULAR
+from lakeledger.domain.names import dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
+from lakeledger.domain.table import Table
+from lakeledger.domain.warehouse import ACTIVE, Warehouse, parse_delete_profile, parse_storage_profile
+from lakeledger.services.unit_of_work import Ledger
 
 
 @dataclass(frozen=True)

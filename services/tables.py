@@ -5,26 +5,26 @@ from uuid import uuid4
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import SetLocationUpdate
 
-from ..domain import deletion
-from ..domain import table_metadata as tm
-from ..domain.errors import AlreadyExists, BadRequest, NoSuchNamespace, NoSuchTable
-from ..domain.name_claim import TABULAR
-from ..domain.names import check_name, check_namespace, dotted
-from ..domain.namespace import Namespace
-from ..domain.provenance import Provenance
-from ..domain.table import (
+from lakeledger.domain import deletion
+from lakeledger.domain import table_metadata as tm
+from lakeledger.domain.errors import AlreadyExists, BadRequest, NoSuchNamespace, NoSuchTable
+from lakeledger.domain.name_claim import TABULAR
+from lakeledger.domain.names import check_name, check_namespace, dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.table import (
     CREATED_BY_COMMIT,
     CREATED_BY_REGISTRATION,
     CREATED_BY_REQUEST,
     Table,
 )
-from ..storage import storage_for
-from . import placement, resolve
-from .approval import proposed_commit, proposed_drop
-from .conditions import Condition, namespace_exists
-from .metadata_files import MetadataFiles
-from .resolve import WarehouseSettings
-from .unit_of_work import Ledger
+from lakeledger.storage import storage_for
+from lakeledger.services import placement, resolve
+from lakeledger.services.approval import proposed_commit, proposed_drop
+from lakeledger.services.conditions import Condition, namespace_exists
+from lakeledger.services.metadata_files import MetadataFiles
+from lakeledger.services.resolve import WarehouseSettings
+from lakeledger.services.unit_of_work import Ledger
 
 
 @dataclass(frozen=True)

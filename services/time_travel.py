@@ -17,9 +17,9 @@ from collections import OrderedDict
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from ..domain.errors import BadRequest
-from ..eventstore.log import EventLog
-from ..projections.as_of import TOPICS, WarehouseAsOf
+from lakeledger.domain.errors import BadRequest
+from lakeledger.eventstore.log import EventLog
+from lakeledger.projections.as_of import TOPICS, WarehouseAsOf
 
 # An event is appended within this long of its timestamp: the log's lock timeout is 10 s, and
 # what a request does between making its events and saving them takes far less than the rest.

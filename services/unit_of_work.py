@@ -12,17 +12,17 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 from psycopg import Connection
 
-from ..domain.errors import CommitFailed, RequestAlreadyApplied
-from ..domain.idempotency import IdempotencyKey
-from ..domain.name_claim import NameClaim
-from ..domain.names import claim_id
-from ..domain.provenance import Provenance
-from ..eventstore.log import ConcurrentChange, EventLog, StoredNotification
-from ..projections.catalog_queries import CatalogQueries
-from ..projections.runner import ProjectionRunner
-from . import idempotency
-from .approval import ApproveAll, ChangeApproval
-from .conditions import Condition
+from lakeledger.domain.errors import CommitFailed, RequestAlreadyApplied
+from lakeledger.domain.idempotency import IdempotencyKey
+from lakeledger.domain.name_claim import NameClaim
+from lakeledger.domain.names import claim_id
+from lakeledger.domain.provenance import Provenance
+from lakeledger.eventstore.log import ConcurrentChange, EventLog, StoredNotification
+from lakeledger.projections.catalog_queries import CatalogQueries
+from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.services import idempotency
+from lakeledger.services.approval import ApproveAll, ChangeApproval
+from lakeledger.services.conditions import Condition
 
 T = TypeVar("T")
 

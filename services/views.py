@@ -11,22 +11,22 @@ from uuid import uuid4
 
 from pyiceberg.view.metadata import ViewMetadata
 
-from ..domain import deletion
-from ..domain import view_metadata as vm
-from ..domain.errors import AlreadyExists, BadRequest, NoSuchView
-from ..domain.name_claim import TABULAR
-from ..domain.names import check_name, check_namespace, dotted
-from ..domain.namespace import Namespace
-from ..domain.provenance import Provenance
-from ..domain.tabular import Tabular
-from ..domain.view import View
-from ..storage import Storage, storage_for
-from . import placement, resolve
-from .approval import proposed_drop
-from .conditions import namespace_exists
-from .metadata_files import MetadataFiles
-from .resolve import WarehouseSettings
-from .unit_of_work import Ledger
+from lakeledger.domain import deletion
+from lakeledger.domain import view_metadata as vm
+from lakeledger.domain.errors import AlreadyExists, BadRequest, NoSuchView
+from lakeledger.domain.name_claim import TABULAR
+from lakeledger.domain.names import check_name, check_namespace, dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.view import View
+from lakeledger.storage import Storage, storage_for
+from lakeledger.services import placement, resolve
+from lakeledger.services.approval import proposed_drop
+from lakeledger.services.conditions import namespace_exists
+from lakeledger.services.metadata_files import MetadataFiles
+from lakeledger.services.resolve import WarehouseSettings
+from lakeledger.services.unit_of_work import Ledger
 
 
 @dataclass(frozen=True)

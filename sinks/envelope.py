@@ -6,8 +6,8 @@ from typing import Any
 
 import orjson
 
-from ..eventstore.identity import event_id, event_type_of
-from ..eventstore.log import StoredNotification
+from lakeledger.eventstore.identity import event_id, event_type_of
+from lakeledger.eventstore.log import StoredNotification
 
 _ORIGIN = ("originator_id", "originator_version", "timestamp", "originator_topic")
 

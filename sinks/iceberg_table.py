@@ -4,7 +4,7 @@ engines can query it with SQL. One snapshot per batch; the data of each event is
 from datetime import datetime
 from typing import Any
 
-from .envelope import to_json
+from lakeledger.sinks.envelope import to_json
 
 _SCHEMA_FIELDS = [
     ("id", "string", True), ("sequence", "long", True), ("time", "timestamptz", True), ("type", "string", True),

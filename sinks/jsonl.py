@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from .envelope import to_json
+from lakeledger.sinks.envelope import to_json
 
 
 class JsonLinesSink:

@@ -4,7 +4,7 @@
 import asyncio
 from typing import Any
 
-from .envelope import to_json
+from lakeledger.sinks.envelope import to_json
 
 
 class NatsSubjectSink:

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..domain.instants import parse_instant
-from ..eventstore.log import EventLog, StoredNotification
-from .envelope import envelope
+from lakeledger.domain.instants import parse_instant
+from lakeledger.eventstore.log import EventLog, StoredNotification
+from lakeledger.sinks.envelope import envelope
 
 BATCH = 500
 

@@ -1,9 +1,9 @@
 """Reading and writing the files a warehouse's storage profile points at."""
 
-from ..domain.errors import Unsupported
-from ..domain.storage_profile import FileStorageProfile, StorageProfile
-from .base import Storage
-from .file import FileStorage
+from lakeledger.domain.errors import Unsupported
+from lakeledger.domain.storage_profile import FileStorageProfile, StorageProfile
+from lakeledger.storage.base import Storage
+from lakeledger.storage.file import FileStorage
 
 
 def storage_for(profile: StorageProfile) -> Storage:

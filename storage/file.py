@@ -1,8 +1,8 @@
 import os
 import time
 
-from ..domain.errors import BadRequest, NotFound
-from ..domain.storage_profile import FileStorageProfile, is_within, normalize_location
+from lakeledger.domain.errors import BadRequest, NotFound
+from lakeledger.domain.storage_profile import FileStorageProfile, is_within, normalize_location
 
 
 class FileStorage:

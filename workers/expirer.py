@@ -8,9 +8,9 @@ import logging
 import threading
 from datetime import datetime, timezone
 
-from ..projections.expiry_schedule import ExpirySchedule
-from ..projections.runner import ProjectionRunner
-from ..services.recycle_bin import RecycleBin
+from lakeledger.projections.expiry_schedule import ExpirySchedule
+from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.services.recycle_bin import RecycleBin
 
 log = logging.getLogger("lakeledger.expiry")
 

@@ -23,9 +23,9 @@ from cloudevents.core.v1.event import CloudEvent
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from ..eventstore.identity import event_type_of
-from ..eventstore.log import EventLog, StoredNotification
-from ..sinks.envelope import envelope, to_json
+from lakeledger.eventstore.identity import event_type_of
+from lakeledger.eventstore.log import EventLog, StoredNotification
+from lakeledger.sinks.envelope import envelope, to_json
 
 log = logging.getLogger("lakeledger.publisher")
 

@@ -14,13 +14,13 @@ from uuid import uuid4
 from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
-from ..domain.provenance import SYSTEM, Provenance
-from ..domain.table import Table
-from ..domain.tabular import TABLE, Tabular
-from ..domain.warehouse import Warehouse
-from ..projections.catalog_queries import OVERLAPPING_TABULAR
-from ..services.unit_of_work import Ledger
-from ..storage import storage_for
+from lakeledger.domain.provenance import SYSTEM, Provenance
+from lakeledger.domain.table import Table
+from lakeledger.domain.tabular import TABLE, Tabular
+from lakeledger.domain.warehouse import Warehouse
+from lakeledger.projections.catalog_queries import OVERLAPPING_TABULAR
+from lakeledger.services.unit_of_work import Ledger
+from lakeledger.storage import storage_for
 
 log = logging.getLogger("lakeledger.purger")
 

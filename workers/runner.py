@@ -8,8 +8,8 @@ from typing import Protocol
 import psycopg
 from psycopg import sql
 
-from ..eventstore.log import EVENTS_TABLE
-from ..projections.runner import ProjectionRunner
+from lakeledger.eventstore.log import EVENTS_TABLE
+from lakeledger.projections.runner import ProjectionRunner
 
 log = logging.getLogger("lakeledger.workers")
 

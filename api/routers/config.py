@@ -2,12 +2,12 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query
 
-from ...domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
-from .. import time_travel
-from ..dependencies import container
-from ..openapi import CatalogConfig, errors, ok
-from ..responses import JSONResponse
-from .projects import project_id_of
+from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
+from lakeledger.api import time_travel
+from lakeledger.api.dependencies import container
+from lakeledger.api.openapi import CatalogConfig, errors, ok
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.projects import project_id_of
 
 router = APIRouter(tags=["Configuration API"], responses=errors(400, 403, 404))
 

@@ -9,14 +9,14 @@ import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
-from ...domain.errors import BadRequest, NoSuchWarehouse
-from ...domain.instants import parse_instant
-from ...services.history import Filters, HistoryQueries, catch_up
-from ..dependencies import container, uuid_param
-from ..identifiers import parse_namespace
-from ..openapi import HistoryPage, errors, ok
-from ..pagination import fetch, page
-from ..responses import JSONResponse
+from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
+from lakeledger.domain.instants import parse_instant
+from lakeledger.services.history import Filters, HistoryQueries, catch_up
+from lakeledger.api.dependencies import container, uuid_param
+from lakeledger.api.identifiers import parse_namespace
+from lakeledger.api.openapi import HistoryPage, errors, ok
+from lakeledger.api.pagination import fetch, page
+from lakeledger.api.responses import JSONResponse
 
 router = APIRouter(prefix="/management/v1", tags=["History"])
 

@@ -7,12 +7,12 @@ from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
-from ... import __version__
-from ...domain.errors import NoSuchProject, NoSuchWarehouse
-from ...domain.provenance import Provenance
-from ..context import provenance
-from ..dependencies import boolean_param, container
-from ..openapi import (
+from lakeledger import __version__
+from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
+from lakeledger.domain.provenance import Provenance
+from lakeledger.api.context import provenance
+from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.openapi import (
     CreateProjectResponse,
     GetProjectResponse,
     GetWarehouseResponse,
@@ -23,8 +23,8 @@ from ..openapi import (
     errors,
     ok,
 )
-from ..responses import JSONResponse
-from .projects import project_id_of
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.projects import project_id_of
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

@@ -1,14 +1,14 @@
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 
-from ...domain.errors import NoSuchNamespace
-from ...domain.names import dotted
-from ...domain.provenance import Provenance
-from ..context import provenance
-from ..dependencies import boolean_param, container
-from ..identifiers import parse_namespace
-from ..models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
-from ..openapi import (
+from lakeledger.domain.errors import NoSuchNamespace
+from lakeledger.domain.names import dotted
+from lakeledger.domain.provenance import Provenance
+from lakeledger.api.context import provenance
+from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.identifiers import parse_namespace
+from lakeledger.api.models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
+from lakeledger.api.openapi import (
     CreateNamespaceResponse,
     GetNamespaceResponse,
     ListNamespacesResponse,
@@ -16,10 +16,10 @@ from ..openapi import (
     errors,
     ok,
 )
-from ..pagination import PATH, Page, fetch, page
-from ..responses import JSONResponse
-from ..time_travel import as_of
-from .warehouses import active_warehouse
+from lakeledger.api.pagination import PATH, Page, fetch, page
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.time_travel import as_of
+from lakeledger.api.routers.warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 

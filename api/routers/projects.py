@@ -1,6 +1,6 @@
 from uuid import UUID
 
-from ...domain.errors import BadRequest
+from lakeledger.domain.errors import BadRequest
 
 
 def project_id_of(header: str | None, ll) -> UUID:

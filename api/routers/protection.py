@@ -7,14 +7,14 @@ from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from ...domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
-from ...domain.provenance import Provenance
-from ...projections.catalog_queries import NAMESPACE_PROTECTION, TABULAR_PROTECTION
-from ..context import provenance
-from ..dependencies import container
-from ..openapi import ProtectionResponse, errors, ok
-from ..responses import JSONResponse
-from .management import warehouse_row
+from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
+from lakeledger.domain.provenance import Provenance
+from lakeledger.projections.catalog_queries import NAMESPACE_PROTECTION, TABULAR_PROTECTION
+from lakeledger.api.context import provenance
+from lakeledger.api.dependencies import container
+from lakeledger.api.openapi import ProtectionResponse, errors, ok
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.management import warehouse_row
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

@@ -8,15 +8,15 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict
 
-from ...domain.provenance import Provenance
-from ...projections.catalog_queries import DELETED_TABULARS
-from ...services.recycle_bin import UndropTarget
-from ..context import provenance
-from ..dependencies import container, uuid_param
-from ..openapi import ListDeletedTabularsResponse, errors, ok
-from ..pagination import fetch, page
-from ..responses import JSONResponse
-from .management import warehouse_row
+from lakeledger.domain.provenance import Provenance
+from lakeledger.projections.catalog_queries import DELETED_TABULARS
+from lakeledger.services.recycle_bin import UndropTarget
+from lakeledger.api.context import provenance
+from lakeledger.api.dependencies import container, uuid_param
+from lakeledger.api.openapi import ListDeletedTabularsResponse, errors, ok
+from lakeledger.api.pagination import fetch, page
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.management import warehouse_row
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

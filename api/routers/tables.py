@@ -3,16 +3,16 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from ...domain.errors import BadRequest, NoSuchTable
-from ...domain.names import check_name, dotted
-from ...domain.provenance import Provenance
-from ...services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
-from ...services.tables import TableChange, TableState
-from ..context import provenance
-from ..dependencies import boolean_param, container
-from ..etags import etag, matches
-from ..identifiers import parse_namespace
-from ..models import (
+from lakeledger.domain.errors import BadRequest, NoSuchTable
+from lakeledger.domain.names import check_name, dotted
+from lakeledger.domain.provenance import Provenance
+from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
+from lakeledger.services.tables import TableChange, TableState
+from lakeledger.api.context import provenance
+from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.etags import etag, matches
+from lakeledger.api.identifiers import parse_namespace
+from lakeledger.api.models import (
     CommitTableRequest,
     CommitTransactionRequest,
     CreateTableRequest,
@@ -20,7 +20,7 @@ from ..models import (
     RenameTableRequest,
     ReportMetricsRequest,
 )
-from ..openapi import (
+from lakeledger.api.openapi import (
     CommitTableResponse,
     ListTablesResponse,
     LoadTableResult,
@@ -28,10 +28,10 @@ from ..openapi import (
     errors,
     ok,
 )
-from ..pagination import Page, page
-from ..tabulars import listed, warehouse_id_of
-from ..time_travel import as_of
-from .warehouses import active_warehouse
+from lakeledger.api.pagination import Page, page
+from lakeledger.api.tabulars import listed, warehouse_id_of
+from lakeledger.api.time_travel import as_of
+from lakeledger.api.routers.warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 

@@ -2,25 +2,25 @@
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from ...domain.errors import NoSuchView
-from ...domain.names import check_name, dotted
-from ...domain.provenance import Provenance
-from ...services.metadata_files import load_result_body
-from ...services.views import ViewState
-from ..context import provenance
-from ..dependencies import boolean_param, container
-from ..identifiers import parse_namespace
-from ..models import (
+from lakeledger.domain.errors import NoSuchView
+from lakeledger.domain.names import check_name, dotted
+from lakeledger.domain.provenance import Provenance
+from lakeledger.services.metadata_files import load_result_body
+from lakeledger.services.views import ViewState
+from lakeledger.api.context import provenance
+from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.identifiers import parse_namespace
+from lakeledger.api.models import (
     CommitViewRequest,
     CreateViewRequest,
     RegisterViewRequest,
     RenameTableRequest,
 )
-from ..openapi import ListViewsResponse, LoadViewResult, errors, ok
-from ..pagination import Page, page
-from ..tabulars import listed, namespace_id, warehouse_id_of
-from ..time_travel import as_of
-from .warehouses import active_warehouse
+from lakeledger.api.openapi import ListViewsResponse, LoadViewResult, errors, ok
+from lakeledger.api.pagination import Page, page
+from lakeledger.api.tabulars import listed, namespace_id, warehouse_id_of
+from lakeledger.api.time_travel import as_of
+from lakeledger.api.routers.warehouses import active_warehouse
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 

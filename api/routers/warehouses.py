@@ -1,6 +1,6 @@
 from uuid import UUID
 
-from ...domain.errors import NoSuchWarehouse, WarehouseInactive
+from lakeledger.domain.errors import NoSuchWarehouse, WarehouseInactive
 
 
 async def active_warehouse(ll, prefix: str) -> dict:
