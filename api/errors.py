@@ -31,6 +31,7 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.WarehouseInactive, 403, "WarehouseInactiveException"),
     (e.AlreadyBootstrapped, 400, "CatalogAlreadyBootstrapped"),
     (e.Unsupported, 400, "UnsupportedOperationException"),
+    (e.InvalidArgument, 400, "IllegalArgumentException"),
     (e.BadRequest, 400, "BadRequestException"),
 ]
 

@@ -14,6 +14,11 @@ class BadRequest(CatalogError):
     pass
 
 
+class InvalidArgument(BadRequest):
+    """An argument the catalog cannot accept (a malformed schema, an update the metadata cannot take): what
+    Iceberg's reference server answers as IllegalArgumentException, so Java clients raise the same exception."""
+
+
 class NotFound(CatalogError):
     pass
 
