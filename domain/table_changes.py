@@ -13,15 +13,22 @@ from typing import Annotated, Any, Union, get_args
 
 from pydantic import Field
 from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER_ID
 from pyiceberg.table.update import AddSnapshotUpdate as _PyicebergAddSnapshot
 from pyiceberg.table.update import AssertRefSnapshotId as _PyicebergAssertRef
 from pyiceberg.table.update import (
+    AddPartitionSpecUpdate,
+    AddSchemaUpdate,
+    AddSortOrderUpdate,
     RemovePartitionSpecsUpdate,
     RemovePartitionStatisticsUpdate,
     RemovePropertiesUpdate,
     RemoveSchemasUpdate,
     RemoveSnapshotsUpdate,
     RemoveStatisticsUpdate,
+    SetCurrentSchemaUpdate,
+    SetDefaultSortOrderUpdate,
+    SetDefaultSpecUpdate,
     UpgradeFormatVersionUpdate,
     _apply_table_update,
     _TableMetadataUpdateContext,
@@ -29,7 +36,7 @@ from pyiceberg.table.update import (
 from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
 from pyiceberg.table.update import TableUpdate as _PyicebergUpdate
 
-from lakeledger.domain import metadata_v3
+from lakeledger.domain import metadata_v3, schemas
 from lakeledger.domain.encryption_keys import (
     AddEncryptionKeyUpdate,
     RemoveEncryptionKeyUpdate,
@@ -38,6 +45,36 @@ from lakeledger.domain.encryption_keys import (
 )
 
 SUPPORTED_FORMAT_VERSION = metadata_v3.FORMAT_VERSION
+LAST_ADDED = -1
+
+
+class CommitContext(_TableMetadataUpdateContext):
+    """pyiceberg's record of the updates a commit applied so far, plus what ``-1`` means in a following
+    set-current-schema / set-default-spec / set-default-sort-order: the id the last add-schema / add-spec /
+    add-sort-order of this commit ended up with (the id it was given, or the id of the equal one it reused,
+    as Java's ``TableMetadata.Builder`` keeps it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_added: dict[str, int | None] = {"schema": None, "spec": None, "sort order": None}
+        self._added: dict[str, set[int]] = {kind: set() for kind in self.last_added}
+
+    def added(self, kind: str, entry_id: int) -> None:
+        self._added[kind].add(entry_id)
+        self.last_added[kind] = entry_id
+
+    def reused(self, kind: str, entry_id: int) -> None:
+        # an equal entry that exists stays "the last added" only if this commit added it (Java's rule)
+        added_here = self.last_added[kind] is not None and entry_id in self._added[kind]
+        self.last_added[kind] = entry_id if added_here else None
+
+    def resolve(self, kind: str, requested: int) -> int:
+        if requested != LAST_ADDED:
+            return requested
+        found = self.last_added[kind]
+        if found is None:
+            raise ValueError(f"Cannot set last added {kind}: no {kind} has been added")
+        return found
 
 
 class AddSnapshotUpdate(_PyicebergAddSnapshot):
@@ -179,3 +216,86 @@ def _(update: RemovePartitionStatisticsUpdate, metadata: Any, context: _TableMet
     if not any(f.snapshot_id == update.snapshot_id for f in metadata.partition_statistics):
         return metadata
     return _apply_table_update(update, metadata, context)
+
+
+# -- ids of schemas, partition specs and sort orders ------------------------------------------------
+# An update's id is only a suggestion (Java's TableMetadata.Builder): an equal entry that exists is reused,
+# otherwise the entry gets a fresh id one above the highest, so metadata never holds two entries with one id.
+
+def _fresh_id(start: int, ids: list[int]) -> int:
+    return max([start, *(i + 1 for i in ids)])
+
+
+@apply_update.register
+def _(update: AddSchemaUpdate, metadata: Any, context: CommitContext) -> Any:
+    schema = update.schema_
+    schemas.check_schema(schema, metadata.format_version)
+    same = next((s for s in metadata.schemas if s == schema), None)  # pyiceberg's equality ignores the id
+    if same is not None and schema.highest_field_id <= metadata.last_column_id:
+        context.reused("schema", same.schema_id)
+        return metadata
+    if same is not None:  # a known schema that only moves last-column-id on
+        context.add_update(update)
+        context.added("schema", same.schema_id)
+        return metadata.model_copy(update={"last_column_id": schema.highest_field_id})
+    new_id = _fresh_id(metadata.current_schema_id, [s.schema_id for s in metadata.schemas])
+    added = update.model_copy(update={"schema_": schema.model_copy(update={"schema_id": new_id})})
+    context.added("schema", new_id)
+    return _apply_table_update(added, metadata, context)
+
+
+@apply_update.register
+def _(update: SetCurrentSchemaUpdate, metadata: Any, context: CommitContext) -> Any:
+    schema_id = context.resolve("schema", update.schema_id)
+    return _apply_table_update(update.model_copy(update={"schema_id": schema_id}), metadata, context)
+
+
+@apply_update.register
+def _(update: AddPartitionSpecUpdate, metadata: Any, context: CommitContext) -> Any:
+    spec = update.spec
+    same = next((s for s in metadata.partition_specs if spec.compatible_with(s)), None)
+    if same is not None:
+        context.reused("spec", same.spec_id)
+        return metadata
+    spec.check_compatible(_current_schema(metadata, "partition spec"))
+    new_id = _fresh_id(0, [s.spec_id for s in metadata.partition_specs])
+    added = update.model_copy(update={"spec": spec.model_copy(update={"spec_id": new_id})})
+    context.added("spec", new_id)
+    return _apply_table_update(added, metadata, context)
+
+
+@apply_update.register
+def _(update: SetDefaultSpecUpdate, metadata: Any, context: CommitContext) -> Any:
+    spec_id = context.resolve("spec", update.spec_id)
+    return _apply_table_update(update.model_copy(update={"spec_id": spec_id}), metadata, context)
+
+
+@apply_update.register
+def _(update: AddSortOrderUpdate, metadata: Any, context: CommitContext) -> Any:
+    order = update.sort_order
+    if order.is_unsorted:
+        new_id = UNSORTED_SORT_ORDER_ID
+    else:
+        new_id = next((o.order_id for o in metadata.sort_orders if o.fields == order.fields), None)
+    if any(o.order_id == new_id for o in metadata.sort_orders):
+        context.reused("sort order", new_id)
+        return metadata
+    if new_id is None:
+        order.check_compatible(_current_schema(metadata, "sort order"))
+        new_id = _fresh_id(1, [o.order_id for o in metadata.sort_orders])  # 0 is the unsorted order's
+    added = update.model_copy(update={"sort_order": order.model_copy(update={"order_id": new_id})})
+    context.added("sort order", new_id)
+    return _apply_table_update(added, metadata, context)
+
+
+@apply_update.register
+def _(update: SetDefaultSortOrderUpdate, metadata: Any, context: CommitContext) -> Any:
+    order_id = context.resolve("sort order", update.sort_order_id)
+    return _apply_table_update(update.model_copy(update={"sort_order_id": order_id}), metadata, context)
+
+
+def _current_schema(metadata: Any, what: str) -> Any:
+    schema = metadata.schema_by_id(metadata.current_schema_id)
+    if schema is None:
+        raise ValueError(f"Cannot add a {what} before the table has a schema")
+    return schema

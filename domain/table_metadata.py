@@ -23,14 +23,14 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import (
     AssertCreate,
     AssignUUIDUpdate,
-    _TableMetadataUpdateContext,
     _update_table_metadata_log,
 )
+from pyiceberg.types import IcebergType, ListType, MapType, StructType
 from pyiceberg.utils.datetime import datetime_to_millis
 
-from lakeledger.domain import metadata_v3
-from lakeledger.domain.errors import BadRequest, CommitFailed
-from lakeledger.domain.table_changes import TableRequirement, TableUpdate, apply_update
+from lakeledger.domain import metadata_v3, schemas
+from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
+from lakeledger.domain.table_changes import CommitContext, TableRequirement, TableUpdate, apply_update
 
 TableMetadata = Annotated[TableMetadataV1 | TableMetadataV2 | metadata_v3.TableMetadataV3,
                           Field(discriminator="format_version")]
@@ -39,7 +39,10 @@ _requirements = TypeAdapter(list[TableRequirement])
 _updates = TypeAdapter(list[TableUpdate])
 _metadata = TypeAdapter(TableMetadata)
 
-# pyiceberg signals a malformed update with these; they become 400s, never 500s.
+DEFAULT_FORMAT_VERSION = 2
+
+# pyiceberg signals a malformed update with these; they become 400s, never 500s, of the type Iceberg's reference
+# server gives (IllegalArgumentException), so Java clients raise what they raise against it.
 _INVALID = (ValueError, TypeError, KeyError, IndexError, AttributeError, StopIteration, ValidationError,
             IcebergValidationError, NotImplementedError, AssertionError)
 
@@ -48,19 +51,19 @@ def parse_requirements(raw: Any) -> list[TableRequirement]:
     try:
         return _requirements.validate_python(raw if raw is not None else [])
     except ValidationError as e:
-        raise BadRequest(f"Invalid requirements: {_describe(e)}") from None
+        raise InvalidArgument(f"Invalid requirements: {_describe(e)}") from None
     except _INVALID as e:
-        raise BadRequest(f"Invalid requirements: {type(e).__name__} {e}") from None
+        raise InvalidArgument(f"Invalid requirements: {type(e).__name__} {e}") from None
 
 
 def parse_updates(raw: Any) -> list[TableUpdate]:
     try:
         return _updates.validate_python(raw if raw is not None else [])
     except ValidationError as e:
-        raise BadRequest(f"Invalid updates: {_describe(e)}") from None
+        raise InvalidArgument(f"Invalid updates: {_describe(e)}") from None
     except _INVALID as e:
         # pyiceberg's own validators fail on some shapes with plain errors (set-statistics without statistics)
-        raise BadRequest(f"Invalid updates: {type(e).__name__} {e}") from None
+        raise InvalidArgument(f"Invalid updates: {type(e).__name__} {e}") from None
 
 
 def _describe(e: ValidationError) -> str:
@@ -83,8 +86,10 @@ def assigned_uuid(updates: list[TableUpdate]) -> UUID | None:
 def new_metadata(schema: Schema, partition_spec: PartitionSpec | None, sort_order: SortOrder | None,
                  location: str, properties: dict[str, str], table_uuid: UUID) -> TableMetadata:
     """A table as a create request defines it; its ``format-version`` property picks the format
-    (pyiceberg's rule, which also keeps that property out of the stored ones)."""
+    (pyiceberg's rule, which also keeps that property out of the stored ones). ``location`` is kept as
+    the client spelt it."""
     try:
+        schemas.check_schema(schema, int(properties.get("format-version", DEFAULT_FORMAT_VERSION)))
         metadata = new_table_metadata(
             schema=schema,
             partition_spec=partition_spec or UNPARTITIONED_PARTITION_SPEC,
@@ -93,16 +98,44 @@ def new_metadata(schema: Schema, partition_spec: PartitionSpec | None, sort_orde
             properties=dict(properties),
             table_uuid=table_uuid,
         )
+        metadata = _with_defaults_of(schema, metadata)
         if metadata.format_version == metadata_v3.FORMAT_VERSION:
             metadata = metadata_v3.from_pyiceberg(metadata)
         return metadata
     except _INVALID as e:
-        raise BadRequest(f"Invalid table definition: {e}") from None
+        raise InvalidArgument(f"Invalid table definition: {e}") from None
+
+
+def _with_defaults_of(requested: Schema, metadata: TableMetadata) -> TableMetadata:
+    """pyiceberg gives a new table's schema fresh field ids but drops the fields' ``initial-default`` and
+    ``write-default`` on the way (Java keeps them); they are carried over, field by field, from the request."""
+    fresh = metadata.schema()
+    struct = _carry_defaults(fresh.as_struct(), requested.as_struct())
+    if struct == fresh.as_struct():
+        return metadata
+    schema = Schema(*struct.fields, schema_id=fresh.schema_id, identifier_field_ids=fresh.identifier_field_ids)
+    return metadata.model_copy(update={"schemas": [schema]})
+
+
+def _carry_defaults(fresh: IcebergType, requested: IcebergType) -> IcebergType:
+    """``fresh`` (the same structure as ``requested``, other ids) with the defaults of ``requested``."""
+    if isinstance(fresh, StructType):
+        return StructType(*(f.model_copy(update={
+            "field_type": _carry_defaults(f.field_type, r.field_type),
+            "initial_default": r.initial_default, "write_default": r.write_default})
+            for f, r in zip(fresh.fields, requested.fields, strict=True)))
+    if isinstance(fresh, ListType):
+        return fresh.model_copy(update={"element_type": _carry_defaults(fresh.element_type, requested.element_type)})
+    if isinstance(fresh, MapType):
+        return fresh.model_copy(update={"key_type": _carry_defaults(fresh.key_type, requested.key_type),
+                                        "value_type": _carry_defaults(fresh.value_type, requested.value_type)})
+    return fresh
 
 
 def apply_commit(base: TableMetadata | None, base_location: str | None,
                  requirements: list[TableRequirement], updates: list[TableUpdate]) -> TableMetadata:
-    """The metadata after a commit, or CommitFailed when a requirement no longer holds."""
+    """The metadata after a commit, or CommitFailed when a requirement no longer holds. A commit that
+    changes nothing returns ``base`` itself (no new metadata file is owed for it)."""
     for requirement in requirements:
         try:
             requirement.validate(base)
@@ -115,11 +148,13 @@ def apply_commit(base: TableMetadata | None, base_location: str | None,
         new = _updated(base, updates, base_location)
     except CommitFailedException as e:
         raise CommitFailed(str(e)) from None
+    except BadRequest:
+        raise
     except _INVALID as e:
-        raise BadRequest(f"Invalid table update: {e}") from None
+        raise InvalidArgument(f"Invalid table update: {e}") from None
     # a table's uuid is its identity in the log, and Java clients refuse a table whose uuid changed
     if new.table_uuid != base.table_uuid:
-        raise BadRequest(f"Cannot reassign the uuid of existing table {base.table_uuid}")
+        raise InvalidArgument(f"Cannot reassign the uuid of existing table {base.table_uuid}")
     return new
 
 
@@ -129,20 +164,33 @@ def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str
     (pyiceberg's own, completed), minus its closing deep copy of the whole metadata: that copy grows
     with every snapshot and dominated commit time, and is not needed because metadata models are
     frozen and never mutated here, so versions can share their unchanged parts."""
-    context = _TableMetadataUpdateContext()
+    context = CommitContext()
     new = base
     for update in updates:
         new = apply_update(update, new, context)
-    if context.has_changes():
-        if base_location:
-            new = _update_table_metadata_log(new, base_location, base.last_updated_ms)
-        if base.last_updated_ms == new.last_updated_ms:
-            new = new.model_copy(update={"last_updated_ms": datetime_to_millis(datetime.now().astimezone())})
+    if not context.has_changes() and not validate:
+        return base  # nothing changed: the commit owes no new metadata
+    if base_location:
+        new = _update_table_metadata_log(new, base_location, base.last_updated_ms)
+    if base.last_updated_ms == new.last_updated_ms:
+        new = new.model_copy(update={"last_updated_ms": datetime_to_millis(datetime.now().astimezone())})
     if validate:
         new = _metadata.validate_python(new.model_dump())
     new.spec().check_compatible(new.schema())
     new.sort_order().check_compatible(new.schema())
     return new
+
+
+DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
+
+
+def retired_metadata_files(base: TableMetadata | None, new: TableMetadata) -> list[str]:
+    """The earlier metadata files that ``new`` drops from its metadata log (bounded by
+    ``write.metadata.previous-versions-max``) and that the table asks to delete after the commit."""
+    if base is None or new.properties.get(DELETE_AFTER_COMMIT, "false").lower() != "true":
+        return []
+    kept = {entry.metadata_file for entry in new.metadata_log}
+    return [entry.metadata_file for entry in base.metadata_log if entry.metadata_file not in kept]
 
 
 def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:

@@ -11,7 +11,8 @@ from lakeledger.services.unit_of_work import Ledger
 
 def new_location(ledger: Ledger, wh: WarehouseSettings, requested: str | None, namespace_id: UUID,
                  tabular_id: UUID) -> str:
-    """The location of a new table or view: the one the client asked for, or the warehouse's default."""
+    """The location of a new table or view, normalised (the form overlap checks compare): the one the client
+    asked for, or the warehouse's default."""
     if requested:
         return checked_location(ledger, wh, requested, tabular_id)
     location = wh.profile().default_table_location(namespace_id, tabular_id)
@@ -32,7 +33,8 @@ def _check_no_overlap(ledger: Ledger, wh: WarehouseSettings, location: str, tabu
 
 
 def metadata_file_location(wh: WarehouseSettings, proposed: str) -> str:
-    location = normalize_location(proposed)
-    if not is_within(location, wh.profile().base_location()):
-        raise BadRequest(f"Metadata location {location} is not inside the warehouse")
-    return location
+    """``proposed``, spelt as it is (clients compare what they wrote with what they read back), once its
+    normalised form is found inside the warehouse."""
+    if not is_within(normalize_location(proposed), wh.profile().base_location()):
+        raise BadRequest(f"Metadata location {proposed} is not inside the warehouse")
+    return proposed

@@ -1,3 +1,4 @@
+import logging
 from dataclasses import dataclass
 from typing import Any
 from uuid import uuid4
@@ -12,6 +13,7 @@ from lakeledger.domain.name_claim import TABULAR
 from lakeledger.domain.names import check_name, check_namespace, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.storage_profile import is_within, normalize_location
 from lakeledger.domain.table import (
     CREATED_BY_COMMIT,
     CREATED_BY_REGISTRATION,
@@ -25,6 +27,8 @@ from lakeledger.services.conditions import Condition, namespace_exists
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.services.unit_of_work import Ledger
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -45,11 +49,15 @@ class TableChange:
 
 @dataclass
 class _Staged:
-    table: Table
+    """One table's part of a commit. ``table`` is None when the change leaves the table as it is: nothing is
+    written or appended for it, and the client gets the current metadata back."""
+
+    table: Table | None
     claim: Any
     metadata: TableMetadata
     metadata_location: str
     conditions: list[Condition]
+    base: TableMetadata | None = None
 
 
 class TableService:
@@ -70,8 +78,9 @@ class TableService:
                 raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
             table_id = uuid4()
             location = placement.new_location(self.ledger, wh, request.location, ns.id, table_id)
-            metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order, location,
-                                       request.properties, table_id)
+            # the metadata keeps the location as the client spelt it; the catalog compares the normalised form
+            metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order,
+                                       _as_spelt(request.location) or location, request.properties, table_id)
             if request.stage_create:
                 return TableState(None, tm.serialize(metadata))
             metadata_location = self._metadata_location(wh, metadata, None)
@@ -102,10 +111,14 @@ class TableService:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             staged = [self._stage(wh, change, requirements, updates, by)
                       for change, requirements, updates in parsed]
-            data = self._write_and_append(wh, [(s.metadata_location, s.metadata) for s in staged],
-                                          [a for s in staged for a in (s.claim, s.table)],
-                                          [c for s in staged for c in s.conditions])
-            return [TableState(s.metadata_location, d) for s, d in zip(staged, data)]
+            changed = [s for s in staged if s.table is not None]
+            if changed:
+                self._write_and_append(wh, [(s.metadata_location, s.metadata) for s in changed],
+                                       [a for s in changed for a in (s.claim, s.table)],
+                                       [c for s in changed for c in s.conditions])
+                self._retire_metadata_files(wh, changed)
+            storage = storage_for(wh.profile())
+            return [TableState(s.metadata_location, self.files.data(s.metadata_location, storage)) for s in staged]
 
         return self.ledger.retrying(command)
 
@@ -122,12 +135,14 @@ class TableService:
         storage = storage_for(wh.profile())
         base = self.files.parsed(table.metadata_location, storage)
         metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
+        if metadata is base:
+            return _Staged(None, None, base, table.metadata_location, [])
         location = placement.checked_location(self.ledger, wh, metadata.location, table.id) if metadata.location != table.location \
             else table.location
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
         self.ledger.approval.review(proposed_commit(table, by, change.requirements_raw, change.updates_raw))
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
-        return _Staged(table, None, metadata, metadata_location, [])
+        return _Staged(table, None, metadata, metadata_location, [], base)
 
     def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> Table | None:
         """The table a commit names. The read model finds it in one query (the hot path) and the log
@@ -244,6 +259,21 @@ class TableService:
 
     # -- helpers ------------------------------------------------------------------------------
 
+    def _retire_metadata_files(self, wh: WarehouseSettings, committed: list[_Staged]) -> None:
+        """Deletes the metadata files that a commit's metadata log no longer lists, when the table asks for it
+        (``write.metadata.delete-after-commit.enabled``), as Iceberg's own catalogs do: after the event that
+        moved the table on is appended, and only files inside the table's own location."""
+        storage = storage_for(wh.profile())
+        for s in committed:
+            for location in tm.retired_metadata_files(s.base, s.metadata):
+                if not is_within(normalize_location(location), s.table.location):
+                    continue
+                self.files.forget(location)
+                try:
+                    storage.delete(location)
+                except Exception:  # the commit stands; a file left behind is only litter
+                    log.warning("Could not delete retired metadata file %s", location, exc_info=True)
+
     def _metadata_location(self, wh: WarehouseSettings, metadata: TableMetadata, previous: str | None) -> str:
         return placement.metadata_file_location(wh, tm.next_metadata_location(metadata, previous))
 
@@ -263,3 +293,8 @@ class TableService:
                 storage.delete(location)
             raise
         return [data for _, data in written]
+
+
+def _as_spelt(location: str | None) -> str | None:
+    """A requested location as the client wrote it, less a trailing slash (metadata paths are joined to it)."""
+    return location.rstrip("/") if location else None

@@ -3,7 +3,7 @@
 import pytest
 from support import SCHEMA
 
-TYPES = {"BadRequestException", "NoSuchNamespaceException", "NoSuchTableException", "NoSuchWarehouseException",
+TYPES = {"BadRequestException", "IllegalArgumentException", "NoSuchNamespaceException", "NoSuchTableException", "NoSuchWarehouseException",
          "RequestTooLargeException", "MethodNotAllowedException", "NotFoundException"}
 
 

@@ -43,7 +43,7 @@ def _loaded(client, other, path):
     return body["metadata"]
 
 
-def _refused(client, path, log_length, *updates, requirements=(), status=400, type_="BadRequestException"):
+def _refused(client, path, log_length, *updates, requirements=(), status=400, type_="IllegalArgumentException"):
     before, location = log_length(), _load(client, path)["metadata-location"]
     r = client.post(path, json={"requirements": list(requirements), "updates": list(updates)})
     assert r.status_code == status, r.text
@@ -142,7 +142,7 @@ def test_create_with_format_version_3(client, other, table_factory, warehouse, l
     for bad in ("4", "zero"):
         r = client.post(f"{warehouse['prefix']}/namespaces/v3/tables",
                         json={"name": f"bad{bad}", "schema": SCHEMA, "properties": {"format-version": bad}})
-        assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", r.text
+        assert r.status_code == 400 and r.json()["error"]["type"] == "IllegalArgumentException", r.text
     assert log_length() == before
 
 
