@@ -191,7 +191,7 @@ def _metadata_files(warehouse) -> set[str]:
     return {p.name for p in Path(warehouse["path"]).rglob("*.metadata.json")}
 
 
-def test_retired_metadata_files_are_deleted_when_the_table_asks(client, table_factory, warehouse):
+def test_retired_metadata_files_are_deleted_when_the_table_asks(client, table_factory, warehouse, db):
     keep = table_factory("retire", "keep")
     for i in range(4):
         _commit(client, keep, {"action": "set-properties", "updates": {"n": str(i)}})
@@ -200,6 +200,7 @@ def test_retired_metadata_files_are_deleted_when_the_table_asks(client, table_fa
     path = table_factory("retire", "drop", properties={"write.metadata.delete-after-commit.enabled": "true",
                                                         "write.metadata.previous-versions-max": "2"})
     table_dir = Path(client.get(path).json()["metadata"]["location"].removeprefix("file://"))
+    created_at = db.execute("SELECT max(notification_id) FROM lakeledger_events").fetchone()[0]
     for i in range(5):
         answer = _commit(client, path, {"action": "set-properties", "updates": {"n": str(i)}})
     log = answer["metadata"]["metadata-log"]
@@ -208,3 +209,7 @@ def test_retired_metadata_files_are_deleted_when_the_table_asks(client, table_fa
     expected = {entry["metadata-file"].removeprefix("file://") for entry in log}
     expected.add(answer["metadata-location"].removeprefix("file://"))
     assert on_disk == expected
+    # the catalog as it was when the table was created pointed at a file that is gone now: a clean 404
+    config = client.get("/catalog/v1/config", params={"warehouse": f"{warehouse['name']}@seq:{created_at}"}).json()
+    r = client.get(f"/catalog/v1/{config['overrides']['prefix']}/namespaces/retire/tables/drop")
+    assert r.status_code == 404, r.text
