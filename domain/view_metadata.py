@@ -11,7 +11,12 @@ What the rules are, in short:
 * every change of the current version is logged in ``version-log``; ``versions`` keeps at most
   ``version.history.num-entries`` versions (never dropping the current one or those just added),
   and log entries older than an expired version are cut off;
-* a replace may not lose a SQL dialect unless ``replace.drop-dialect.allowed`` is true."""
+* a replace may not lose a SQL dialect unless ``replace.drop-dialect.allowed`` is true.
+
+Refusals carry the messages of Iceberg's ``ViewMetadata.Builder``; those it raises as IllegalArgumentException
+are ``InvalidArgument`` here, so a Java client raises the exception it raises against Iceberg's own server.
+Those it raises as ValidationException stay plain bad requests (the Java client makes both of that type and
+plain 400s a BadRequestException)."""
 
 import time
 import uuid
@@ -33,7 +38,7 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import IcebergBaseModel
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
-from lakeledger.domain.errors import BadRequest, CommitFailed
+from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
 
 LAST_ADDED = -1
 INITIAL_SCHEMA_ID = 0
@@ -228,23 +233,23 @@ class _Builder:
 
     def assign_uuid(self, new_uuid: str) -> None:
         if self.view_uuid is not None and uuid.UUID(self.view_uuid) != uuid.UUID(new_uuid):
-            raise BadRequest(f"Cannot reassign the uuid of view {self.view_uuid} to {new_uuid}")
+            raise InvalidArgument("Cannot reassign uuid")
         if self.view_uuid is None:
             self.view_uuid = new_uuid
             self.changed = True
 
     def upgrade_format_version(self, version: int) -> None:
         if version < self.format_version:
-            raise BadRequest(f"Cannot downgrade v{self.format_version} view to v{version}")
+            raise InvalidArgument(f"Cannot downgrade v{self.format_version} view to v{version}")
         if version > SUPPORTED_FORMAT_VERSION:
-            raise BadRequest(f"Unsupported view format version: {version}")
+            raise InvalidArgument(f"Unsupported format version: {version}")
         if version != self.format_version:
             self.format_version = version
             self.changed = True
 
     def set_location(self, location: str) -> None:
         if not location:
-            raise BadRequest("Invalid view location: empty")
+            raise InvalidArgument("Invalid location: (empty string)")
         if location != self.location:
             self.location = location
             self.changed = True
@@ -275,15 +280,15 @@ class _Builder:
     def add_version(self, version: ViewVersion) -> int:
         if version.schema_id == LAST_ADDED:
             if self.last_added_schema_id is None:
-                raise BadRequest("Cannot use the last added schema (-1): no schema has been added")
+                raise BadRequest("Cannot set last added schema: no schema has been added")
             version = version.model_copy(update={"schema_id": self.last_added_schema_id})
         if all(s.schema_id != version.schema_id for s in self.schemas):
-            raise BadRequest(f"Cannot add a view version with unknown schema: {version.schema_id}")
+            raise InvalidArgument(f"Cannot add version with unknown schema: {version.schema_id}")
         dialects: set[str] = set()
         for representation in version.representations:
             dialect = representation.root.dialect.lower()
             if dialect in dialects:
-                raise BadRequest(f"Invalid view version: more than one query for dialect {dialect}")
+                raise InvalidArgument(f"Invalid view version: Cannot add multiple queries for dialect {dialect}")
             dialects.add(dialect)
         for known in self.versions:
             if _same_version(known, version):
@@ -302,13 +307,13 @@ class _Builder:
     def set_current_version(self, version_id: int) -> None:
         if version_id == LAST_ADDED:
             if self.last_added_version_id is None:
-                raise BadRequest("Cannot set the last added view version (-1): no view version has been added")
+                raise BadRequest("Cannot set last version id: no current version id has been set")
             version_id = self.last_added_version_id
         if version_id == self.current_version_id:
             return
         version = next((v for v in self.versions if v.version_id == version_id), None)
         if version is None:
-            raise BadRequest(f"Cannot set current view version to unknown version: {version_id}")
+            raise InvalidArgument(f"Cannot set current version to unknown version: {version_id}")
         self.current_version_id = version_id
         # A version added by this request became current when it was created; one set current again
         # (a rollback) became current now.
@@ -320,18 +325,19 @@ class _Builder:
 
     def build(self) -> ViewMetadata:
         if not self.location:
-            raise BadRequest("Invalid view: no location")
+            raise InvalidArgument("Invalid location: null")
         if not self.versions or self.current_version_id is None:
-            raise BadRequest("Invalid view: no current version")
+            raise InvalidArgument("Invalid view: no versions were added")
         current = next(v for v in self.versions if v.version_id == self.current_version_id)
         history = list(self.history)
         if self.history_entry is not None:
             history.append(self.history_entry)
         if self.previous is not None and not _is_true(self.properties.get(REPLACE_DROP_DIALECT_ALLOWED)):
-            lost = _dialects(self.previous) - _dialects(current)
-            if lost:
-                raise BadRequest(f"Cannot replace view: it would lose the dialects {sorted(lost)} "
-                                 f"({REPLACE_DROP_DIALECT_ALLOWED}=false)")
+            before, after = _dialects(self.previous), _dialects(current)
+            if not before <= after:
+                # Iceberg raises IllegalStateException here (a 500 from its reference server); a 400 names the cause
+                raise BadRequest(f"Cannot replace view due to loss of view dialects ({REPLACE_DROP_DIALECT_ALLOWED}"
+                                 f"=false):\nPrevious dialects: {_listed(before)}\nNew dialects: {_listed(after)}")
         keep = max(len(self.added_versions | {self.current_version_id}), self._history_size())
         versions = self.versions
         if len(versions) > keep:
@@ -343,7 +349,7 @@ class _Builder:
                                 current_version_id=self.current_version_id, versions=versions,
                                 version_log=history, properties=self.properties)
         except (ValidationError, ValueError) as e:
-            raise BadRequest(f"Invalid view metadata: {e}") from None
+            raise InvalidArgument(f"Invalid view metadata: {e}") from None
 
     def _history_size(self) -> int:
         raw = self.properties.get(VERSION_HISTORY_SIZE)
@@ -352,10 +358,14 @@ class _Builder:
         try:
             size = int(raw)
         except ValueError:
-            raise BadRequest(f"{VERSION_HISTORY_SIZE} must be an integer, not {raw!r}") from None
+            raise InvalidArgument(f"{VERSION_HISTORY_SIZE} must be an integer, not {raw!r}") from None
         if size < 1:
-            raise BadRequest(f"{VERSION_HISTORY_SIZE} must be positive but was {size}")
+            raise InvalidArgument(f"{VERSION_HISTORY_SIZE} must be positive but was {size}")
         return size
+
+
+def _listed(dialects: set[str]) -> str:
+    return "[" + ", ".join(sorted(dialects)) + "]"
 
 
 def _is_true(value: str | None) -> bool:

@@ -13,11 +13,12 @@ from pyiceberg.view.metadata import ViewMetadata
 
 from lakeledger.domain import deletion
 from lakeledger.domain import view_metadata as vm
-from lakeledger.domain.errors import AlreadyExists, BadRequest, NoSuchView
+from lakeledger.domain.errors import AlreadyExists, BadRequest, NoSuchNamespace, NoSuchView
 from lakeledger.domain.name_claim import TABULAR
 from lakeledger.domain.names import check_name, check_namespace, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.storage_profile import normalize_location
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.view import View
 from lakeledger.storage import Storage, storage_for
@@ -54,8 +55,10 @@ class ViewService:
             self._check_name_free(ns, name)
             view_id = uuid4()
             location = placement.new_location(self.ledger, wh, request.location, ns.id, view_id)
-            metadata = vm.new_view(view_id, location, request.view_schema, request.view_version,
-                                   request.properties)
+            # the metadata keeps the location as the client spelt it (clients compare it with what they
+            # sent); the catalog's own records and checks use the normalised form
+            metadata = vm.new_view(view_id, _as_spelt(request.location) or location, request.view_schema,
+                                   request.view_version, request.properties)
             metadata_location = self._metadata_location(wh, metadata, None)
             claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by)
             view = View.create(view_id, wh.id, ns.id, levels, name, location, metadata_location, raw, by)
@@ -76,14 +79,14 @@ class ViewService:
 
         def command() -> ViewState:
             wh = resolve.warehouse(self.ledger, warehouse_id)
-            view = self._live_view(wh, levels, name)
+            _, view = self._view_at(wh, levels, name)
             storage = storage_for(wh.profile())
             base = self._parsed(view.metadata_location, storage)
             metadata = vm.apply_replace(base, requirements, updates)
             if metadata is None:  # nothing changed: no new file, no event
                 return ViewState(view.metadata_location, self.files.data(view.metadata_location, storage))
             location = view.location
-            if metadata.location != view.location:
+            if normalize_location(metadata.location) != view.location:
                 location = placement.checked_location(self.ledger, wh, metadata.location, view.id)
             metadata_location = self._metadata_location(wh, metadata, view.metadata_location)
             view.replace(requirements_raw, updates_raw, metadata_location, by, location=location)
@@ -100,8 +103,7 @@ class ViewService:
 
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
-            ns = resolve.namespace(self.ledger, wh, levels)
-            view = self._view_in(ns, name)
+            ns, view = self._view_at(wh, levels, name)
             expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
             view.drop(False, expires_at, force, by)  # a view has no data files; its metadata files stay
             self.ledger.approval.review(proposed_drop(view, by, expires_at=expires_at))
@@ -114,23 +116,23 @@ class ViewService:
                by: Provenance) -> None:
         src_levels, src_name = check_namespace(source[0]), check_name(source[1], "View")
         dst_levels, dst_name = check_namespace(destination[0]), check_name(destination[1], "View")
-        taken = f"Table or view already exists: {dotted([*dst_levels, dst_name])}"
+        cannot = f"Cannot rename {dotted([*src_levels, src_name])} to {dotted([*dst_levels, dst_name])}."
 
         def command() -> None:
+            # checked in the order of Iceberg's reference catalog, so clients see the same first error
             wh = resolve.warehouse(self.ledger, warehouse_id)
-            src_ns = resolve.namespace(self.ledger, wh, src_levels)
-            view = self._view_in(src_ns, src_name)
             dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
-            if dst_ns.id == src_ns.id and dst_name == src_name:
-                raise AlreadyExists(taken)
-            self._check_name_free(dst_ns, dst_name)
+            src_ns, view = self._view_at(wh, src_levels, src_name)
+            kind = self._holder_kind(dst_ns, dst_name)  # the view itself, when renamed onto its own name
+            if kind is not None:
+                raise AlreadyExists(f"{cannot} {kind} already exists")
             new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, view.id, "View", by)
             old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, view.id, by)
             view.rename(dst_ns.id, dst_levels, dst_name, by)
             self.ledger.append(old_claim, new_claim, view,
                                conditions=[namespace_exists(dst_ns.id, dotted(dst_levels))])
 
-        self.ledger.retrying(command, AlreadyExists, taken)
+        self.ledger.retrying(command, AlreadyExists, f"{cannot} Table or view already exists")
 
     def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str, raw: dict,
                  by: Provenance) -> ViewState:
@@ -158,14 +160,22 @@ class ViewService:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _check_name_free(self, ns: Namespace, name: str) -> None:
-        """409 when a table or a view holds the name (one name space for both kinds)."""
+    def _holder_kind(self, ns: Namespace, name: str) -> str | None:
+        """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
         holder = resolve.table_id(self.ledger, ns, name)
         if holder is None:
-            return
+            return None
         found = self.ledger.log.get(Tabular, holder)
-        kind = found.kind.capitalize() if found is not None else "Table or view"
-        raise AlreadyExists(f"{kind} already exists: {dotted([*ns.path, name])}")
+        return "View" if found is not None and found.kind == "view" else "Table"
+
+    def _check_name_free(self, ns: Namespace, name: str) -> None:
+        """409 when a table or a view holds the name, in the words of Iceberg's catalogs, which Java
+        clients and the REST compatibility kit read."""
+        kind = self._holder_kind(ns, name)
+        if kind == "Table":
+            raise AlreadyExists(f"Table with same name already exists: {dotted([*ns.path, name])}")
+        if kind == "View":
+            raise AlreadyExists(f"View already exists: {dotted([*ns.path, name])}")
 
     def _view_in(self, ns: Namespace, name: str) -> View:
         holder = resolve.table_id(self.ledger, ns, name)
@@ -174,8 +184,14 @@ class ViewService:
             raise NoSuchView(f"View does not exist: {dotted([*ns.path, name])}")
         return found
 
-    def _live_view(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> View:
-        return self._view_in(resolve.namespace(self.ledger, wh, levels), name)
+    def _view_at(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> tuple[Namespace, View]:
+        """The live view and its namespace. A missing namespace means a missing view here, as in Iceberg's
+        reference server (Java clients raise NoSuchViewException for both)."""
+        try:
+            ns = resolve.namespace(self.ledger, wh, levels)
+        except NoSuchNamespace:
+            raise NoSuchView(f"View does not exist: {dotted([*levels, name])}") from None
+        return ns, self._view_in(ns, name)
 
     def _parsed(self, location: str, storage: Storage) -> ViewMetadata:
         # Parsed afresh (views are small and replaced rarely); only the bytes are shared with the
@@ -201,3 +217,8 @@ class ViewService:
             storage.delete(location)
             raise
         return data
+
+
+def _as_spelt(location: str | None) -> str | None:
+    """A requested location as the client wrote it, less a trailing slash (metadata paths are joined to it)."""
+    return location.rstrip("/") if location else None

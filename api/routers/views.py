@@ -18,7 +18,7 @@ from lakeledger.api.models import (
 )
 from lakeledger.api.openapi import ListViewsResponse, LoadViewResult, errors, ok
 from lakeledger.api.pagination import Page, page
-from lakeledger.api.tabulars import listed, namespace_id, warehouse_id_of
+from lakeledger.api.tabulars import listed, warehouse_id_of
 from lakeledger.api.time_travel import as_of
 from lakeledger.api.routers.warehouses import active_warehouse
 
@@ -32,18 +32,17 @@ def _view_result(state: ViewState) -> Response:
     return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON)
 
 
-
 async def _find_view(ll, prefix: str, namespace: str, view: str) -> tuple:
-    """(id, metadata_location) of the view, or the precise 404 for what is missing. A table of that
-    name is not a view: NoSuchViewException."""
+    """(id, metadata_location) of the view, or the 404 for what is missing: the warehouse, or else the view.
+    A table of that name is not a view, and a view in a namespace that does not exist does not exist:
+    NoSuchViewException for both, as Iceberg's reference server answers (Java's loadView raises it)."""
     path = parse_namespace(namespace)
     check_name(view, "View")
     warehouse_id = warehouse_id_of(prefix)
     row = await ll.queries.active_view(warehouse_id, path, view)
     if row is not None:
         return row
-    wh = await active_warehouse(ll, prefix)
-    await namespace_id(ll, wh["id"], path)
+    await active_warehouse(ll, prefix)
     raise NoSuchView(f"View does not exist: {dotted([*path, view])}")
 
 

@@ -73,7 +73,6 @@ def test_create_load_list_head(client, warehouse, view_path):
     listed = client.get(f"{p}/namespaces/ns/views").json()
     assert listed == {"identifiers": [{"namespace": ["ns"], "name": "v"}], "next-page-token": None}
     _error(client.get(f"{p}/namespaces/ns/views/nope"), 404, "NoSuchViewException")
-    _error(client.get(f"{p}/namespaces/nope/views/v"), 404, "NoSuchNamespaceException")
     _error(client.get(f"{p}/namespaces/nope/views"), 404, "NoSuchNamespaceException")
 
 
@@ -255,6 +254,120 @@ def test_views_and_tables_share_one_name_space(client, warehouse, log_length):
            404, "NoSuchViewException")
     assert client.get(f"{p}/namespaces/ns/tables").json()["identifiers"] == [{"namespace": ["ns"], "name": "t"}]
     assert client.get(f"{p}/namespaces/ns/views").json()["identifiers"] == [{"namespace": ["ns"], "name": "v"}]
+    assert log_length() == before
+
+
+def _message(r, status, type_) -> str:
+    _error(r, status, type_)
+    return r.json()["error"]["message"]
+
+
+def test_a_view_in_a_missing_namespace_is_a_missing_view(client, warehouse, log_length):
+    # Iceberg's reference server answers so, and Java's loadView raises NoSuchViewException for it
+    p = warehouse["prefix"]
+    before = log_length()
+    view = f"{p}/namespaces/nope/views/v"
+    assert _message(client.get(view), 404, "NoSuchViewException") == "View does not exist: nope.v"
+    assert client.head(view).status_code == 404
+    assert _message(client.post(view, json={"updates": [{"action": "set-properties", "updates": {"a": "b"}}]}),
+                    404, "NoSuchViewException") == "View does not exist: nope.v"
+    assert _message(client.delete(view), 404, "NoSuchViewException") == "View does not exist: nope.v"
+    assert _message(client.get(f"{p}/namespaces/ns%1Fnope/views/v"), 404,
+                    "NoSuchViewException") == "View does not exist: ns.nope.v"
+    # listing is about the namespace itself
+    _error(client.get(f"{p}/namespaces/nope/views"), 404, "NoSuchNamespaceException")
+    assert log_length() == before
+
+
+def test_invalid_view_definitions_are_illegal_arguments(client, warehouse, view_path, log_length):
+    # what Iceberg's ViewMetadata.Builder refuses with IllegalArgumentException carries that type and message
+    p = warehouse["prefix"]
+    before = log_length()
+    twice = view_version()
+    twice["representations"] = [{"type": "sql", "sql": "SELECT 1", "dialect": "trino"},
+                                {"type": "sql", "sql": "SELECT 2", "dialect": "Trino"}]
+    r = client.post(f"{p}/namespaces/ns/views", json={"name": "x", "schema": VIEW_SCHEMA, "view-version": twice})
+    assert _message(r, 400, "IllegalArgumentException") == \
+        "Invalid view version: Cannot add multiple queries for dialect trino"
+    cases = [
+        ({"action": "add-view-version", "view-version": twice},
+         "Invalid view version: Cannot add multiple queries for dialect trino"),
+        ({"action": "set-current-view-version", "view-version-id": 99},
+         "Cannot set current version to unknown version: 99"),
+        ({"action": "add-view-version", "view-version": view_version(schema_id=42)},
+         "Cannot add version with unknown schema: 42"),
+        ({"action": "upgrade-format-version", "format-version": 2}, "Unsupported format version: 2"),
+        ({"action": "assign-uuid", "uuid": str(uuid.uuid4())}, "Cannot reassign uuid"),
+        ({"action": "set-properties", "updates": {"version.history.num-entries": "0"}},
+         "version.history.num-entries must be positive but was 0"),
+    ]
+    for update, message in cases:
+        r = client.post(view_path, json={"updates": [update]})
+        assert _message(r, 400, "IllegalArgumentException") == message, update
+    # a "-1" with nothing added before is a ValidationException in Iceberg: a plain bad request
+    r = client.post(view_path, json={"updates": [{"action": "set-current-view-version", "view-version-id": -1}]})
+    assert _message(r, 400, "BadRequestException") == "Cannot set last version id: no current version id has been set"
+    assert log_length() == before
+
+
+def test_name_clashes_are_worded_as_icebergs_catalogs_word_them(client, warehouse, log_length):
+    # the Java client and Iceberg's compatibility kit read these messages
+    p = warehouse["prefix"]
+    _create(client, p, name="v")
+    _create(client, p, name="w")
+    assert client.post(f"{p}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}).status_code == 200
+    before = log_length()
+
+    def create(name):
+        return client.post(f"{p}/namespaces/ns/views",
+                           json={"name": name, "schema": VIEW_SCHEMA, "view-version": view_version()})
+
+    def rename(source, destination, source_ns="ns", destination_ns="ns"):
+        return client.post(f"{p}/views/rename", json={"source": {"namespace": [source_ns], "name": source},
+                                                       "destination": {"namespace": [destination_ns],
+                                                                       "name": destination}})
+
+    assert _message(create("v"), 409, "AlreadyExistsException") == "View already exists: ns.v"
+    assert _message(create("t"), 409, "AlreadyExistsException") == "Table with same name already exists: ns.t"
+    assert _message(rename("v", "w"), 409, "AlreadyExistsException") == \
+        "Cannot rename ns.v to ns.w. View already exists"
+    assert _message(rename("v", "t"), 409, "AlreadyExistsException") == \
+        "Cannot rename ns.v to ns.t. Table already exists"
+    assert _message(rename("v", "v"), 409, "AlreadyExistsException") == \
+        "Cannot rename ns.v to ns.v. View already exists"
+    # the destination's namespace is checked first, then the source (a missing namespace: a missing view)
+    assert _message(rename("v", "x", destination_ns="gone"), 404, "NoSuchNamespaceException") == \
+        "Namespace does not exist: gone"
+    assert _message(rename("v", "x", source_ns="gone"), 404, "NoSuchViewException") == \
+        "View does not exist: gone.v"
+    assert log_length() == before
+
+
+def test_requested_locations_are_kept_as_spelt(client, warehouse, log_length):
+    # Java writes file:/path; the client compares the view's location with the one it sent
+    p = warehouse["prefix"]
+    spelt = f"file:{warehouse['path']}/placed/v"
+    created = _create(client, p, name="placed", location=spelt)
+    assert created["metadata"]["location"] == spelt
+    assert created["metadata-location"].startswith(f"{spelt}/metadata/00000-")
+    assert _load(client, f"{p}/namespaces/ns/views/placed") == created
+    moved = f"file:{warehouse['path']}/moved/v/"
+    r = client.post(f"{p}/namespaces/ns/views/placed", json={"updates": [{"action": "set-location",
+                                                                          "location": moved}]})
+    assert r.status_code == 200, r.text
+    assert r.json()["metadata"]["location"] == moved
+    assert r.json()["metadata-location"].startswith(f"{moved.rstrip('/')}/metadata/00001-")
+    assert (warehouse["path"] / "moved" / "v" / "metadata").is_dir()
+    # setting it again changes nothing (no new file, no event) ...
+    before = log_length()
+    same = client.post(f"{p}/namespaces/ns/views/placed", json={"updates": [{"action": "set-location",
+                                                                             "location": moved}]})
+    assert same.json()["metadata-location"] == r.json()["metadata-location"] and log_length() == before
+    # ... and the overlap rules compare places, not spellings
+    clash = client.post(f"{p}/namespaces/ns/views", json={
+        "name": "other", "schema": VIEW_SCHEMA, "view-version": view_version(),
+        "location": f"file://{warehouse['path']}/moved/v/inner"})
+    _error(clash, 400, "BadRequestException")
     assert log_length() == before
 
 

@@ -1,11 +1,12 @@
 """View metadata rules without I/O: creation, every view update and requirement, the version log and
 the expiry of old versions."""
 
+import re
 import uuid
 
 import pytest
 from lakeledger.domain import view_metadata as vm
-from lakeledger.domain.errors import BadRequest, CommitFailed
+from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import ViewVersion
@@ -102,23 +103,31 @@ def test_properties_location_uuid_and_format_version():
     assert replace(base, [{"action": "upgrade-format-version", "format-version": 1}]) is None
 
 
-@pytest.mark.parametrize("updates, message", [
-    ([{"action": "assign-uuid", "uuid": str(uuid.uuid4())}], "reassign"),
-    ([{"action": "upgrade-format-version", "format-version": 2}], "Unsupported view format version"),
-    ([{"action": "upgrade-format-version", "format-version": 0}], "downgrade"),
-    ([CURRENT_LAST], "no view version has been added"),
-    ([{"action": "set-current-view-version", "view-version-id": 42}], "unknown version"),
-    ([add_version("SELECT 2", schema_id=-1)], "no schema has been added"),
-    ([add_version("SELECT 2", schema_id=5)], "unknown schema"),
-    ([add_version("SELECT 2", dialects=("spark", "SPARK"))], "more than one query"),
-    ([add_version("SELECT 2", dialects=("trino",)), CURRENT_LAST], "lose the dialects"),
-    ([{"action": "set-location", "location": ""}], "location"),
-    ([{"action": "set-properties", "updates": {vm.VERSION_HISTORY_SIZE: "0"}}], "must be positive"),
-    ([{"action": "set-properties", "updates": {vm.VERSION_HISTORY_SIZE: "many"}}], "must be an integer"),
+# Iceberg's ViewMetadata.Builder refuses these with IllegalArgumentException (InvalidArgument: Java clients raise
+# the same), or with ValidationException / IllegalStateException (plain 400s); the messages are the builder's.
+@pytest.mark.parametrize("updates, error, message", [
+    ([{"action": "assign-uuid", "uuid": str(uuid.uuid4())}], InvalidArgument, "Cannot reassign uuid"),
+    ([{"action": "upgrade-format-version", "format-version": 2}], InvalidArgument, "Unsupported format version: 2"),
+    ([{"action": "upgrade-format-version", "format-version": 0}], InvalidArgument, "Cannot downgrade v1 view to v0"),
+    ([CURRENT_LAST], BadRequest, "Cannot set last version id: no current version id has been set"),
+    ([{"action": "set-current-view-version", "view-version-id": 42}], InvalidArgument,
+     "Cannot set current version to unknown version: 42"),
+    ([add_version("SELECT 2", schema_id=-1)], BadRequest, "Cannot set last added schema: no schema has been added"),
+    ([add_version("SELECT 2", schema_id=5)], InvalidArgument, "Cannot add version with unknown schema: 5"),
+    ([add_version("SELECT 2", dialects=("spark", "SPARK"))], InvalidArgument,
+     "Invalid view version: Cannot add multiple queries for dialect spark"),
+    ([add_version("SELECT 2", dialects=("trino",)), CURRENT_LAST], BadRequest,
+     "Cannot replace view due to loss of view dialects"),
+    ([{"action": "set-location", "location": ""}], InvalidArgument, "Invalid location"),
+    ([{"action": "set-properties", "updates": {vm.VERSION_HISTORY_SIZE: "0"}}], InvalidArgument,
+     "version.history.num-entries must be positive but was 0"),
+    ([{"action": "set-properties", "updates": {vm.VERSION_HISTORY_SIZE: "many"}}], InvalidArgument,
+     "must be an integer"),
 ])
-def test_invalid_updates_are_bad_requests(updates, message):
-    with pytest.raises(BadRequest, match=message):
+def test_invalid_updates_are_bad_requests(updates, error, message):
+    with pytest.raises(BadRequest, match=re.escape(message)) as raised:
         replace(created(), updates)
+    assert type(raised.value) is error
 
 
 def test_dropping_a_dialect_is_allowed_when_the_view_says_so():
