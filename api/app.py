@@ -37,6 +37,8 @@ def create_app(container) -> FastAPI:
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
     identifiers.use_separator(container.settings.namespace_separator)
+    # Routes match the raw path's segments (RequestContext); their parameters are unescaped by the convertor.
+    identifiers.route_on_segments()
     errors.install(app)
     openapi.install(app)
     for router in (config.router, namespaces.router, tables.router, views.router):

@@ -1,12 +1,16 @@
-"""Per-request context: the request id (taken from ``x-request-id`` or minted), the actor, and the
-body size limit. Written as plain ASGI middleware so the hot read path pays almost nothing."""
+"""Per-request context: the request id (taken from ``x-request-id`` or minted), the actor, the body
+size limit and the path routed on (api/identifiers.py). Written as plain ASGI middleware so the hot
+read path pays almost nothing."""
 
 import uuid
 
 from fastapi import Request
 
 from lakeledger.domain.provenance import ANONYMOUS, Provenance
+from lakeledger.domain.errors import BadRequest
 from lakeledger.api.errors import error_response
+from lakeledger.api.identifiers import routing_path
+from lakeledger.api.text import lone_surrogate, query_is_utf8
 
 REQUEST_ID_HEADER = b"x-request-id"
 
@@ -36,38 +40,52 @@ class RequestContext:
                 message["headers"] = [*message.get("headers", []), header]
             await send(message)
 
+        def refuse(code: int, type_: str, message: str):
+            return error_response(code, type_, message, head=scope["method"] == "HEAD")(scope, receive, send_with_id)
+
+        try:
+            path = routing_path(scope)
+        except BadRequest as e:
+            return await refuse(400, "BadRequestException", e.message)
+        if path != scope["path"]:
+            scope = {**scope, "path": path}
+        if not query_is_utf8(scope.get("query_string", b"")):
+            return await refuse(400, "BadRequestException", "The query string is not valid UTF-8 once percent-decoded")
+
         limit = self.max_body_bytes
         if length is not None and (not length.isdigit() or int(length) > limit):
-            response = error_response(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
-            return await response(scope, receive, send_with_id)
+            return await refuse(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
+        if scope["method"] not in ("POST", "PUT", "PATCH"):
+            return await self.app(scope, receive, send_with_id)
 
-        if length is None and scope["method"] in ("POST", "PUT", "PATCH"):
-            # A body without a declared length is read up front, so the limit holds before any
-            # handler sees it.
-            chunks, received = [], 0
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    return
-                chunks.append(message.get("body", b""))
-                received += len(chunks[-1])
-                if received > limit:
-                    response = error_response(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
-                    return await response(scope, receive, send_with_id)
-                if not message.get("more_body", False):
-                    break
-            body = b"".join(chunks)
-            replayed = False
+        # The body is read up front: the limit holds before any handler sees it (a body may come without a
+        # declared length), and its strings are checked once for every route.
+        chunks, received = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            chunks.append(message.get("body", b""))
+            received += len(chunks[-1])
+            if received > limit:
+                return await refuse(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        where = lone_surrogate(body)
+        if where is not None:
+            return await refuse(400, "BadRequestException", f"Invalid request: {where} holds an unpaired surrogate "
+                                                            "(\\ud800-\\udfff alone), which is not a character")
+        replayed = False
 
-            async def receive_buffered():
-                nonlocal replayed
-                if not replayed:
-                    replayed = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
+        async def receive_buffered():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
-            return await self.app(scope, receive_buffered, send_with_id)
-        await self.app(scope, receive, send_with_id)
+        await self.app(scope, receive_buffered, send_with_id)
 
 
 async def provenance(request: Request) -> Provenance:

@@ -10,7 +10,7 @@ from uuid import UUID
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.names import check_name
 from lakeledger.api.etags import etag, matches
-from lakeledger.api.identifiers import levels
+from lakeledger.api.identifiers import levels, segment
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
 
@@ -50,8 +50,9 @@ class FastLoadTable:
         if queries is None:
             return None
         try:
-            namespace = [check_name(level, "Namespace") for level in levels(parts[5])]
-            name = check_name(parts[7], "Table")
+            # the path is RequestContext's routing path: segments with `%` and `/` still escaped
+            namespace = [check_name(level, "Namespace") for level in levels(segment(parts[5]))]
+            name = check_name(segment(parts[7]), "Table")
             row = await queries.active_table(UUID(parts[3]), namespace, name)
         except (BadRequest, ValueError):
             return None

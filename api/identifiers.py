@@ -1,12 +1,19 @@
-"""Namespaces on the wire: levels joined by the unit separator 0x1F in paths and parameters.
+"""Names on the wire.
 
-A server may advertise another separator in /config (`namespace-separator`, URL-encoded); clients that
-read it join levels with that one instead. Both are accepted, so clients that ignore the setting keep
-working."""
+Namespaces: levels joined by the unit separator 0x1F in paths and parameters. A server may advertise
+another separator in /config (`namespace-separator`, URL-encoded); clients that read it join levels
+with that one instead. Both are accepted, so clients that ignore the setting keep working.
 
-from urllib.parse import unquote
+Paths: a name may hold `/` (sent as `%2F`), so routing cannot use the decoded path, where that `/`
+would split the name in two. Requests are routed on the raw path instead: each segment is decoded
+once, with `%` and `/` left escaped so a segment stays one segment, and the path parameters are
+unescaped by ``Segment`` once a route matched."""
 
-from lakeledger.domain.errors import BadRequest
+from urllib.parse import unquote, unquote_to_bytes
+
+from starlette.convertors import StringConvertor, register_url_convertor
+
+from lakeledger.domain.errors import BadRequest, InvalidArgument
 from lakeledger.domain.names import check_namespace
 
 SEPARATOR = "\x1f"
@@ -32,5 +39,44 @@ def levels(raw: str) -> list[str]:
 
 def parse_namespace(raw: str) -> list[str]:
     if raw is None or raw == "":
-        raise BadRequest("Namespace must not be empty")
+        raise InvalidArgument("Namespace must not be empty")
     return list(check_namespace(levels(raw)))
+
+
+def routing_path(scope) -> str:
+    """The path to route ``scope`` on: segments decoded once, `%` and `/` inside a segment still escaped.
+    Raises BadRequest for a segment whose bytes are not UTF-8 (the server's decoding would replace them and
+    so change the name)."""
+    raw = scope.get("raw_path")
+    if raw is None:  # not from an HTTP server (an in-process client): the decoded path is all there is
+        return scope["path"].replace("%", "%25")
+    if b"%" not in raw and raw.isascii():
+        return scope["path"]  # nothing was decoded, so nothing can have been lost (the hot path)
+    try:
+        return "/".join(_segment(part) for part in raw.split(b"/"))
+    except UnicodeDecodeError:
+        raise BadRequest("The request path is not valid UTF-8 once percent-decoded") from None
+
+
+def _segment(part: bytes) -> str:
+    text = unquote_to_bytes(part).decode("utf-8") if b"%" in part else part.decode("utf-8")
+    return text.replace("%", "%25").replace("/", "%2F")
+
+
+def segment(value: str) -> str:
+    """A path parameter as the client meant it (the inverse of ``routing_path``'s escaping)."""
+    return unquote(value) if "%" in value else value
+
+
+class Segment(StringConvertor):
+    """The convertor of every path parameter: one segment of the routing path, unescaped."""
+
+    def convert(self, value: str) -> str:
+        return segment(value)
+
+
+def route_on_segments() -> None:
+    """Makes ``Segment`` the convertor of every plain path parameter (`{name}`). Called before the routers are
+    included: FastAPI compiles an included route's path, with the convertors registered then, when it first
+    routes a request."""
+    register_url_convertor("str", Segment())

@@ -1,13 +1,15 @@
 """Names of warehouses, namespaces, tables and views.
 
 Iceberg lets a name be almost any string; we refuse only what cannot round-trip through the REST
-path encoding or a person's terminal: empty names, control characters (the unit separator 0x1F
-joins namespace levels on the wire) and absurd lengths.
+path encoding, storage or a person's terminal: empty names, control characters (the unit separator
+0x1F joins namespace levels on the wire), unpaired surrogates (not characters: UTF-8 and Postgres
+cannot hold them) and absurd lengths. A `/` is fine: paths carry it as `%2F`. A refused name is an
+invalid argument, as in Iceberg's reference server (so Java clients raise IllegalArgumentException).
 """
 
 from uuid import UUID, uuid5
 
-from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.errors import InvalidArgument
 
 MAX_NAME_LENGTH = 512
 MAX_NAMESPACE_DEPTH = 16
@@ -17,21 +19,23 @@ _LEDGER_NAMESPACE = UUID("6f1a4f8e-3c0b-5b7e-9a51-0c7e6f1b2d3a")
 
 def check_name(name: object, what: str) -> str:
     if not isinstance(name, str):
-        raise BadRequest(f"{what} name must be a string")
+        raise InvalidArgument(f"{what} name must be a string")
     if not name:
-        raise BadRequest(f"{what} name must not be empty")
+        raise InvalidArgument(f"{what} name must not be empty")
     if len(name) > MAX_NAME_LENGTH:
-        raise BadRequest(f"{what} name is longer than {MAX_NAME_LENGTH} characters")
+        raise InvalidArgument(f"{what} name is longer than {MAX_NAME_LENGTH} characters")
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
-        raise BadRequest(f"{what} name must not contain control characters")
+        raise InvalidArgument(f"{what} name must not contain control characters")
+    if not name.isascii() and any("\ud800" <= c <= "\udfff" for c in name):
+        raise InvalidArgument(f"{what} name must not contain unpaired surrogates")
     return name
 
 
 def check_namespace(levels: object) -> tuple[str, ...]:
     if not isinstance(levels, (list, tuple)) or not levels:
-        raise BadRequest("Namespace must be a non-empty list of names")
+        raise InvalidArgument("Namespace must be a non-empty list of names")
     if len(levels) > MAX_NAMESPACE_DEPTH:
-        raise BadRequest(f"Namespace is deeper than {MAX_NAMESPACE_DEPTH} levels")
+        raise InvalidArgument(f"Namespace is deeper than {MAX_NAMESPACE_DEPTH} levels")
     return tuple(check_name(level, "Namespace") for level in levels)
 
 
