@@ -52,6 +52,9 @@ def serve(settings: Settings) -> None:
     if workers:
         workers.start()
     try:
+        # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
+        # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
+        # and the exit handlers (the embedded Postgres' stop) run either way.
         uvicorn.run(create_app(container), host=settings.listen_host, port=settings.listen_port,
                     log_level=settings.log_level, access_log=False)
     finally:
@@ -154,13 +157,31 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--warehouse", help="iceberg: the warehouse (default: the server's default warehouse)")
     replay.add_argument("--table", help="iceberg: namespace.table to create or append to")
     args = parser.parse_args(argv)
+    _exit_cleanly_on_stop_signals()
     settings = Settings()
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.command in ("replay", "projections"):
-        {"replay": run_replay, "projections": run_projections}[args.command](settings, args)
-        return 0
-    {"serve": serve, "migrate": run_migrate, "workers": run_workers, "rebuild": run_rebuild}[args.command](settings)
+    try:
+        if args.command in ("replay", "projections"):
+            {"replay": run_replay, "projections": run_projections}[args.command](settings, args)
+        else:
+            {"serve": serve, "migrate": run_migrate, "workers": run_workers,
+             "rebuild": run_rebuild}[args.command](settings)
+    except KeyboardInterrupt:
+        return 130  # Ctrl-C: the shell's code for SIGINT, after an ordinary exit (exit handlers run)
     return 0
+
+
+def _exit_on_signal(signum, frame):
+    raise SystemExit(0)
+
+
+def _exit_cleanly_on_stop_signals() -> None:
+    """SIGTERM and SIGHUP end the process by default without `finally` blocks or exit handlers, which
+    would leave the embedded Postgres running with no user (lakeledger/postgres.py stops it at exit). As an
+    exception they unwind like any other exit. A signal someone chose to ignore (nohup) stays ignored."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _exit_on_signal)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,81 @@
 """Test fixtures: a real Postgres (the embedded pgserver wheel, or LAKELEDGER_TEST_PG_URL), real
-`lakeledger serve` processes driven over HTTP, and a fresh warehouse per test."""
+`lakeledger serve` processes driven over HTTP, and a fresh warehouse per test. At its end the session fails
+if any process it started is still running (tests/leftovers.py)."""
 
 import os
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
 
 import httpx
+import leftovers
 import psycopg
 import pytest
 from support import SCHEMA, Server
 
 
+_SESSION_MARK = pytest.StashKey[str]()
+_OWN_TEMP_DIRS = pytest.StashKey[list]()
+
+
+def pytest_configure(config):
+    config.stash[_SESSION_MARK] = leftovers.mark_session()
+    config.stash[_OWN_TEMP_DIRS] = []
+
+
+@pytest.hookimpl(trylast=True)  # after the runner's own sessionfinish, which tears down the last fixtures
+def pytest_sessionfinish(session):
+    config = session.config
+    temp_dirs = list(config.stash[_OWN_TEMP_DIRS])
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is not None and getattr(factory, "_basetemp", None) is not None:
+        temp_dirs.append(factory.getbasetemp())
+    left = leftovers.left_after(leftovers.started_by_session(config.stash[_SESSION_MARK], temp_dirs), 10)
+    if not left:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    lines = ["processes started by this test session are still running (a fixture does not stop what it "
+             "starts; they are stopped now):", *(f"  {leftovers.describe(p)}" for p in left)]
+    if reporter:
+        reporter.write_line("")
+        reporter.write_sep("=", "leftover processes", red=True)
+        for line in lines:
+            reporter.write_line(line, red=True)
+    else:
+        print("\n".join(lines))
+    leftovers.end(left)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory) -> str:
+def postgres_home(request) -> Path:
+    """Where the session's embedded Postgres data directories go. Not under pytest's temporary directory: run
+    as root, pgserver runs Postgres as the user `pgserver`, and every pytest session that starts on the machine
+    makes /tmp/pytest-of-root private again (0700), cutting a running Postgres off its own files (PANIC)."""
+    path = Path(tempfile.mkdtemp(prefix="lakeledger-tests-"))
+    request.config.stash[_OWN_TEMP_DIRS].append(path)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_url(postgres_home) -> str:
     url = os.environ.get("LAKELEDGER_TEST_PG_URL")
     if url:
-        return url
+        yield url
+        return
     try:
-        import pgserver
+        import pgserver  # noqa: F401
     except ImportError:  # pragma: no cover - the message is the point
         pytest.fail("The embedded Postgres (pgserver wheel) is missing: run `make setup`")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
-    return server.get_uri()
+    from lakeledger.postgres import embedded
+
+    # The same embedded Postgres `lakeledger serve` uses, joined by this process: stopped here, at the end
+    # of the session, not at interpreter exit after the leftover check.
+    postgres = embedded(postgres_home / "session" / "postgres")
+    yield postgres.url
+    postgres.release()
 
 
 @pytest.fixture(scope="session")

@@ -80,6 +80,15 @@ def spark(server, spark_warehouse):
         yield session
     finally:
         session.stop()
+        # stop() leaves the JVM PySpark launched running until this process exits (it waits for EOF on its
+        # stdin): ended here, so the session's leftover-process check (tests/conftest.py) finds nothing.
+        from pyspark import SparkContext
+
+        if SparkContext._gateway is not None:
+            SparkContext._gateway.shutdown()
+            SparkContext._gateway.proc.stdin.close()
+            SparkContext._gateway.proc.wait(60)
+            SparkContext._gateway = SparkContext._jvm = None
 
 
 @pytest.fixture
