@@ -131,6 +131,8 @@ class GetWarehouseResponse(_Management):
     project_id: UUID = Field(alias="project-id")
     storage_profile: StorageProfile = Field(alias="storage-profile")
     delete_profile: DeleteProfile = Field(alias="delete-profile")
+    drop_purge_default: Literal["purge", "keep"] = Field(
+        alias="drop-purge-default", description="What a table drop without `purgeRequested` does with the files")
     status: Literal["active", "inactive"]
     protected: bool
     updated_at: datetime | None = Field(alias="updated-at")

@@ -13,6 +13,14 @@ from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 ACTIVE = "active"
 INACTIVE = "inactive"
 
+# What a table drop that does not say `purgeRequested` does with the table's files (``drop-purge-default``):
+# "purge" deletes them, as Lakekeeper does for the tables it manages (most engines never send the flag);
+# "keep" leaves them, the REST spec's default (absent = false), so the last metadata file can be registered
+# again after a plain `DROP TABLE` or Java's `dropTable(id)`.
+PURGE = "purge"
+KEEP = "keep"
+DROP_PURGE_DEFAULTS = (PURGE, KEEP)
+
 _storage_profiles = TypeAdapter(StorageProfile)
 _delete_profiles = TypeAdapter(DeleteProfile)
 
@@ -33,6 +41,14 @@ def parse_delete_profile(raw: Any, required: bool = False) -> DeleteProfile:
         raise BadRequest(f"Invalid delete-profile: {_first_error(e)}") from None
 
 
+def parse_drop_purge_default(raw: Any, required: bool = False) -> str:
+    if raw is None and not required:
+        return PURGE
+    if raw not in DROP_PURGE_DEFAULTS:
+        raise BadRequest(f"drop-purge-default must be \"purge\" or \"keep\", not {raw!r}")
+    return raw
+
+
 def _first_error(e: ValidationError) -> str:
     err = e.errors()[0]
     where = ".".join(str(p) for p in err.get("loc", ()))
@@ -43,10 +59,19 @@ class Warehouse(CatalogAggregate):
     """A named storage root inside a project; clients pick it by name as their Iceberg warehouse."""
 
     class Created(CatalogAggregate.Created):
+        """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did."""
+
+        class_version = 2
+
         project_id: UUID
         name: str
         storage_profile: dict
         delete_profile: dict
+        drop_purge_default: str
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            state["drop_purge_default"] = PURGE
 
     class Renamed(CatalogAggregate.Event):
         old_name: str
@@ -64,26 +89,31 @@ class Warehouse(CatalogAggregate):
     class DeleteProfileSet(CatalogAggregate.Event):
         delete_profile: dict
 
+    class DropPurgeDefaultSet(CatalogAggregate.Event):
+        drop_purge_default: str
+
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
 
     @event(Created)
     def __init__(self, id: UUID, project_id: UUID, name: str, storage_profile: dict, delete_profile: dict,
-                 actor: str, request_id: str):
+                 drop_purge_default: str, actor: str, request_id: str):
         self.project_id = project_id
         self.name = name
         self.storage_profile = storage_profile
         self.delete_profile = delete_profile
+        self.drop_purge_default = drop_purge_default
         self.status = ACTIVE
         self.deleted = False
         self.protected = False
 
     @classmethod
     def create(cls, id: UUID, project_id: UUID, name: str, storage_profile: StorageProfile,
-               delete_profile: DeleteProfile, by: Provenance) -> "Warehouse":
+               delete_profile: DeleteProfile, by: Provenance, drop_purge_default: str = PURGE) -> "Warehouse":
         return cls(id=id, project_id=project_id, name=check_name(name, "Warehouse"),
                    storage_profile=storage_profile.model_dump(by_alias=True, exclude_none=True),
                    delete_profile=delete_profile.model_dump(by_alias=True),
+                   drop_purge_default=parse_drop_purge_default(drop_purge_default, required=True),
                    actor=by.actor, request_id=by.request_id)
 
     def profile(self) -> StorageProfile:
@@ -131,6 +161,13 @@ class Warehouse(CatalogAggregate):
         if dumped != self.delete_profile:
             self._delete_profile_set(delete_profile=dumped, actor=by.actor, request_id=by.request_id)
 
+    def set_drop_purge_default(self, value: str, by: Provenance) -> None:
+        """Applies to drops made from now on; a drop records whether it purges when it is made."""
+        self.ensure_live()
+        value = parse_drop_purge_default(value, required=True)
+        if value != self.drop_purge_default:
+            self._drop_purge_default_set(drop_purge_default=value, actor=by.actor, request_id=by.request_id)
+
     def set_protection(self, protected: bool, by: Provenance) -> None:
         if not isinstance(protected, bool):
             raise BadRequest("protected must be true or false")
@@ -157,6 +194,10 @@ class Warehouse(CatalogAggregate):
     @event(DeleteProfileSet)
     def _delete_profile_set(self, delete_profile: dict, actor: str, request_id: str) -> None:
         self.delete_profile = delete_profile
+
+    @event(DropPurgeDefaultSet)
+    def _drop_purge_default_set(self, drop_purge_default: str, actor: str, request_id: str) -> None:
+        self.drop_purge_default = drop_purge_default
 
     @event(ProtectionSet)
     def _protection_set(self, protected: bool, actor: str, request_id: str) -> None:

@@ -50,10 +50,10 @@ class CatalogProjection:
     @apply.register
     def _(self, e: Warehouse.Created, cur: Cursor) -> None:
         cur.execute(
-            "INSERT INTO ll_warehouses (id, project_id, name, storage_profile, delete_profile, status, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, 'active', %s)",
+            "INSERT INTO ll_warehouses (id, project_id, name, storage_profile, delete_profile, drop_purge_default,"
+            " status, created_at) VALUES (%s, %s, %s, %s, %s, %s, 'active', %s)",
             (e.originator_id, e.project_id, e.name, Jsonb(e.storage_profile), Jsonb(e.delete_profile),
-             e.timestamp))
+             e.drop_purge_default, e.timestamp))
 
     @apply.register
     def _(self, e: Warehouse.Renamed, cur: Cursor) -> None:
@@ -78,6 +78,11 @@ class CatalogProjection:
     def _(self, e: Warehouse.DeleteProfileSet, cur: Cursor) -> None:
         cur.execute("UPDATE ll_warehouses SET delete_profile = %s, updated_at = %s WHERE id = %s",
                     (Jsonb(e.delete_profile), e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.DropPurgeDefaultSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET drop_purge_default = %s, updated_at = %s WHERE id = %s",
+                    (e.drop_purge_default, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Warehouse.ProtectionSet, cur: Cursor) -> None:

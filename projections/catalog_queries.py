@@ -10,7 +10,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
 
-WAREHOUSE_COLUMNS = "id, project_id, name, storage_profile, delete_profile, status, protected, created_at, updated_at"
+WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, delete_profile, drop_purge_default, status, protected,"
+                     " created_at, updated_at")
 
 NAMESPACE_HAS_CHILDREN = (
     "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"

@@ -183,6 +183,13 @@ def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> Told:
 
 
 @_tell.register
+def _(e: Warehouse.DropPurgeDefaultSet, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    said = "purge their files" if e.drop_purge_default == "purge" else "keep their files"
+    return Told(entity, f"set table drops in warehouse {dotted(entity.name)} without purgeRequested to {said}")
+
+
+@_tell.register
 def _(e: Warehouse.ProtectionSet, before: Entity | None) -> Told:
     entity = _known(before, WAREHOUSE, e)
     return Told(entity, f"{_protection(e.protected)} warehouse {dotted(entity.name)}")

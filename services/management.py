@@ -16,7 +16,12 @@ from lakeledger.domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, 
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.server import Server
 from lakeledger.domain.storage_profile import FileStorageProfile
-from lakeledger.domain.warehouse import Warehouse, parse_delete_profile, parse_storage_profile
+from lakeledger.domain.warehouse import (
+    Warehouse,
+    parse_delete_profile,
+    parse_drop_purge_default,
+    parse_storage_profile,
+)
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.services import resolve
 from lakeledger.services.conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
@@ -76,9 +81,10 @@ class ManagementService:
         self.ledger.retrying(command)
 
     def create_warehouse(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
-                         delete_profile: object, by: Provenance) -> UUID:
+                         delete_profile: object, by: Provenance, drop_purge_default: object = None) -> UUID:
         profile = parse_storage_profile(storage_profile)
         deletes = parse_delete_profile(delete_profile)
+        purge_default = parse_drop_purge_default(drop_purge_default)
         if not isinstance(profile, FileStorageProfile):
             raise Unsupported(f"Storage of type {profile.type} is not available in this release; use type 'file'")
         if storage_credential is not None:
@@ -92,7 +98,7 @@ class ManagementService:
                 raise BadRequest(f"Storage location overlaps the location of warehouse {other}")
             warehouse_id = uuid4()
             claim = self.ledger.claim(WAREHOUSE, project_id, name, warehouse_id, "Warehouse", by)
-            warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by)
+            warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default)
             self.ledger.append(claim, warehouse)
             return warehouse_id
 
@@ -144,6 +150,16 @@ class ManagementService:
         def command() -> None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             wh.set_delete_profile(profile, by)
+            self.ledger.append(wh)
+
+        self.ledger.retrying(command)
+
+    def set_drop_purge_default(self, warehouse_id: str, value: object, by: Provenance) -> None:
+        value = parse_drop_purge_default(value, required=True)
+
+        def command() -> None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            wh.set_drop_purge_default(value, by)
             self.ledger.append(wh)
 
         self.ledger.retrying(command)

@@ -16,7 +16,7 @@ from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 from lakeledger.domain.table import Table
-from lakeledger.domain.warehouse import ACTIVE, Warehouse, parse_delete_profile, parse_storage_profile
+from lakeledger.domain.warehouse import ACTIVE, PURGE, Warehouse, parse_delete_profile, parse_storage_profile
 from lakeledger.services.unit_of_work import Ledger
 
 
@@ -29,6 +29,7 @@ class WarehouseSettings:
     name: str
     storage_profile: StorageProfile
     delete_profile: DeleteProfile
+    drop_purge_default: str = PURGE
 
     def profile(self) -> StorageProfile:
         return self.storage_profile
@@ -49,7 +50,7 @@ def warehouse(ledger: Ledger, warehouse_id: UUID | str) -> WarehouseSettings:
     if row["status"] != ACTIVE:
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
     return WarehouseSettings(row["id"], row["name"], parse_storage_profile(row["storage_profile"]),
-                             parse_delete_profile(row["delete_profile"]))
+                             parse_delete_profile(row["delete_profile"]), row["drop_purge_default"])
 
 
 def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:

@@ -8,12 +8,14 @@ from pyiceberg.table.update import SetLocationUpdate
 
 from lakeledger.domain import deletion
 from lakeledger.domain import table_metadata as tm
-from lakeledger.domain.errors import AlreadyExists, BadRequest, NoSuchNamespace, NoSuchTable
+from lakeledger.domain.errors import AlreadyExists, InvalidArgument, NoSuchNamespace, NoSuchTable
 from lakeledger.domain.name_claim import TABULAR
 from lakeledger.domain.names import check_name, check_namespace, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import is_within, normalize_location
+from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.warehouse import PURGE
 from lakeledger.domain.table import (
     CREATED_BY_COMMIT,
     CREATED_BY_REGISTRATION,
@@ -74,8 +76,7 @@ class TableService:
         def command() -> TableState:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            if resolve.table_id(self.ledger, ns, name) is not None:
-                raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
+            self._ensure_name_free(ns, name)
             table_id = uuid4()
             location = placement.new_location(self.ledger, wh, request.location, ns.id, table_id)
             # the metadata keeps the location as the client spelt it; the catalog compares the normalised form
@@ -98,12 +99,13 @@ class TableService:
     def commit(self, warehouse_id: str, changes: list[TableChange], by: Provenance) -> list[TableState]:
         """Commits changes to one or more tables atomically: all are applied or none."""
         if not changes:
-            raise BadRequest("A commit needs at least one table change")
+            raise InvalidArgument("Invalid table changes: empty")
         seen = set()
         for change in changes:
             key = (change.namespace, change.name)
             if key in seen:
-                raise BadRequest(f"Table {dotted([*change.namespace, change.name])} appears twice in one commit")
+                raise InvalidArgument(
+                    f"Table {dotted([*change.namespace, change.name])} appears twice in one commit")
             seen.add(key)
         parsed = [(c, tm.parse_requirements(c.requirements_raw), tm.parse_updates(c.updates_raw)) for c in changes]
 
@@ -161,6 +163,7 @@ class TableService:
 
     def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange, requirements: list,
                       updates: list, by: Provenance) -> _Staged:
+        self._ensure_name_free(ns, name)  # a view may hold it
         table_id = tm.assigned_uuid(updates) or uuid4()
         if self.ledger.log.get(Table, table_id) is not None:
             raise AlreadyExists(f"A table with uuid {table_id} already exists")
@@ -168,7 +171,7 @@ class TableService:
             updates = [SetLocationUpdate(location=wh.profile().default_table_location(ns.id, table_id)), *updates]
         metadata = tm.apply_commit(None, None, requirements, updates)
         if metadata.table_uuid != table_id:
-            raise BadRequest("A created table needs exactly one assign-uuid update")
+            raise InvalidArgument("A created table needs exactly one assign-uuid update")
         location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
         metadata_location = self._metadata_location(wh, metadata, None)
         claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
@@ -179,9 +182,10 @@ class TableService:
 
     # -- drop, rename, register ---------------------------------------------------------------
 
-    def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool, force: bool,
+    def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool | None, force: bool,
              by: Provenance) -> None:
-        """Soft in a warehouse with a soft delete profile (the files stay until expiry), final in a hard one."""
+        """Soft in a warehouse with a soft delete profile (the files stay until expiry), final in a hard one.
+        ``purge_requested`` None (the client did not say) follows the warehouse's drop-purge-default."""
         levels = check_namespace(namespace)
 
         def command() -> None:
@@ -189,8 +193,9 @@ class TableService:
             ns = resolve.namespace(self.ledger, wh, levels)
             table = resolve.table(self.ledger, ns, name)
             expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
-            table.drop(purge_requested, expires_at, force, by)  # refuses a protected table first
-            self.ledger.approval.review(proposed_drop(table, by, purge_requested=purge_requested,
+            purge = purge_requested if purge_requested is not None else wh.drop_purge_default == PURGE
+            table.drop(purge, expires_at, force, by)  # refuses a protected table first
+            self.ledger.approval.review(proposed_drop(table, by, purge_requested=purge,
                                                       expires_at=expires_at))
             claim = self.ledger.release(TABULAR, ns.id, name, table.id, by)
             self.ledger.append(claim, table)
@@ -207,8 +212,10 @@ class TableService:
             src_ns = resolve.namespace(self.ledger, wh, src_levels)
             table = resolve.table(self.ledger, src_ns, src_name)
             dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
-            if dst_ns.id == src_ns.id and dst_name == src_name:
-                raise AlreadyExists(f"Table already exists: {dotted([*dst_levels, dst_name])}")
+            taken = self._holder_kind(dst_ns, dst_name)
+            if taken is not None:
+                raise AlreadyExists(f"Cannot rename {dotted([*src_levels, src_name])} to "
+                                    f"{dotted([*dst_levels, dst_name])}. {taken} already exists")
             new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, table.id, "Table", by)
             old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, table.id, by)
             table.rename(dst_ns.id, dst_levels, dst_name, by)
@@ -231,6 +238,8 @@ class TableService:
             data = self.files.data(location_of_file, storage)
             table_id = metadata.table_uuid
             holder = resolve.table_id(self.ledger, ns, name)
+            if self._holder_kind(ns, name) == "View":
+                self._ensure_name_free(ns, name)
             if holder is not None:
                 existing = self.ledger.log.get(Table, holder)
                 if existing is not None and not existing.dropped:
@@ -258,6 +267,22 @@ class TableService:
         return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _holder_kind(self, ns: Namespace, name: str) -> str | None:
+        """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
+        holder = resolve.table_id(self.ledger, ns, name)
+        if holder is None:
+            return None
+        found = self.ledger.log.get(Tabular, holder)
+        return "View" if found is not None and found.kind == "view" else "Table"
+
+    def _ensure_name_free(self, ns: Namespace, name: str) -> None:
+        """409 with the message of Iceberg's catalogs, which Java clients and tests read."""
+        kind = self._holder_kind(ns, name)
+        if kind == "View":
+            raise AlreadyExists(f"View with same name already exists: {dotted([*ns.path, name])}")
+        if kind is not None:
+            raise AlreadyExists(f"Table already exists: {dotted([*ns.path, name])}")
 
     def _retire_metadata_files(self, wh: WarehouseSettings, committed: list[_Staged]) -> None:
         """Deletes the metadata files that a commit's metadata log no longer lists, when the table asks for it

@@ -56,6 +56,7 @@ class CreateWarehouseRequest(_Body):
     storage_profile: dict[str, Any] = Field(alias="storage-profile")
     storage_credential: dict[str, Any] | None = Field(default=None, alias="storage-credential")
     delete_profile: dict[str, Any] | None = Field(default=None, alias="delete-profile")
+    drop_purge_default: Any = Field(default=None, alias="drop-purge-default")
 
 
 def _warehouse_json(row: dict) -> dict:
@@ -66,6 +67,7 @@ def _warehouse_json(row: dict) -> dict:
         "project-id": str(row["project_id"]),
         "storage-profile": row["storage_profile"],
         "delete-profile": row["delete_profile"],
+        "drop-purge-default": row["drop_purge_default"],
         "status": row["status"],
         "protected": row["protected"],
         "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None,
@@ -143,7 +145,7 @@ async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | Non
     project_id = body.project_id or project_id_of(x_project_id, ll)
     warehouse_id = await run_in_threadpool(
         ll.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
-        body.storage_credential, body.delete_profile, by)
+        body.storage_credential, body.delete_profile, by, body.drop_purge_default)
     row = await ll.queries.warehouse(warehouse_id)
     return JSONResponse(_warehouse_json(row), status_code=201)
 
@@ -183,6 +185,21 @@ class SetDeleteProfileRequest(_Body):
 async def set_delete_profile(warehouse_id: str, body: SetDeleteProfileRequest, ll=Depends(container),
                              by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.set_delete_profile, warehouse_id, body.delete_profile, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+
+
+class SetDropPurgeDefaultRequest(_Body):
+    drop_purge_default: Any = Field(alias="drop-purge-default")
+
+
+@router.post("/warehouse/{warehouse_id}/drop-purge-default",
+             responses={**ok(GetWarehouseResponse, "The warehouse, with the default that later table drops follow"),
+                        **errors(400, 404)})
+async def set_drop_purge_default(warehouse_id: str, body: SetDropPurgeDefaultRequest, ll=Depends(container),
+                                 by: Provenance = Depends(provenance)):
+    """What a table drop without `purgeRequested` does: `purge` its files (Lakekeeper's default for managed
+    tables) or `keep` them (the REST spec's default)."""
+    await run_in_threadpool(ll.management.set_drop_purge_default, warehouse_id, body.drop_purge_default, by)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 

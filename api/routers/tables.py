@@ -3,7 +3,7 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.domain.errors import BadRequest, NoSuchTable
+from lakeledger.domain.errors import InvalidArgument, NoSuchTable
 from lakeledger.domain.names import check_name, dotted
 from lakeledger.domain.provenance import Provenance
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
@@ -85,7 +85,7 @@ async def load_table(prefix: str, namespace: str, table: str, snapshots: str | N
     ll, prefix = await as_of(ll, prefix)
     snapshots = (snapshots or ALL_SNAPSHOTS).lower()
     if snapshots not in (ALL_SNAPSHOTS, REFS_SNAPSHOTS):
-        raise BadRequest(f"Query parameter snapshots must be all or refs, not {snapshots!r}")
+        raise InvalidArgument(f"Invalid snapshot mode: {snapshots!r} (the snapshots parameter is all or refs)")
     row = await _find_table(ll, prefix, namespace, table)
     metadata_location = row[1]
     tag = etag(metadata_location, snapshots)
@@ -120,8 +120,9 @@ async def update_table(prefix: str, namespace: str, table: str, body: CommitTabl
 async def drop_table(prefix: str, namespace: str, table: str, purgeRequested: str | None = Query(default=None),
                      force: str | None = Query(default=None, description="Drop it even if it is protected"),
                      ll=Depends(container), by: Provenance = Depends(provenance)):
-    # Managed tables are purged unless the client says otherwise (most engines never say).
-    purge = boolean_param(purgeRequested, "purgeRequested", default=True)
+    # Without purgeRequested (most engines never send it) the warehouse's drop-purge-default decides: "purge" for
+    # managed tables as in Lakekeeper, or "keep" as the REST spec says.
+    purge = boolean_param(purgeRequested, "purgeRequested", default=None)
     await run_in_threadpool(ll.tables.drop, prefix, parse_namespace(namespace), table, purge,
                             boolean_param(force, "force", default=False), by)
     return Response(status_code=204)
@@ -159,7 +160,7 @@ async def commit_transaction(prefix: str, body: CommitTransactionRequest, ll=Dep
     changes = []
     for change in body.table_changes:
         if change.identifier is None:
-            raise BadRequest("Every table change of a transaction needs an identifier")
+            raise InvalidArgument("Invalid table changes: table identifier is required")
         changes.append(TableChange(tuple(change.identifier.namespace), change.identifier.name,
                                    change.requirements, change.updates))
     await run_in_threadpool(ll.tables.commit, prefix, changes, by)

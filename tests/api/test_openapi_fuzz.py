@@ -221,6 +221,8 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("POST /management/v1/warehouse/{warehouse_id}/protection", {200}, body={"protected": False})
     answer("POST /management/v1/warehouse/{warehouse_id}/delete-profile", {200},
            body={"delete-profile": {"type": "soft", "expiration-seconds": 3600}})
+    answer("POST /management/v1/warehouse/{warehouse_id}/drop-purge-default", {200},
+           body={"drop-purge-default": "keep"})
     answer(f"DELETE {view}", {204})
     answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
     answer("POST /management/v1/warehouse/{warehouse_id}/deleted-tabulars/undrop", {204},
