@@ -31,6 +31,7 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.WarehouseInactive, 403, "WarehouseInactiveException"),
     (e.AlreadyBootstrapped, 400, "CatalogAlreadyBootstrapped"),
     (e.Unsupported, 400, "UnsupportedOperationException"),
+    (e.UnprocessableEntity, 422, "UnprocessableEntityException"),
     (e.InvalidArgument, 400, "IllegalArgumentException"),
     (e.BadRequest, 400, "BadRequestException"),
 ]
@@ -38,6 +39,7 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
 _HTTP_TYPES = {400: "BadRequestException", 401: "NotAuthorizedException", 403: "ForbiddenException",
                404: "NotFoundException", 405: "MethodNotAllowedException", 406: "UnsupportedOperationException",
                409: "ConflictException", 413: "RequestTooLargeException", 415: "UnsupportedMediaTypeException",
+               422: "UnprocessableEntityException",
                500: "InternalServerError"}
 
 

@@ -19,6 +19,10 @@ class InvalidArgument(BadRequest):
     Iceberg's reference server answers as IllegalArgumentException, so Java clients raise the same exception."""
 
 
+class UnprocessableEntity(CatalogError):
+    """A well-formed request that contradicts itself (a property both updated and removed): the REST spec's 422."""
+
+
 class NotFound(CatalogError):
     pass
 

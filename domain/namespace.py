@@ -5,7 +5,7 @@ from eventsourcing.domain import event
 
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import DeletionState
-from lakeledger.domain.errors import BadRequest, NoSuchNamespace
+from lakeledger.domain.errors import BadRequest, NoSuchNamespace, UnprocessableEntity
 from lakeledger.domain.names import check_namespace, dotted
 from lakeledger.domain.provenance import Provenance
 
@@ -95,7 +95,9 @@ class Namespace(CatalogAggregate):
             raise BadRequest("Property removals must be strings")
         both = set(updates) & set(removals)
         if both:
-            raise BadRequest(f"Properties cannot be both updated and removed: {sorted(both)}")
+            # the REST spec's 422, as Iceberg's reference server answers
+            raise UnprocessableEntity(f"Invalid namespace update, cannot simultaneously set and remove keys: "
+                                      f"{sorted(both)}")
         removed = [k for k in removals if k in self.properties]
         missing = [k for k in removals if k not in self.properties]
         if updates or removed:

@@ -4,18 +4,17 @@ each update is applied with.
 pyiceberg's models and rules are used wherever they fit. This module adds what pyiceberg 0.12 lacks
 (the encryption-key updates, upgrades to format v3, a snapshot's ``key-id``) and, where pyiceberg is
 stricter than the spec and Java's ``TableMetadata.Builder``, follows those: removing something that is
-already gone is no change, and ``assert-ref-snapshot-id`` with a null id only asks that the ref be absent.
-Java clients rely on both, e.g. expiring a snapshot sends remove-snapshots followed by remove-statistics
-for the statistics the removal already dropped."""
+already gone is no change, and ``assert-ref-snapshot-id`` with a null id only asks that the ref be absent
+(domain/requirements.py, where every requirement refuses with Java's message). Java clients rely on both,
+e.g. expiring a snapshot sends remove-snapshots followed by remove-statistics for the statistics the
+removal already dropped."""
 
 from functools import singledispatch
 from typing import Annotated, Any, Union, get_args
 
 from pydantic import Field
-from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER_ID
 from pyiceberg.table.update import AddSnapshotUpdate as _PyicebergAddSnapshot
-from pyiceberg.table.update import AssertRefSnapshotId as _PyicebergAssertRef
 from pyiceberg.table.update import (
     AddPartitionSpecUpdate,
     AddSchemaUpdate,
@@ -37,6 +36,7 @@ from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
 from pyiceberg.table.update import TableUpdate as _PyicebergUpdate
 
 from lakeledger.domain import metadata_v3, schemas
+from lakeledger.domain.requirements import REQUIREMENTS
 from lakeledger.domain.encryption_keys import (
     AddEncryptionKeyUpdate,
     RemoveEncryptionKeyUpdate,
@@ -81,24 +81,6 @@ class AddSnapshotUpdate(_PyicebergAddSnapshot):
     snapshot: metadata_v3.SnapshotV3
 
 
-class AssertRefSnapshotId(_PyicebergAssertRef):
-    def validate(self, base_metadata: Any) -> None:
-        # pyiceberg also refuses any ref but main on a table without snapshots; the spec does not
-        if base_metadata is None:
-            raise CommitFailedException("Requirement failed: current table metadata is missing")
-        ref = base_metadata.refs.get(self.ref)
-        if ref is None:
-            if self.snapshot_id is not None:
-                raise CommitFailedException(
-                    f"Requirement failed: branch or tag {self.ref} is missing, expected {self.snapshot_id}")
-        elif self.snapshot_id is None:
-            raise CommitFailedException(
-                f"Requirement failed: {ref.snapshot_ref_type} {self.ref} was created concurrently")
-        elif self.snapshot_id != ref.snapshot_id:
-            raise CommitFailedException(f"Requirement failed: {ref.snapshot_ref_type} {self.ref} has changed: "
-                                        f"expected id {self.snapshot_id}, found {ref.snapshot_id}")
-
-
 def _union(pyiceberg_union: Any, discriminator: str, *own: type) -> Any:
     """pyiceberg's discriminated union with ``own`` models in place of those sharing their tag, or added."""
     tags = {m.model_fields[discriminator].default for m in own}
@@ -107,7 +89,8 @@ def _union(pyiceberg_union: Any, discriminator: str, *own: type) -> Any:
 
 
 TableUpdate = _union(_PyicebergUpdate, "action", AddSnapshotUpdate, AddEncryptionKeyUpdate, RemoveEncryptionKeyUpdate)
-TableRequirement = _union(_PyicebergRequirement, "type", AssertRefSnapshotId)
+# every requirement refuses with Java's message (domain/requirements.py)
+TableRequirement = _union(_PyicebergRequirement, "type", *REQUIREMENTS)
 
 
 @singledispatch

@@ -70,4 +70,5 @@ def test_snapshots_refs_returns_only_snapshots_of_branches_and_tags(client, tabl
 
 def test_unknown_snapshots_mode_is_400(client, table_factory):
     r = client.get(table_factory(), params={"snapshots": "some"})
-    assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException"
+    # Iceberg's reference server answers IllegalArgumentException ("Invalid snapshot mode")
+    assert r.status_code == 400 and r.json()["error"]["type"] == "IllegalArgumentException"

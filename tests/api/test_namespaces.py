@@ -48,7 +48,7 @@ def test_update_properties(client, warehouse):
     assert sorted(body["updated"]) == ["a", "c"] and body["removed"] == ["b"] and body["missing"] == ["missing"]
     assert client.get(f"{p}/namespaces/props").json()["properties"] == {"a": "10", "c": "3"}
     both = client.post(f"{p}/namespaces/props/properties", json={"updates": {"a": "1"}, "removals": ["a"]})
-    assert both.status_code == 400
+    assert both.status_code == 422 and both.json()["error"]["type"] == "UnprocessableEntityException"
 
 
 def test_unusual_names_round_trip(client, warehouse):

@@ -6,6 +6,7 @@ from lakeledger.domain.errors import (
     NoSuchNamespace,
     NoSuchTable,
     NoSuchView,
+    UnprocessableEntity,
     WarehouseInactive,
 )
 from lakeledger.domain.namespace import Namespace
@@ -60,7 +61,7 @@ def test_namespace_properties_report_updated_removed_and_missing():
     updated, removed, missing = ns.update_properties({"owner": "y"}, ["tier", "nope"], BY)
     assert (updated, removed, missing) == (["owner"], ["tier"], ["nope"])
     assert ns.properties == {"owner": "y"}
-    with pytest.raises(BadRequest):
+    with pytest.raises(UnprocessableEntity):  # the REST spec's 422
         ns.update_properties({"k": "v"}, ["k"], BY)
     ns.drop(None, False, BY)
     with pytest.raises(NoSuchNamespace):
