@@ -2,11 +2,14 @@
 
 Aggregates are saved atomically (all events of one save in one transaction, under the table lock
 that keeps notification ids in commit order); each save returns the log position of its last event,
-and can run a hook in the same transaction (the catalog projection uses it).
+and can run a hook in the same transaction (the catalog projection uses it). The database gives each
+event its append time under the same lock; ``position_at`` resolves an instant with it
+(eventstore/append_time.py).
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Iterable, TypeVar
 from uuid import UUID
 
@@ -16,12 +19,13 @@ from eventsourcing.persistence import IntegrityError, Notification
 from eventsourcing.utils import get_topic
 from psycopg import Connection
 
+from lakeledger.eventstore import append_time
 from lakeledger.eventstore.recorder import IN_TRANSACTION, AppendRefused
 from lakeledger.eventstore.settings import PostgresSettings
 
 A = TypeVar("A", bound=Aggregate)
 
-EVENTS_TABLE = "lakeledger_events"
+EVENTS_TABLE = append_time.EVENTS
 
 
 class ConcurrentChange(Exception):
@@ -105,6 +109,12 @@ class EventLog:
 
     def head(self) -> int:
         return self._recorder.max_notification_id() or 0
+
+    def position_at(self, instant: datetime) -> int:
+        """The last position appended at or before ``instant`` (0 for none); final once answered.
+        ``append_time.FutureInstant`` when the instant is not in the past on the database's clock."""
+        with self._recorder.datastore.get_connection() as conn:
+            return append_time.position_at(conn, instant)
 
     def read(self, after: int, limit: int, upto: int | None = None,
              topics: tuple[str, ...] = ()) -> list[StoredNotification]:

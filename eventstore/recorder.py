@@ -1,7 +1,10 @@
 """eventsourcing's Postgres recorder, with one addition: a hook that runs inside the append
 transaction once the events have their log positions, while the events-table lock still orders
 every append. The catalog read model is kept there, so it is never behind the log it comes from,
-and conditions checked there cannot be raced."""
+and conditions checked there cannot be raced. The inserted rows already carry their append times: the
+database sets them in the insert, after the lock (migrations/0005_append_time.sql), so an append
+time is as ordered as a position; the hook runs between that and the commit, which is why resolving a
+recent instant waits for an append in flight (eventstore/append_time.py)."""
 
 from collections.abc import Sequence
 from typing import Any

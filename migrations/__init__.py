@@ -1,4 +1,5 @@
-"""SQL for everything that is not the event table (which the eventsourcing library owns).
+"""SQL for everything that is not the event table (which the eventsourcing library owns), and for the one
+column Lakeledger adds to it: each event's append time (0005_append_time.sql).
 
 Files are applied in name order, once each, recorded in ``ll_schema_migrations``."""
 

@@ -2,28 +2,21 @@
 the log up to a position, kept in a small LRU because a client reading the past asks many questions
 of the same state.
 
-Instant → position. Event timestamps live inside the stored event state, not in a column, so they are
-read by decoding events. They are taken when an aggregate method runs, before the append waits for
-the events-table lock, so two concurrent appends can enter the log in the opposite order of their
-timestamps; the log is ordered by timestamp only up to that skew. An instant therefore resolves to the
-last position whose event is timestamped at or before it, found in two steps: a binary search over
-positions (a few single-event reads, as if timestamps were monotonic), then a forward scan from that
-position over the events timestamped before ``instant + APPEND_SKEW``, which holds every event that a
-slow append could have put after its later-timestamped neighbours. The state served is always a
-prefix of the log, i.e. a state the catalog really had."""
+Instant → position: the last event appended at or before the instant, by its append time (one indexed
+query, eventstore/append_time.py). Append times follow log order, so the state served is always a prefix
+of the log (a state the catalog really had), and once an instant is answered no later append can land at
+or before it: the answer is final. An instant not yet past on the database's clock is refused."""
 
 import threading
 from collections import OrderedDict
-from datetime import datetime, timedelta
+from datetime import datetime
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
+from lakeledger.eventstore.append_time import FutureInstant
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.as_of import TOPICS, WarehouseAsOf
 
-# An event is appended within this long of its timestamp: the log's lock timeout is 10 s, and
-# what a request does between making its events and saving them takes far less than the rest.
-APPEND_SKEW = timedelta(seconds=30)
 _BATCH = 1000
 
 
@@ -38,29 +31,11 @@ class TimeTravel:
         return self.log.head()
 
     def position_at(self, instant: datetime) -> int:
-        """The log position of the last event at or before ``instant`` (0 when there is none)."""
-        head = self.log.head()
-        lo, hi = 0, head + 1  # the answer of the monotonic search lies in [lo, hi)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            found = self.log.read(after=mid - 1, limit=1, upto=hi - 1)
-            if not found:  # positions [mid, hi) are gaps left by refused appends
-                hi = mid
-            elif found[0].event.timestamp <= instant:
-                lo = found[0].position
-            else:
-                hi = mid
-        best, after, horizon = lo, lo, instant + APPEND_SKEW
-        while True:
-            batch = self.log.read(after=after, limit=_BATCH, upto=head)
-            for n in batch:
-                if n.event.timestamp > horizon:
-                    return best
-                if n.event.timestamp <= instant:
-                    best = n.position
-            if len(batch) < _BATCH:
-                return best
-            after = batch[-1].position
+        """The log position of the last event appended at or before ``instant`` (0 when there is none)."""
+        try:
+            return self.log.position_at(instant)
+        except FutureInstant as e:
+            raise BadRequest(str(e)) from None
 
     def warehouse_at(self, warehouse_id: UUID, position: int) -> WarehouseAsOf:
         """The warehouse as the log up to ``position`` (inclusive) shows it; the caller checks ``exists``."""

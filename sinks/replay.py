@@ -4,13 +4,15 @@ own and touches no projection's or publisher's position, so live sinks are unaff
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from lakeledger.domain.instants import parse_instant
+from lakeledger.eventstore.append_time import FutureInstant
 from lakeledger.eventstore.log import EventLog, StoredNotification
 from lakeledger.sinks.envelope import envelope
 
 BATCH = 500
+MICROSECOND = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -34,19 +36,29 @@ def parse_bound(text: str) -> Bound:
 
 
 def notifications(log: EventLog, start: Bound | None, stop: Bound | None) -> Iterator[StoredNotification]:
-    after = start.seq - 1 if start and start.seq is not None else 0
-    upto = stop.seq if stop and stop.seq is not None else log.head()
+    """An instant bound is where the log stood then, by append time (a prefix of the log, the same prefix
+    catalog time travel shows): ``--from T`` starts after the last event appended before T, ``--to T`` ends with
+    the last one appended at or before it. A bound not yet past is the head of the log as it is now."""
+    after = _position(log, start) if start else 0
+    upto = _position(log, stop, inclusive=True) if stop else log.head()
     while after < upto:
         batch = log.read(after, BATCH, upto=upto)
         if not batch:
             return
-        for n in batch:
-            if start and start.at is not None and n.event.timestamp < start.at:
-                continue
-            if stop and stop.at is not None and n.event.timestamp > stop.at:
-                continue  # event times are taken just before the append lock, so they may be out of order by a hair
-            yield n
+        yield from batch
         after = batch[-1].position
+
+
+def _position(log: EventLog, bound: Bound, inclusive: bool = False) -> int:
+    """The position a bound names: the last one replayed for ``--to``, the last one skipped for ``--from``."""
+    if bound.seq is not None:
+        return bound.seq if inclusive else bound.seq - 1
+    # append times have microsecond resolution: "before T" is "at or before T minus 1 µs"
+    instant = bound.at if inclusive else bound.at - MICROSECOND
+    try:
+        return log.position_at(instant)
+    except FutureInstant:
+        return log.head()
 
 
 def replay(log: EventLog, sink, start: Bound | None = None, stop: Bound | None = None) -> int:
