@@ -1,5 +1,6 @@
-"""The audit history read model: one ``ll_history`` row per event, with what a person asks of it (who, when,
-which entity under which name at that moment, a sentence saying what changed) and the event's full data.
+"""The audit history read model: one ``ll_history`` row per event, with what a person asks of it (who, when it
+entered the log, which entity under which name at that moment, a sentence saying what changed) and the event's
+full data.
 
 Later events of an entity do not repeat its name or warehouse (a commit names neither), so the projection
 keeps them per entity in ``ll_history_entities``, with a table's last schema to tell which columns a new schema
@@ -76,15 +77,18 @@ class HistoryProjection:
             " fields = EXCLUDED.fields",
             (event.originator_id, entity.entity_type, entity.warehouse_id, entity.name, entity.namespace,
              Jsonb(entity.fields) if entity.fields is not None else None))
-        # The projection interface hands over the event alone; its log position is the key of its own row.
-        cur.execute("SELECT notification_id FROM lakeledger_events WHERE originator_id = %s AND originator_version = %s",
+        # The projection interface hands over the event alone; its log position is the key of its own row, and
+        # its time is when it entered the log (its append time: ordered as positions are, and what time travel
+        # and the since/until filters mean), not the timestamp taken before it waited for the append lock.
+        cur.execute("SELECT notification_id, appended_at FROM lakeledger_events"
+                    " WHERE originator_id = %s AND originator_version = %s",
                     (event.originator_id, event.originator_version))
-        sequence = cur.fetchone()[0]
+        sequence, appended_at = cur.fetchone()
         cur.execute(
             "INSERT INTO ll_history (sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type,"
             " entity_id, entity_name, namespace, from_namespace, summary, change)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (sequence, event_id(event.originator_id, event.originator_version), event.timestamp,
+            (sequence, event_id(event.originator_id, event.originator_version), appended_at,
              _type(event), event.actor, event.request_id, entity.warehouse_id,
              entity.entity_type, event.originator_id, entity.name, entity.namespace, told.from_namespace,
              _storable(told.summary), Jsonb(_storable(change_of(event)), dumps=_dumps)))

@@ -78,11 +78,14 @@ def test_entries_say_who_changed_what_and_follow_the_table_by_id(client, warehou
         "created table ops.jobs",
     ]
     # positions, ids and types are the log's own
-    rows = db.execute("SELECT notification_id, originator_id, originator_version FROM lakeledger_events"
+    rows = db.execute("SELECT notification_id, originator_id, originator_version, appended_at FROM lakeledger_events"
                       " WHERE notification_id = ANY(%s) ORDER BY notification_id",
                       ([e["sequence"] for e in events],)).fetchall()
     assert [e["sequence"] for e in events] == [r[0] for r in rows]
     assert [e["id"] for e in events] == [str(event_id(r[1], r[2])) for r in rows]
+    # the time is when the event entered the log (its append time), so it follows the log's order
+    times = [datetime.fromisoformat(e["time"]) for e in events]
+    assert times == [r[3] for r in rows] and times == sorted(times)
     assert [e["type"] for e in events[3:]] == ["table.created", "table.committed", "table.committed",
                                                "table.committed", "table.renamed", "table.dropped", "table.created"]
 
