@@ -101,3 +101,19 @@ def test_an_advertised_separator_is_used_by_clients_and_the_unit_separator_still
     # a client that ignores the setting and joins with 0x1F reaches the same table
     r = httpx.get(f"{dot_server.url}{warehouse['prefix']}/namespaces/parent%1Fchild/tables/t")
     assert r.status_code == 200, r.text
+
+
+def test_slashes_in_names_work_with_an_advertised_separator(dot_server, warehouse):
+    catalog = RestCatalog("dots-and-slashes", uri=f"{dot_server.url}/catalog", warehouse=warehouse["name"])
+    catalog.create_namespace(("top/level",))
+    catalog.create_namespace(("top/level", "a/b"))
+    catalog.create_table(("top/level", "a/b", "t/1"), schema=catalog_schema())
+    assert catalog.load_table(("top/level", "a/b", "t/1")).name() == ("top/level", "a/b", "t/1")
+    assert catalog.list_tables(("top/level", "a/b")) == [("top/level", "a/b", "t/1")]
+    # the same table through the unit separator, and through the advertised one percent-encoded
+    for namespace in ("top%2Flevel%1Fa%2Fb", "top%2Flevel%2Ea%2Fb"):
+        r = httpx.get(f"{dot_server.url}{warehouse['prefix']}/namespaces/{namespace}/tables/t%2F1")
+        assert r.status_code == 200, (namespace, r.text)
+    catalog.drop_table(("top/level", "a/b", "t/1"))
+    catalog.drop_namespace(("top/level", "a/b"))
+    catalog.drop_namespace(("top/level",))
