@@ -12,8 +12,9 @@ case for the past) the answer is final as read. In that one case the resolution 
 conflicts with the appenders' (SHARE against their EXCLUSIVE): it waits for the append in flight to commit or
 roll back, reads what is then committed, and reads the database clock while no append can start. An append after
 that takes its time from the same clock, later: after T, as long as T is before the clock then (an instant not
-yet past is refused). Comparing with the database clock alone could not do this: nothing bounds how long a taken
-append time waits for its commit (the catalog projection runs in between)."""
+yet past is refused) and the clock is not set back behind T in the meantime (the one case this cannot cover).
+Comparing with the database clock alone could not do this: nothing bounds how long a taken append time waits for
+its commit (the catalog projection runs in between)."""
 
 from datetime import datetime
 
