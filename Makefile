@@ -8,7 +8,7 @@ SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).j
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME))
 
-.PHONY: setup run test unit bench bench-tools spark-deps java-check nats-deps clean conformance
+.PHONY: setup run test unit bench bench-tools spark-deps java-check nats-deps clean conformance rck-deps
 
 setup: $(VENV)/.installed
 
@@ -56,7 +56,17 @@ bench: setup bench-tools nats-deps
 clean:
 	rm -rf $(VENV) .cache .pytest_cache
 
-# pyiceberg 0.12.0's own integration suite against `lakeledger serve` on :8181 (scripts/conformance.py);
-# fails on any failure not in scripts/conformance.known-failures.txt.
-conformance: setup spark-deps
+# Iceberg's REST Compatibility Kit is built and run by Maven on a JDK (Debian's packages, installed when missing);
+# its jars come from Maven Central into .cache/m2.
+rck-deps:
+	@command -v javac >/dev/null || { apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless >/dev/null; } \
+		|| { echo "a JDK is needed for the RCK: apt-get install openjdk-17-jdk-headless"; exit 1; }
+	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+		|| { echo "Maven is needed for the RCK: apt-get install maven"; exit 1; }
+	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) test-compile
+
+# Iceberg's REST Compatibility Kit (conformance/, scripts/rck.py) and pyiceberg 0.12.0's own integration suite,
+# each against a `lakeledger serve` of its own (scripts/conformance.py); fails on any failure not in
+# scripts/conformance.known-failures.txt.
+conformance: setup spark-deps rck-deps
 	$(PY) scripts/conformance.py

@@ -1,6 +1,9 @@
-"""pyiceberg's own integration suite, run against a real `lakeledger serve`: our conformance check.
+"""Conformance: Iceberg's REST Compatibility Kit and pyiceberg's own integration suite, each run against a real
+`lakeledger serve`.
 
-`make conformance` runs ``.venv/bin/python scripts/conformance.py``, which
+`make conformance` runs ``.venv/bin/python scripts/conformance.py``, which first runs Iceberg's REST Compatibility
+Kit (its catalog and view tests, with Iceberg's Java client; see scripts/rck.py and conformance/pom.xml) against a
+server of its own on a fresh data directory, and then
 
 1. downloads the pyiceberg sdist from PyPI into .cache/conformance/ and unpacks its tests,
 2. builds .cache/conformance/venv with pyiceberg and the test dependencies its integration tests import,
@@ -8,8 +11,10 @@
    directory whose default warehouse is ``default``,
 4. creates, with our PySpark 3.5 and Iceberg's Spark runtime, the tables that upstream's Spark provisioning
    creates and that the modules run here read,
-5. runs the modules below with ``-m integration``, prints pass/fail/error counts per module and overall, and
-   exits non-zero when a test fails that is not listed in scripts/conformance.known-failures.txt.
+5. runs the modules below with ``-m integration``, prints pass/fail/error counts per module and overall,
+
+and last prints passed/failed/skipped per suite. It exits non-zero when a test of any suite fails that is not
+listed in scripts/conformance.known-failures.txt.
 
 This same file is also loaded into that pytest run as a plugin (``-p conformance``): it records every outcome
 in a JSON-lines report and leaves out the tests that need a Spark Connect server (see ``SPARK_FIXTURE``).
@@ -22,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -185,11 +191,13 @@ def port_in_use() -> str | None:
 class Serve:
     """`lakeledger serve` of the project venv on a fresh data directory."""
 
-    def __init__(self, data_dir: Path, **settings: str):
+    def __init__(self, data_dir: Path, port: int = PORT, **settings: str):
         self.log_path = data_dir.parent / f"serve-{data_dir.name}.log"
+        self.data_dir = data_dir
+        self.port = port
         env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
         env.update({"LAKELEDGER__DATA_DIR": str(data_dir), "LAKELEDGER__DEFAULT_WAREHOUSE": "default",
-                    "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(PORT), **settings})
+                    "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(port), **settings})
         binary = ROOT / ".venv" / "bin" / "lakeledger"
         if not binary.exists():
             fail(f"{binary} is missing: run `make setup`")
@@ -202,7 +210,7 @@ class Serve:
             if self.process.poll() is not None:
                 fail(f"lakeledger serve exited with {self.process.returncode}:\n{self.tail()}")
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/health", timeout=2) as response:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as response:
                     if response.status == 200:
                         return
             except OSError:
@@ -222,6 +230,27 @@ class Serve:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+        self._stop_embedded_postgres()
+
+    def _stop_embedded_postgres(self) -> None:
+        """The embedded Postgres this server started, if it outlived the server (a stopped `serve` has been seen
+        to leave it running): a fast shutdown of the postmaster that postmaster.pid names."""
+        pid_file = self.data_dir / "postgres" / "postmaster.pid"
+        try:
+            pid = int(pid_file.read_text().split()[0])
+            # only that postmaster: a stale file's pid may since belong to another process
+            if str(self.data_dir / "postgres").encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return
+            os.kill(pid, signal.SIGINT)
+        except (OSError, ValueError, IndexError):
+            return
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except OSError:
+                return
+            time.sleep(0.2)
 
 
 def spark_jar() -> Path:
@@ -304,7 +333,8 @@ def module_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def summarise(report_path: Path, pytest_rc: int) -> int:
+def summarise(report_path: Path, pytest_rc: int) -> tuple[int, Counter]:
+    """Prints pyiceberg's counts per module and what failed; (exit code, the total counts)."""
     records = [json.loads(line) for line in report_path.read_text().splitlines()] if report_path.exists() else []
     known = read_known_failures()
     outcome: dict[str, str] = {}
@@ -363,24 +393,67 @@ def summarise(report_path: Path, pytest_rc: int) -> int:
         for node in sorted(unexpected):
             print(f"  {outcome[node].upper():6} {node}\n         {message.get(node, '')[:300]}")
     ran = sum(total[c] for c in ("passed", "failed", "error"))
-    print(f"\nconformance: {total['passed']} passed, {total['failed'] + total['error']} failed "
+    print(f"\npyiceberg: {total['passed']} passed, {total['failed'] + total['error']} failed "
           f"({total['known']} known, {len(unexpected)} unexpected)")
     if ran == 0 or pytest_rc not in (0, 1):
         print(f"pytest exited with {pytest_rc} after running {ran} tests: the run itself is broken")
-        return 1
+        return 1, total
+    return (1 if unexpected else 0), total
+
+
+def summarise_rck(results: list, known: dict[str, str]) -> int:
+    """Prints what failed in the RCK suites and is not on the known list; the exit code."""
+    import rck
+
+    unexpected, fixed = rck.summarise(results, known)
+    if fixed:
+        print("\nRCK: listed as known failures but passed now (remove them from the list):")
+        for node in fixed:
+            print(f"  {node}")
+    if unexpected:
+        print("\nRCK FAILURES NOT ON THE KNOWN LIST:")
+        for key, name, message in unexpected:
+            print(f"  {key}::{name}\n         {message}")
     return 1 if unexpected else 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "provision"])
-    parser.add_argument("--keep", action="store_true", help="keep the server's data directory and logs")
-    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
-    args = parser.parse_args()
-    if args.command == "provision":
-        provision_tables()
-        return 0
+def print_suites(rows: list[tuple[str, int, int, int, int]]) -> None:
+    """passed / failed / skipped per suite, then one closing line over all of them."""
+    header = f"{'suite':<20} {'passed':>8} {'failed':>8} {'(known)':>8} {'skipped':>8}"
+    print("\n" + header + "\n" + "-" * len(header))
+    for title, passed, failed, known, skipped in rows:
+        print(f"{title:<20} {passed:>8} {failed:>8} {known:>8} {skipped:>8}")
+    print("(failed includes the known failures, each listed with its reason in scripts/conformance.known-failures.txt)")
+    print(f"\nconformance: {sum(r[1] for r in rows)} passed, {sum(r[2] for r in rows)} failed, "
+          f"{sum(r[4] for r in rows)} skipped")
 
+
+def run_rck(keep: bool) -> list:
+    """Iceberg's REST Compatibility Kit against a server of its own (scripts/rck.py)."""
+    import rck
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="rck-", dir=CACHE))  # outside /tmp: its catalog warehouse is /tmp
+
+    def serve(data_dir: Path, port: int) -> Serve:
+        server = Serve(data_dir, port)
+        try:
+            server.wait_healthy()
+        except BaseException:
+            server.stop()
+            raise
+        return server
+
+    try:
+        return rck.run(serve, work, log)
+    finally:
+        if keep:
+            log(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def run_pyiceberg(pytest_args: list[str], keep: bool) -> tuple[int, Counter]:
     if (host := port_in_use()) is not None:
         fail(f"port {PORT} is already in use on {host}. pyiceberg's integration fixtures hardcode {URI}, so "
              f"the conformance server must listen there: stop whatever listens on {PORT} and run again.")
@@ -404,7 +477,7 @@ def main() -> int:
         env.update({"PYTHONPATH": str(Path(__file__).resolve().parent), REPORT_ENV: str(report)})
         pytest = [str(python), "-m", "pytest", "-m", "integration", "-k", KEYWORDS, "-p", "conformance",
                   "-p", "no:cacheprovider", "-q", "--tb=short", "-rN"]
-        command = [*pytest, *(f"--deselect={node}" for node in SEPARATE_PASSES), *MODULES, *args.pytest_args]
+        command = [*pytest, *(f"--deselect={node}" for node in SEPARATE_PASSES), *MODULES, *pytest_args]
         log("running: " + " ".join(command[1:]))
         output = work / "pytest.log"
         with open(output, "wb") as sink:
@@ -425,10 +498,45 @@ def main() -> int:
         return summarise(report, rc)
     finally:
         server.stop()
-        if args.keep:
+        if keep:
             log(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "provision"])
+    parser.add_argument("--suite", choices=["all", "rck", "pyiceberg"], default="all",
+                        help="run only Iceberg's REST Compatibility Kit, or only pyiceberg's suite")
+    parser.add_argument("--keep", action="store_true", help="keep the servers' data directories and logs")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments for pyiceberg's suite (after --)")
+    args = parser.parse_args()
+    if args.command == "provision":
+        provision_tables()
+        return 0
+
+    import rck
+
+    if args.suite in ("all", "rck") and (missing := rck.missing_tools()):
+        fail(f"Iceberg's REST Compatibility Kit needs {missing} (a JDK and Maven): run `make rck-deps`")
+    known = read_known_failures()
+    rows, rc = [], 0
+    if args.suite in ("all", "rck"):
+        results = run_rck(args.keep)
+        for result in results:
+            failed = result.count("failed")
+            known_failed = sum(1 for name, outcome in result.outcomes.items()
+                               if outcome == "failed" and f"{result.suite.key}::{name}" in known)
+            rows.append((result.suite.title, result.count("passed"), failed, known_failed, result.count("skipped")))
+        rc |= summarise_rck(results, known)
+    if args.suite in ("all", "pyiceberg"):
+        pyiceberg_rc, total = run_pyiceberg(args.pytest_args, args.keep)
+        rows.append(("pyiceberg", total["passed"], total["failed"] + total["error"], total["known"],
+                     total["skipped"]))
+        rc |= pyiceberg_rc
+    print_suites(rows)
+    return rc
 
 
 # ---------------------------------------------------------------------------------------------------------------
