@@ -50,8 +50,13 @@ def routing_path(scope) -> str:
     raw = scope.get("raw_path")
     if raw is None:  # not from an HTTP server (an in-process client): the decoded path is all there is
         return scope["path"].replace("%", "%25")
-    if b"%" not in raw and raw.isascii():
-        return scope["path"]  # nothing was decoded, so nothing can have been lost (the hot path)
+    if raw.isascii():
+        if b"%" not in raw:
+            return scope["path"]  # nothing was decoded, so nothing can have been lost (the hot path)
+        if b"%2F" not in raw and b"%2f" not in raw and b"%25" not in raw and "\ufffd" not in scope["path"]:
+            # The server's decoding (once, invalid UTF-8 replaced by U+FFFD) made no `/` or `%` and replaced
+            # nothing, so it is the routing path already: e.g. levels joined by %1F.
+            return scope["path"]
     try:
         return "/".join(_segment(part) for part in raw.split(b"/"))
     except UnicodeDecodeError:
