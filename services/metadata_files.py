@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import orjson
 from pyiceberg.table.metadata import TableMetadata
 
-from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.errors import BadRequest, InvalidArgument
 from lakeledger.domain.table_metadata import parse, serialize
 from lakeledger.domain.warehouse import parse_storage_profile
 from lakeledger.storage import Storage, storage_for
@@ -78,7 +78,8 @@ class MetadataFiles:
             try:
                 entry.parsed = parse(entry.data)
             except Exception as e:
-                raise BadRequest(f"Cannot read table metadata at {location}: {e}") from None
+                # invalid metadata is an invalid argument, as Iceberg's reference server answers it
+                raise InvalidArgument(f"Cannot read table metadata at {location}: {e}") from None
         return entry.parsed
 
     def write(self, location: str, metadata: TableMetadata, storage: Storage) -> bytes:

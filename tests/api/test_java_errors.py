@@ -134,6 +134,9 @@ def test_namespace_errors(client, warehouse, ns, log_length):
 
 def test_invalid_arguments_are_illegal_argument_exceptions(client, warehouse, ns, log_length):
     p = warehouse["prefix"]
+    not_metadata = warehouse["path"] / "elsewhere" / "00000-x.metadata.json"
+    not_metadata.parent.mkdir(parents=True)
+    not_metadata.write_text('{"format-version": 2}')
     before = log_length()
     invalid = [
         client.post(f"{p}/namespaces", json={"namespace": [""]}),
@@ -150,6 +153,7 @@ def test_invalid_arguments_are_illegal_argument_exceptions(client, warehouse, ns
         client.post(f"{p}/transactions/commit", json={"table-changes": [
             {"identifier": {"namespace": ["ns"], "name": "t"}, "requirements": [], "updates": []},
             {"identifier": {"namespace": ["ns"], "name": "t"}, "requirements": [], "updates": []}]}),
+        client.post(f"{ns}/register", json={"name": "r", "metadata-location": f"file://{not_metadata}"}),
     ]
     for r in invalid:
         _error(r, 400, "IllegalArgumentException")
