@@ -51,9 +51,11 @@ class NameClaim(CatalogAggregate):
     def is_held(self) -> bool:
         return self.holder_id is not None
 
-    def claim(self, holder_id: UUID, what: str, by: Provenance) -> None:
+    def claim(self, holder_id: UUID, what: str, by: Provenance, shown_as: str | None = None) -> None:
+        """``shown_as`` names the claimed thing in a refusal (a table's dotted identifier); the claim itself
+        knows only the last part of it."""
         if self.holder_id is not None and self.holder_id != holder_id:
-            raise AlreadyExists(f"{what} already exists: {self.name}")
+            raise AlreadyExists(f"{what} already exists: {shown_as or self.name}")
         if self.holder_id is None:
             self._claimed(holder_id=holder_id, actor=by.actor, request_id=by.request_id)
 

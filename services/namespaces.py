@@ -26,7 +26,7 @@ class NamespaceService:
             parent = resolve.namespace(self.ledger, wh, levels[:-1]) if len(levels) > 1 else None
             ns_id = uuid4()
             claim = self.ledger.claim(NAMESPACE, parent.id if parent else wh.id, levels[-1], ns_id,
-                                      "Namespace", by)
+                                      "Namespace", by, dotted(levels))
             ns = Namespace.create(ns_id, wh.id, parent.id if parent else None, levels, properties, by)
             self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, dotted(levels[:-1])) if parent
                                                       else warehouse_is_active(wh.id, wh.name)])

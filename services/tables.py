@@ -85,7 +85,7 @@ class TableService:
             if request.stage_create:
                 return TableState(None, tm.serialize(metadata))
             metadata_location = self._metadata_location(wh, metadata, None)
-            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
+            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
             table = Table.create(table_id, wh.id, ns.id, levels, name, location, metadata_location,
                                  CREATED_BY_REQUEST, raw, by)
             data = self._write_and_append(wh, [(metadata_location, metadata)], [claim, table],
@@ -174,7 +174,7 @@ class TableService:
             raise InvalidArgument("A created table needs exactly one assign-uuid update")
         location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
         metadata_location = self._metadata_location(wh, metadata, None)
-        claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
+        claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*ns.path, name]))
         table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
                              CREATED_BY_COMMIT, {"requirements": change.requirements_raw,
                                                  "updates": change.updates_raw}, by)
@@ -216,7 +216,8 @@ class TableService:
             if taken is not None:
                 raise AlreadyExists(f"Cannot rename {dotted([*src_levels, src_name])} to "
                                     f"{dotted([*dst_levels, dst_name])}. {taken} already exists")
-            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, table.id, "Table", by)
+            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, table.id, "Table", by,
+                                         dotted([*dst_levels, dst_name]))
             old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, table.id, by)
             table.rename(dst_ns.id, dst_levels, dst_name, by)
             self.ledger.append(old_claim, new_claim, table,
@@ -255,7 +256,7 @@ class TableService:
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
             location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
-            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by)
+            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
             if table is None:
                 table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
                                      CREATED_BY_REGISTRATION, raw, by)

@@ -75,11 +75,11 @@ class Ledger:
         raise on_conflict(message)
 
     def claim(self, scope: str, container_id: UUID, name: str, holder_id: UUID, what: str,
-              by: Provenance) -> NameClaim:
+              by: Provenance, shown_as: str | None = None) -> NameClaim:
         claim = self.log.get(NameClaim, claim_id(scope, container_id, name))
         if claim is None:
             return NameClaim.first(scope, container_id, name, holder_id, by)
-        claim.claim(holder_id, what, by)
+        claim.claim(holder_id, what, by, shown_as)
         return claim
 
     def holder(self, scope: str, container_id: UUID, name: str) -> UUID | None:

@@ -60,7 +60,7 @@ class ViewService:
             metadata = vm.new_view(view_id, _as_spelt(request.location) or location, request.view_schema,
                                    request.view_version, request.properties)
             metadata_location = self._metadata_location(wh, metadata, None)
-            claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by)
+            claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by, dotted([*levels, name]))
             view = View.create(view_id, wh.id, ns.id, levels, name, location, metadata_location, raw, by)
             data = self._write_and_append(wh, metadata_location, metadata, [claim, view],
                                           [namespace_exists(ns.id, dotted(levels))])
@@ -126,7 +126,8 @@ class ViewService:
             kind = self._holder_kind(dst_ns, dst_name)  # the view itself, when renamed onto its own name
             if kind is not None:
                 raise AlreadyExists(f"{cannot} {kind} already exists")
-            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, view.id, "View", by)
+            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, view.id, "View", by,
+                                         dotted([*dst_levels, dst_name]))
             old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, view.id, by)
             view.rename(dst_ns.id, dst_levels, dst_name, by)
             self.ledger.append(old_claim, new_claim, view,
@@ -151,7 +152,7 @@ class ViewService:
             if self.ledger.log.get(Tabular, view_id) is not None:
                 raise AlreadyExists(f"A table or view with uuid {view_id} is already registered")
             location = placement.checked_location(self.ledger, wh, metadata.location, view_id)
-            claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by)
+            claim = self.ledger.claim(TABULAR, ns.id, name, view_id, "View", by, dotted([*levels, name]))
             view = View.create(view_id, wh.id, ns.id, levels, name, location, location_of_file, raw, by)
             self.ledger.append(claim, view, conditions=[namespace_exists(ns.id, dotted(levels))])
             return ViewState(location_of_file, data)

@@ -53,3 +53,11 @@ def test_releasing_by_someone_else_changes_nothing():
     claim.collect_events()
     claim.release(uuid4(), BY)
     assert claim.holder_id == holder and claim.collect_events() == []
+
+
+def test_a_refused_claim_names_the_whole_identifier():
+    claim = NameClaim.first(TABULAR, uuid4(), "orders", uuid4(), BY)
+    with pytest.raises(AlreadyExists, match=r"^Table already exists: sales\.orders$"):
+        claim.claim(uuid4(), "Table", BY, "sales.orders")
+    with pytest.raises(AlreadyExists, match=r"^Table already exists: orders$"):
+        claim.claim(uuid4(), "Table", BY)
