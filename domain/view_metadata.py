@@ -38,7 +38,9 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import IcebergBaseModel
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
+from lakeledger.domain import metadata_v3
 from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
+from lakeledger.domain.schemas import check_schema
 
 LAST_ADDED = -1
 INITIAL_SCHEMA_ID = 0
@@ -266,6 +268,8 @@ class _Builder:
             self.changed = True
 
     def add_schema(self, schema: Schema) -> int:
+        # a view's schema has no table format version to fit; every type and default is allowed
+        check_schema(schema, format_version=metadata_v3.FORMAT_VERSION)
         for known in self.schemas:
             if known == schema:  # pyiceberg's equality ignores the schema id
                 return known.schema_id

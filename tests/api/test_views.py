@@ -304,6 +304,14 @@ def test_invalid_view_definitions_are_illegal_arguments(client, warehouse, view_
     for update, message in cases:
         r = client.post(view_path, json={"updates": [update]})
         assert _message(r, 400, "IllegalArgumentException") == message, update
+    duplicate_ids = {"type": "struct", "schema-id": 1, "fields": [
+        {"id": 1, "name": "a", "type": "long", "required": True},
+        {"id": 1, "name": "b", "type": "string", "required": False}]}
+    r = client.post(view_path, json={"updates": [{"action": "add-schema", "schema": duplicate_ids}]})
+    assert "field id 1" in _message(r, 400, "IllegalArgumentException")
+    r = client.post(f"{p}/namespaces/ns/views", json={"name": "dup", "schema": duplicate_ids,
+                                                       "view-version": view_version()})
+    assert "field id 1" in _message(r, 400, "IllegalArgumentException")
     # a "-1" with nothing added before is a ValidationException in Iceberg: a plain bad request
     r = client.post(view_path, json={"updates": [{"action": "set-current-view-version", "view-version-id": -1}]})
     assert _message(r, 400, "BadRequestException") == "Cannot set last version id: no current version id has been set"
