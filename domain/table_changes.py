@@ -228,12 +228,6 @@ def _(update: AddSchemaUpdate, metadata: Any, context: CommitContext) -> Any:
 
 
 @apply_update.register
-def _(update: SetCurrentSchemaUpdate, metadata: Any, context: CommitContext) -> Any:
-    schema_id = context.resolve("schema", update.schema_id)
-    return _apply_table_update(update.model_copy(update={"schema_id": schema_id}), metadata, context)
-
-
-@apply_update.register
 def _(update: AddPartitionSpecUpdate, metadata: Any, context: CommitContext) -> Any:
     spec = update.spec
     same = next((s for s in metadata.partition_specs if spec.compatible_with(s)), None)
@@ -245,12 +239,6 @@ def _(update: AddPartitionSpecUpdate, metadata: Any, context: CommitContext) -> 
     added = update.model_copy(update={"spec": spec.model_copy(update={"spec_id": new_id})})
     context.added("spec", new_id)
     return _apply_table_update(added, metadata, context)
-
-
-@apply_update.register
-def _(update: SetDefaultSpecUpdate, metadata: Any, context: CommitContext) -> Any:
-    spec_id = context.resolve("spec", update.spec_id)
-    return _apply_table_update(update.model_copy(update={"spec_id": spec_id}), metadata, context)
 
 
 @apply_update.register
@@ -271,10 +259,18 @@ def _(update: AddSortOrderUpdate, metadata: Any, context: CommitContext) -> Any:
     return _apply_table_update(added, metadata, context)
 
 
-@apply_update.register
-def _(update: SetDefaultSortOrderUpdate, metadata: Any, context: CommitContext) -> Any:
-    order_id = context.resolve("sort order", update.sort_order_id)
-    return _apply_table_update(update.model_copy(update={"sort_order_id": order_id}), metadata, context)
+# which kind of entry -1 refers to in each "make it current" update, and the field that holds the id
+_MADE_CURRENT = {SetCurrentSchemaUpdate: ("schema", "schema_id"), SetDefaultSpecUpdate: ("spec", "spec_id"),
+                 SetDefaultSortOrderUpdate: ("sort order", "sort_order_id")}
+
+
+@apply_update.register(SetCurrentSchemaUpdate)
+@apply_update.register(SetDefaultSpecUpdate)
+@apply_update.register(SetDefaultSortOrderUpdate)
+def _(update: Any, metadata: Any, context: CommitContext) -> Any:
+    kind, field = _MADE_CURRENT[type(update)]
+    resolved = context.resolve(kind, getattr(update, field))
+    return _apply_table_update(update.model_copy(update={field: resolved}), metadata, context)
 
 
 def _current_schema(metadata: Any, what: str) -> Any:

@@ -16,6 +16,7 @@ from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 from lakeledger.domain.table import Table
+from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.warehouse import ACTIVE, PURGE, Warehouse, parse_delete_profile, parse_storage_profile
 from lakeledger.services.unit_of_work import Ledger
 
@@ -76,6 +77,15 @@ def namespace(ledger: Ledger, wh: WarehouseSettings, path: tuple[str, ...]) -> N
 
 def table_id(ledger: Ledger, ns: Namespace, name: str) -> UUID | None:
     return ledger.holder(TABULAR, ns.id, name)
+
+
+def holder_kind(ledger: Ledger, ns: Namespace, name: str) -> str | None:
+    """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
+    holder = table_id(ledger, ns, name)
+    if holder is None:
+        return None
+    found = ledger.log.get(Tabular, holder)
+    return "View" if found is not None and found.kind == "view" else "Table"
 
 
 def table(ledger: Ledger, ns: Namespace, name: str) -> Table:

@@ -14,7 +14,6 @@ from lakeledger.domain.names import check_name, check_namespace, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import is_within, normalize_location
-from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.warehouse import PURGE
 from lakeledger.domain.table import (
     CREATED_BY_COMMIT,
@@ -212,7 +211,7 @@ class TableService:
             src_ns = resolve.namespace(self.ledger, wh, src_levels)
             table = resolve.table(self.ledger, src_ns, src_name)
             dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
-            taken = self._holder_kind(dst_ns, dst_name)
+            taken = resolve.holder_kind(self.ledger, dst_ns, dst_name)
             if taken is not None:
                 raise AlreadyExists(f"Cannot rename {dotted([*src_levels, src_name])} to "
                                     f"{dotted([*dst_levels, dst_name])}. {taken} already exists")
@@ -239,7 +238,7 @@ class TableService:
             data = self.files.data(location_of_file, storage)
             table_id = metadata.table_uuid
             holder = resolve.table_id(self.ledger, ns, name)
-            if self._holder_kind(ns, name) == "View":
+            if resolve.holder_kind(self.ledger, ns, name) == "View":
                 self._ensure_name_free(ns, name)
             if holder is not None:
                 existing = self.ledger.log.get(Table, holder)
@@ -269,17 +268,9 @@ class TableService:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _holder_kind(self, ns: Namespace, name: str) -> str | None:
-        """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
-        holder = resolve.table_id(self.ledger, ns, name)
-        if holder is None:
-            return None
-        found = self.ledger.log.get(Tabular, holder)
-        return "View" if found is not None and found.kind == "view" else "Table"
-
     def _ensure_name_free(self, ns: Namespace, name: str) -> None:
         """409 with the message of Iceberg's catalogs, which Java clients and tests read."""
-        kind = self._holder_kind(ns, name)
+        kind = resolve.holder_kind(self.ledger, ns, name)
         if kind == "View":
             raise AlreadyExists(f"View with same name already exists: {dotted([*ns.path, name])}")
         if kind is not None:

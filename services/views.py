@@ -123,7 +123,8 @@ class ViewService:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
             src_ns, view = self._view_at(wh, src_levels, src_name)
-            kind = self._holder_kind(dst_ns, dst_name)  # the view itself, when renamed onto its own name
+            # the view itself holds it when renamed onto its own name
+            kind = resolve.holder_kind(self.ledger, dst_ns, dst_name)
             if kind is not None:
                 raise AlreadyExists(f"{cannot} {kind} already exists")
             new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, view.id, "View", by,
@@ -161,18 +162,10 @@ class ViewService:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _holder_kind(self, ns: Namespace, name: str) -> str | None:
-        """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
-        holder = resolve.table_id(self.ledger, ns, name)
-        if holder is None:
-            return None
-        found = self.ledger.log.get(Tabular, holder)
-        return "View" if found is not None and found.kind == "view" else "Table"
-
     def _check_name_free(self, ns: Namespace, name: str) -> None:
         """409 when a table or a view holds the name, in the words of Iceberg's catalogs, which Java
         clients and the REST compatibility kit read."""
-        kind = self._holder_kind(ns, name)
+        kind = resolve.holder_kind(self.ledger, ns, name)
         if kind == "Table":
             raise AlreadyExists(f"Table with same name already exists: {dotted([*ns.path, name])}")
         if kind == "View":
