@@ -25,12 +25,13 @@ SUBJECT = "lakeledger"
 
 
 @pytest.fixture(scope="module")
-def postgres(tmp_path_factory):
-    """This module's own embedded Postgres: one test restarts it under the processes using it."""
+def postgres(postgres_home):
+    """This module's own embedded Postgres: one test restarts it under the processes using it. Kept in the
+    session's postgres_home, not pytest's temporary directory (see that fixture)."""
     import pgserver
     from pgserver._commands import pg_ctl
 
-    server = pgserver.get_server(tmp_path_factory.mktemp("ce-pg"), cleanup_mode=None)
+    server = pgserver.get_server(postgres_home / "cloudevents", cleanup_mode=None)
     yield server
     try:
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
