@@ -81,6 +81,7 @@ class TableService:
             # the metadata keeps the location as the client spelt it; the catalog compares the normalised form
             metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order,
                                        _as_spelt(request.location) or location, request.properties, table_id)
+            storage_for(wh.profile()).prepare_table_location(location)
             if request.stage_create:
                 return TableState(None, tm.serialize(metadata))
             metadata_location = self._metadata_location(wh, metadata, None)
@@ -172,6 +173,7 @@ class TableService:
         if metadata.table_uuid != table_id:
             raise InvalidArgument("A created table needs exactly one assign-uuid update")
         location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
+        storage_for(wh.profile()).prepare_table_location(location)
         metadata_location = self._metadata_location(wh, metadata, None)
         claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*ns.path, name]))
         table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,

@@ -7,6 +7,10 @@ class Storage(Protocol):
 
     def read(self, location: str) -> bytes: ...
 
+    def prepare_table_location(self, location: str) -> None:
+        """Makes a new table's location ready for engines that write files there themselves, before and
+        after their create is committed (DuckDB creates no parent directories); object stores need nothing."""
+
     def delete(self, location: str) -> None:
         """Deletes one file, if it exists."""
 

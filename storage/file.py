@@ -34,6 +34,11 @@ class FileStorage:
             f.flush()
             os.fsync(f.fileno())
 
+    def prepare_table_location(self, location: str) -> None:
+        path = self._inside(location)
+        for folder in ("data", "metadata"):  # Iceberg's default layout under a table's location
+            os.makedirs(os.path.join(path, folder), exist_ok=True)
+
     def read(self, location: str) -> bytes:
         try:
             with open(self._path(location), "rb") as f:

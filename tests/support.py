@@ -153,3 +153,26 @@ def wait_until(predicate, timeout: float, what: str = "the condition", interval:
         if time.monotonic() > deadline:
             pytest.fail(f"{what} did not happen within {timeout} s")
         time.sleep(interval)
+
+
+DUCKDB_EXTENSIONS = ("iceberg", "httpfs", "avro")
+
+
+def duckdb_connection():
+    """A DuckDB connection that loads its extensions only from the folder the PyPI wheels duckdb-ext-iceberg,
+    -httpfs and -avro install (`make setup`): with autoinstall off, a missing extension fails, never downloads."""
+    import importlib.util
+
+    try:
+        import duckdb
+    except ImportError:
+        pytest.fail("duckdb is missing: run `make setup`")
+    spec = importlib.util.find_spec("duckdb_ext")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "extensions" if spec else None
+    missing = [e for e in DUCKDB_EXTENSIONS if not folder or not list(folder.glob(f"*/*/{e}.duckdb_extension"))]
+    if missing:
+        pytest.fail(f"DuckDB extensions {', '.join(missing)} are missing: run `make setup`")
+    con = duckdb.connect(config={"extension_directory": str(folder), "autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": True})
+    con.execute("LOAD iceberg")
+    return con

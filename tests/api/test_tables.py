@@ -1,6 +1,7 @@
 import os
 import time
 import uuid
+from pathlib import Path
 
 from support import SCHEMA
 
@@ -264,3 +265,14 @@ def test_the_load_fast_path_answers_like_the_route(client, warehouse, table_fact
     assert client.delete(path).status_code == 204
     gone = client.get(path)
     assert gone.status_code == 404 and gone.json()["error"]["type"] == "NoSuchTableException"
+
+
+def test_a_new_table_location_has_its_data_and_metadata_folders(client, warehouse):
+    """Engines that write files themselves before committing (DuckDB's CREATE TABLE AS) create no parent folders."""
+    client.post(f"{warehouse['prefix']}/namespaces", json={"namespace": ["folders"]})
+    for name, staged in (("staged", True), ("created", False)):
+        r = client.post(f"{warehouse['prefix']}/namespaces/folders/tables",
+                        json={"name": name, "schema": SCHEMA, "stage-create": staged})
+        assert r.status_code == 200, r.text
+        location = Path(r.json()["metadata"]["location"].removeprefix("file:").removeprefix("//"))
+        assert (location / "data").is_dir() and (location / "metadata").is_dir(), name
