@@ -100,7 +100,10 @@ DEV_GROUP_NAMES = ["pytest", "pytest-lazy-fixtures", "pytest-mock", "moto", "fas
                    "pyspark"]
 PYICEBERG_EXTRAS = "pyarrow,pandas,duckdb,hive,pyiceberg-core"
 # test_writes.py and test_inspect_table.py import pytz, which upstream gets transitively through its lock file.
-UNDECLARED = ["pytz"]
+# DuckDB is pinned to the build whose extensions PyPI ships as wheels: its tests `INSTALL iceberg`, which finds
+# them already installed (see duckdb_home) instead of downloading at run time.
+UNDECLARED = ["pytz", "duckdb==1.4.4", "duckdb-ext-iceberg==1.4.4.20260205", "duckdb-ext-httpfs==1.4.4.20260205",
+              "duckdb-ext-avro==1.4.4.20260205"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -174,6 +177,20 @@ def ensure_venv() -> Path:
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", *wanted.splitlines()], check=True, env=pip_env())
     stamp.write_text(wanted)
     return python
+
+
+def duckdb_home(python: Path, work: Path) -> Path:
+    """A HOME for the suite's pytest whose ~/.duckdb/extensions (DuckDB's default extension directory) is the
+    folder the duckdb-ext-* wheels install into, so `INSTALL iceberg; LOAD iceberg` loads them, offline."""
+    found = subprocess.run([str(python), "-c", "import importlib.util; "
+                            "print(next(iter(importlib.util.find_spec('duckdb_ext').submodule_search_locations)))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    home = work / "home"
+    (home / ".duckdb").mkdir(parents=True, exist_ok=True)
+    link = home / ".duckdb" / "extensions"
+    if not link.exists():
+        link.symlink_to(Path(found) / "extensions")
+    return home
 
 
 def port_in_use() -> str | None:
@@ -474,7 +491,8 @@ def run_pyiceberg(pytest_args: list[str], keep: bool) -> tuple[int, Counter]:
 
         report = work / "report.jsonl"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYICEBERG_TEST_CATALOG")}
-        env.update({"PYTHONPATH": str(Path(__file__).resolve().parent), REPORT_ENV: str(report)})
+        env.update({"PYTHONPATH": str(Path(__file__).resolve().parent), REPORT_ENV: str(report),
+                    "HOME": str(duckdb_home(python, work))})
         pytest = [str(python), "-m", "pytest", "-m", "integration", "-k", KEYWORDS, "-p", "conformance",
                   "-p", "no:cacheprovider", "-q", "--tb=short", "-rN"]
         command = [*pytest, *(f"--deselect={node}" for node in SEPARATE_PASSES), *MODULES, *pytest_args]
