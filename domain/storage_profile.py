@@ -6,6 +6,7 @@ is adding one model. Locations are compared in a normalised form: no trailing sl
 """
 
 import posixpath
+from urllib.parse import quote
 from typing import Annotated, Literal, Union
 from uuid import UUID
 
@@ -51,6 +52,12 @@ class _Profile(BaseModel):
 
     def base_location(self) -> str:
         raise NotImplementedError
+
+    def namespace_location(self, path: tuple[str, ...] | list[str]) -> str:
+        """Where a namespace's tables would go by name: the warehouse location and one escaped folder per level.
+        Only advertised (the `location` namespace property), never a place the catalog writes to: engines such as
+        Trino stage-create their tables below it instead of asking the catalog for a location first."""
+        return "/".join([self.base_location(), *(quote(level, safe="") for level in path)])
 
     def default_table_location(self, namespace_id: UUID, tabular_id: UUID) -> str:
         return f"{self.base_location()}/{namespace_id}/{tabular_id}"

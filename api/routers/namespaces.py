@@ -4,6 +4,7 @@ from fastapi.concurrency import run_in_threadpool
 from lakeledger.domain.errors import NoSuchNamespace
 from lakeledger.domain.names import dotted
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.warehouse import parse_storage_profile
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
 from lakeledger.api.identifiers import parse_namespace
@@ -42,24 +43,33 @@ async def list_namespaces(prefix: str, parent: str | None = Query(default=None),
 async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance)):
     ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
-    return JSONResponse({"namespace": ns.path, "properties": ns.properties, "namespace-uuid": str(ns.id)})
+    wh = await active_warehouse(ll, prefix)
+    return JSONResponse({"namespace": ns.path, "properties": _with_location(wh, ns.path, ns.properties),
+                         "namespace-uuid": str(ns.id)})
 
 
-async def _load(ll, prefix: str, namespace: str) -> dict:
+def _with_location(wh: dict, path: list[str], properties: dict) -> dict:
+    """The namespace's properties with a `location` (its own if it was given one): Trino creates a table without
+    staging it, and then finds the location the catalog chose not empty, unless the namespace has a location."""
+    return {"location": parse_storage_profile(wh["storage_profile"]).namespace_location(path), **properties}
+
+
+async def _load(ll, prefix: str, namespace: str) -> tuple[dict, dict]:
     ll, prefix = await as_of(ll, prefix)
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
     row = await ll.queries.namespace(wh["id"], path)
     if row is None:
         raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
-    return row
+    return wh, row
 
 
 @router.get("/{prefix}/namespaces/{namespace}",
             responses=ok(GetNamespaceResponse, "The namespace and its properties"))
 async def load_namespace(prefix: str, namespace: str, ll=Depends(container)):
-    row = await _load(ll, prefix, namespace)
-    return JSONResponse({"namespace": row["path"], "properties": row["properties"], "namespace-uuid": str(row["id"])})
+    wh, row = await _load(ll, prefix, namespace)
+    return JSONResponse({"namespace": row["path"], "properties": _with_location(wh, row["path"], row["properties"]),
+                         "namespace-uuid": str(row["id"])})
 
 
 @router.head("/{prefix}/namespaces/{namespace}", status_code=204)

@@ -114,5 +114,5 @@ def test_surrogate_pairs_and_escaped_backslashes_are_ordinary_text(client, wareh
     r = client.post(f"{p}/namespaces", content=body.encode(), headers={"content-type": "application/json"})
     assert r.status_code == 200, r.text
     assert r.json()["namespace"] == ["smile \U0001F600"]
-    assert r.json()["properties"] == {"k": "not a surrogate: \\ud800"}
+    assert r.json()["properties"]["k"] == "not a surrogate: \\ud800"
     assert client.get(f"{p}/namespaces/smile%20%F0%9F%98%80").status_code == 200

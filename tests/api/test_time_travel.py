@@ -123,7 +123,8 @@ def test_listings_and_loads_are_those_of_then(client, warehouse, history):
     assert _namespaces(client, at["warehouse"]) == []
     assert _namespaces(client, at["namespace"]) == [["sales"]]
     assert _tables(client, at["namespace"]) == []
-    assert _ok(client.get(f"{at['namespace']}/namespaces/sales"))["properties"] == {"owner": "ann"}
+    assert _ok(client.get(f"{at['namespace']}/namespaces/sales"))["properties"] == {
+        "location": f"{warehouse['location']}/sales", "owner": "ann"}
 
     assert _tables(client, at["created"]) == ["big"]
     assert _ok(client.get(f"{at['created']}/namespaces/sales/tables/big"))["metadata-location"] == history["m1"]
@@ -144,7 +145,8 @@ def test_listings_and_loads_are_those_of_then(client, warehouse, history):
     assert _tables(client, at["renamed"]) == ["large"]
     assert _ok(client.get(f"{at['renamed']}/namespaces/sales/tables/large"))["metadata-location"] == history["m2"]
     _error(client.get(f"{at['renamed']}/namespaces/sales/tables/big"), 404, "NoSuchTableException")
-    assert _ok(client.get(f"{at['renamed']}/namespaces/sales"))["properties"] == {"owner": "bob"}
+    assert _ok(client.get(f"{at['renamed']}/namespaces/sales"))["properties"] == {
+        "location": f"{warehouse['location']}/sales", "owner": "bob"}
 
     # after the drop: a new table took the old name; the dropped one is gone, the namespace of then is listed
     assert _tables(client, at["dropped"]) == ["big"]
