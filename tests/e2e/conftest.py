@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support import NatsServer
+from support import NatsServer, TrinoServer
 
 SPARK_CATALOG = "lakeledger"
 SPARK_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
@@ -99,3 +99,13 @@ def nats_server(tmp_path):
     yield server
     if server.process.poll() is None:
         server.kill()
+
+
+@pytest.fixture(scope="session")
+def trino(server, spark_warehouse, tmp_path_factory):
+    """One Trino for the whole session, on the Spark tests' warehouse, so the two engines share tables."""
+    t = TrinoServer(tmp_path_factory.mktemp("trino"), f"{server.url}/catalog", spark_warehouse["name"])
+    try:
+        yield t
+    finally:
+        t.stop()
