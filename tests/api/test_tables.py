@@ -276,3 +276,18 @@ def test_a_new_table_location_has_its_data_and_metadata_folders(client, warehous
         assert r.status_code == 200, r.text
         location = Path(r.json()["metadata"]["location"].removeprefix("file:").removeprefix("//"))
         assert (location / "data").is_dir() and (location / "metadata").is_dir(), name
+
+
+def test_metrics_of_a_staged_table_not_yet_committed_are_a_clean_404(client, warehouse, log_length):
+    """Engines may report scan or commit metrics for a table they staged but have not committed: a 404
+    NoSuchTableException ErrorModel, which metrics reporters log and ignore, never a 5xx."""
+    client.post(f"{warehouse['prefix']}/namespaces", json={"namespace": ["metrics"]})
+    r = client.post(f"{warehouse['prefix']}/namespaces/metrics/tables",
+                    json={"name": "staged", "schema": SCHEMA, "stage-create": True})
+    assert r.status_code == 200, r.text
+    before = log_length()
+    report = {"report-type": "commit-report", "table-name": "metrics.staged", "snapshot-id": 1, "sequence-number": 1,
+              "operation": "append", "metrics": {}}
+    r = client.post(f"{warehouse['prefix']}/namespaces/metrics/tables/staged/metrics", json=report)
+    assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchTableException", r.text
+    assert log_length() == before
