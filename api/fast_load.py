@@ -9,7 +9,12 @@ from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.names import check_name
+from starlette.requests import Request
+
+from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
 from lakeledger.api.etags import etag, matches
+from lakeledger.services.metadata_files import ALL_SNAPSHOTS
+from lakeledger.services.resolve import storage_settings
 from lakeledger.api.identifiers import levels, segment
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
@@ -22,10 +27,9 @@ class FastLoadTable:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "GET" and not scope.get("query_string"):
-            found = await self._try(scope["path"])
+            found = await self._try(scope)
             if found is not None:
-                metadata_location, body = found
-                tag = etag(metadata_location)
+                tag, body = found
                 condition = _header(scope, b"if-none-match")
                 if condition is not None and matches(condition, tag):
                     await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", tag.encode())]})
@@ -38,8 +42,9 @@ class FastLoadTable:
                 return
         await self.app(scope, receive, send)
 
-    async def _try(self, path: str) -> tuple[str, bytes] | None:
-        parts = path.split("/")
+    async def _try(self, scope) -> tuple[str, bytes] | None:
+        """(ETag, body) of the answer, or None to leave the request to the route."""
+        parts = scope["path"].split("/")
         if len(parts) == 7:  # the root alias: /v1/...
             parts.insert(1, "catalog")
         # ['', 'catalog', 'v1', prefix, 'namespaces', namespace, 'tables', table]
@@ -58,8 +63,21 @@ class FastLoadTable:
             return None
         if row is None:
             return None
-        body = self.container.files.response_body(row[1])
-        return None if body is None else (row[1], body)
+        table_id, metadata_location, location, profile_json, secret_json = row
+        body = self.container.files.response_body(metadata_location)
+        if body is None:
+            return None
+        if location.startswith("file:"):
+            return etag(metadata_location), body
+        try:
+            wh = storage_settings(UUID(parts[3]), profile_json, secret_json)
+            access = self.container.table_access.cached_for_table(
+                wh, table_id, location, _header(scope, DELEGATION_HEADER.encode()), str(Request(scope).base_url))
+        except BadRequest:
+            return None
+        if access is None:
+            return None
+        return load_tag(metadata_location, ALL_SNAPSHOTS, access), with_access(body, access)
 
 
 def _header(scope, name: bytes) -> str | None:

@@ -31,7 +31,7 @@ __all__ = [
     "CatalogConfig", "CommitTableResponse", "CreateNamespaceResponse", "CreateProjectResponse", "ErrorModel",
     "GetNamespaceResponse", "GetProjectResponse", "GetWarehouseResponse", "HistoryPage", "IcebergErrorResponse",
     "ListNamespacesResponse", "ListProjectsResponse", "ListTablesResponse", "ListViewsResponse",
-    "ListWarehousesResponse", "LoadTableResult", "LoadViewResult", "ServerInfo", "UpdateNamespacePropertiesResponse",
+    "ListWarehousesResponse", "LoadCredentialsResponse", "LoadTableResult", "SignedRequest", "LoadViewResult", "ServerInfo", "UpdateNamespacePropertiesResponse",
     "bodiless", "errors", "install", "ok",
 ]
 
@@ -68,6 +68,26 @@ class CatalogConfig(BaseModel):
 
 class LoadTableResult(TableResponse):
     """A table's metadata and where it is stored; `metadata-location` is null for a staged create."""
+
+
+class StorageCredential(BaseModel):
+    """Credentials for the files whose location starts with `prefix`."""
+
+    prefix: str
+    config: dict[str, str]
+
+
+class LoadCredentialsResponse(BaseModel):
+    """loadCredentials: short-lived credentials for the table's files."""
+
+    storage_credentials: list[StorageCredential] = Field(alias="storage-credentials")
+
+
+class SignedRequest(BaseModel):
+    """The S3 request, signed: add `headers` to it and send it to `uri`."""
+
+    uri: str
+    headers: dict[str, list[str]]
 
 
 class LoadViewResult(ViewResponse):
@@ -130,6 +150,9 @@ class GetWarehouseResponse(_Management):
     name: str
     project_id: UUID = Field(alias="project-id")
     storage_profile: StorageProfile = Field(alias="storage-profile")
+    storage_credential_fingerprint: str | None = Field(
+        alias="storage-credential-fingerprint",
+        description="Which credential the storage uses (a keyed fingerprint); the credential itself is never shown")
     delete_profile: DeleteProfile = Field(alias="delete-profile")
     drop_purge_default: Literal["purge", "keep"] = Field(
         alias="drop-purge-default", description="What a table drop without `purgeRequested` does with the files")

@@ -93,6 +93,8 @@ class PastCatalog:
     def __init__(self, ll, state: WarehouseAsOf):
         self.settings = ll.settings
         self.files = ll.files
+        self.storages = ll.storages
+        self.table_access = ll.table_access
         self.queries = PastQueries(ll.queries, state)
 
 

@@ -97,3 +97,7 @@ class ChangeRefused(CatalogError):
 
 class ChangeApprovalUnavailable(CatalogError):
     """The change-approval hook could not be asked; nothing was changed."""
+
+
+class Forbidden(CatalogError):
+    """The caller may not do this (a signer request outside the table it was issued for, and the like)."""

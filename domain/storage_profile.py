@@ -6,6 +6,7 @@ is adding one model. Locations are compared in a normalised form: no trailing sl
 """
 
 import posixpath
+import re
 from urllib.parse import quote
 from typing import Annotated, Literal, Union
 from uuid import UUID
@@ -35,6 +36,10 @@ def normalize_location(location: str) -> str:
         if normalized.startswith("//"):
             normalized = "/" + normalized.lstrip("/")
         return "file://" + normalized
+    lowered = location.lower()
+    for scheme in ("s3a://", "s3n://"):
+        if lowered.startswith(scheme):
+            location = "s3://" + location[len(scheme):]
     return location.rstrip("/")
 
 
@@ -89,26 +94,98 @@ class FileStorageProfile(_Profile):
         return normalize_location(location)[len("file://"):]
 
 
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_IP_ADDRESS = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+S3_ALTERNATIVE_SCHEMES = ("s3a://", "s3n://")
+
+
 class S3StorageProfile(_Profile):
-    """Lakekeeper's S3 profile. Accepted in shape so the API is stable; serving it needs the S3
-    storage backend, which is not part of this release."""
+    """Lakekeeper's S3 profile: a bucket and a key prefix the warehouse's tables live under, how to reach it
+    (endpoint, region, path-style addressing) and how engines get access (STS-vended credentials, or requests
+    signed by the catalog). Locations are ``s3://bucket/key-prefix/...``; ``s3a://``/``s3n://`` (Hadoop's
+    spellings) are accepted when ``allow-alternative-protocols`` is true and compared as ``s3://``."""
 
     type: Literal["s3"] = "s3"
     bucket: str
     key_prefix: str | None = Field(default=None, alias="key-prefix")
-    region: str | None = None
+    region: str = "us-east-1"
     endpoint: str | None = None
     path_style_access: bool | None = Field(default=None, alias="path-style-access")
     sts_enabled: bool = Field(default=False, alias="sts-enabled")
-    flavor: Literal["aws", "s3-compat", "minio"] | None = None
+    sts_endpoint: str | None = Field(default=None, alias="sts-endpoint")
+    flavor: Literal["aws", "s3-compat", "minio"] = "aws"
     assume_role_arn: str | None = Field(default=None, alias="assume-role-arn")
     sts_role_arn: str | None = Field(default=None, alias="sts-role-arn")
-    allow_alternative_protocols: bool | None = Field(default=None, alias="allow-alternative-protocols")
-    remote_signing_url_style: str | None = Field(default=None, alias="remote-signing-url-style")
+    sts_token_validity_seconds: int = Field(default=3600, ge=900, le=43200, alias="sts-token-validity-seconds")
+    allow_alternative_protocols: bool = Field(default=False, alias="allow-alternative-protocols")
+    remote_signing_url_style: Literal["path", "virtual-host", "auto"] = Field(default="auto",
+                                                                               alias="remote-signing-url-style")
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket_name(cls, value: str) -> str:
+        if not _BUCKET.match(value) or ".." in value or _IP_ADDRESS.match(value):
+            raise ValueError(f"{value!r} is not a valid S3 bucket name (3 to 63 lower-case letters, digits, dots "
+                             "and hyphens, beginning and ending with a letter or digit)")
+        return value
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _clean_prefix(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip("/")
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or "//" in value:
+            raise ValueError("a key-prefix must not contain control characters or empty segments")
+        if any(part in (".", "..") for part in value.split("/")):
+            raise ValueError("a key-prefix must not contain '.' or '..' segments")
+        if len(value.encode()) > 896:
+            raise ValueError("a key-prefix must be at most 896 bytes")
+        return value or None
+
+    @field_validator("endpoint", "sts_endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        if not re.match(r"^https?://[^/\s]+(/\S*)?$", value):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        if not re.match(r"^[a-z0-9-]{1,64}$", value):
+            raise ValueError(f"{value!r} is not a region name")
+        return value
 
     def base_location(self) -> str:
-        prefix = (self.key_prefix or "").strip("/")
-        return f"s3://{self.bucket}/{prefix}" if prefix else f"s3://{self.bucket}"
+        return f"s3://{self.bucket}/{self.key_prefix}" if self.key_prefix else f"s3://{self.bucket}"
+
+    def check_tabular_location(self, location: str) -> str:
+        spelt = location.strip() if isinstance(location, str) else location
+        if isinstance(spelt, str) and spelt.lower().startswith(S3_ALTERNATIVE_SCHEMES) \
+                and not self.allow_alternative_protocols:
+            raise BadRequest(f"Location {spelt} uses {spelt.split(':', 1)[0]}://, which this warehouse does not "
+                             "accept: set allow-alternative-protocols to use s3a:// or s3n://")
+        return super().check_tabular_location(location)
+
+    def path_style(self) -> bool:
+        """Path-style addressing unless told otherwise for S3-compatible stores (MinIO and friends), virtual
+        hosts for AWS."""
+        if self.path_style_access is not None:
+            return self.path_style_access
+        return self.flavor != "aws"
+
+
+def split_s3_location(location: str) -> tuple[str, str]:
+    """``s3://bucket/key`` (or s3a/s3n) as (bucket, key)."""
+    scheme, sep, rest = location.partition("://")
+    if not sep or scheme.lower() not in ("s3", "s3a", "s3n"):
+        raise BadRequest(f"Not an S3 location: {location}")
+    bucket, _, key = rest.partition("/")
+    return bucket, key
 
 
 StorageProfile = Annotated[Union[FileStorageProfile, S3StorageProfile], Field(discriminator="type")]

@@ -8,6 +8,7 @@ from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
 from lakeledger.domain.names import check_name
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.storage_credential import SecretRef
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 
 ACTIVE = "active"
@@ -30,6 +31,10 @@ def parse_storage_profile(raw: Any) -> StorageProfile:
         return _storage_profiles.validate_python(raw)
     except ValidationError as e:
         raise BadRequest(f"Invalid storage-profile: {_first_error(e)}") from None
+
+
+def dump_storage_profile(profile: StorageProfile) -> dict:
+    return profile.model_dump(by_alias=True, exclude_none=True)
 
 
 def parse_delete_profile(raw: Any, required: bool = False) -> DeleteProfile:
@@ -59,19 +64,25 @@ class Warehouse(CatalogAggregate):
     """A named storage root inside a project; clients pick it by name as their Iceberg warehouse."""
 
     class Created(CatalogAggregate.Created):
-        """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did."""
+        """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did.
+        Version 3 added ``storage_secret``, the reference to the storage credential (file warehouses have none)."""
 
-        class_version = 2
+        class_version = 3
 
         project_id: UUID
         name: str
         storage_profile: dict
         delete_profile: dict
         drop_purge_default: str
+        storage_secret: dict | None
 
         @staticmethod
         def upcast_v1_v2(state: dict) -> None:
             state["drop_purge_default"] = PURGE
+
+        @staticmethod
+        def upcast_v2_v3(state: dict) -> None:
+            state["storage_secret"] = None
 
     class Renamed(CatalogAggregate.Event):
         old_name: str
@@ -95,10 +106,20 @@ class Warehouse(CatalogAggregate):
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
 
+    class StorageChanged(CatalogAggregate.Event):
+        """A new storage profile and credential, for the same location. The credential is a reference only."""
+
+        storage_profile: dict
+        storage_secret: dict | None
+
+    class StorageCredentialRotated(CatalogAggregate.Event):
+        storage_secret: dict
+
     @event(Created)
     def __init__(self, id: UUID, project_id: UUID, name: str, storage_profile: dict, delete_profile: dict,
-                 drop_purge_default: str, actor: str, request_id: str):
+                 drop_purge_default: str, storage_secret: dict | None, actor: str, request_id: str):
         self.project_id = project_id
+        self.storage_secret = storage_secret
         self.name = name
         self.storage_profile = storage_profile
         self.delete_profile = delete_profile
@@ -109,15 +130,37 @@ class Warehouse(CatalogAggregate):
 
     @classmethod
     def create(cls, id: UUID, project_id: UUID, name: str, storage_profile: StorageProfile,
-               delete_profile: DeleteProfile, by: Provenance, drop_purge_default: str = PURGE) -> "Warehouse":
+               delete_profile: DeleteProfile, by: Provenance, drop_purge_default: str = PURGE,
+               storage_secret: SecretRef | None = None) -> "Warehouse":
         return cls(id=id, project_id=project_id, name=check_name(name, "Warehouse"),
-                   storage_profile=storage_profile.model_dump(by_alias=True, exclude_none=True),
+                   storage_profile=dump_storage_profile(storage_profile),
                    delete_profile=delete_profile.model_dump(by_alias=True),
                    drop_purge_default=parse_drop_purge_default(drop_purge_default, required=True),
+                   storage_secret=storage_secret.as_event() if storage_secret else None,
                    actor=by.actor, request_id=by.request_id)
 
     def profile(self) -> StorageProfile:
         return _storage_profiles.validate_python(self.storage_profile)
+
+    def secret(self) -> SecretRef | None:
+        return SecretRef.from_event(self.storage_secret)
+
+    def change_storage(self, profile: StorageProfile, secret: SecretRef | None, by: Provenance) -> None:
+        """Another way to reach the same place: the tables stay where they are, so the location (type, bucket and
+        key prefix, or path) must not move."""
+        self.ensure_live()
+        if profile.type != self.profile().type or profile.base_location() != self.profile().base_location():
+            raise BadRequest(f"The new storage profile must keep the warehouse's location "
+                             f"{self.profile().base_location()}; its tables live there")
+        self._storage_changed(storage_profile=dump_storage_profile(profile),
+                              storage_secret=secret.as_event() if secret else None,
+                              actor=by.actor, request_id=by.request_id)
+
+    def rotate_credential(self, secret: SecretRef, by: Provenance) -> None:
+        self.ensure_live()
+        if self.storage_secret is None:
+            raise BadRequest(f"Warehouse {self.name} has {self.profile().type} storage, which takes no credential")
+        self._storage_credential_rotated(storage_secret=secret.as_event(), actor=by.actor, request_id=by.request_id)
 
     def ensure_live(self) -> None:
         if self.deleted:
@@ -198,6 +241,16 @@ class Warehouse(CatalogAggregate):
     @event(DropPurgeDefaultSet)
     def _drop_purge_default_set(self, drop_purge_default: str, actor: str, request_id: str) -> None:
         self.drop_purge_default = drop_purge_default
+
+    @event(StorageChanged)
+    def _storage_changed(self, storage_profile: dict, storage_secret: dict | None, actor: str,
+                         request_id: str) -> None:
+        self.storage_profile = storage_profile
+        self.storage_secret = storage_secret
+
+    @event(StorageCredentialRotated)
+    def _storage_credential_rotated(self, storage_secret: dict, actor: str, request_id: str) -> None:
+        self.storage_secret = storage_secret
 
     @event(ProtectionSet)
     def _protection_set(self, protected: bool, actor: str, request_id: str) -> None:

@@ -16,7 +16,12 @@ from lakeledger.projections.catalog_queries import CatalogQueries
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.secretstore import SecretStore
 from lakeledger.services.management import ManagementService
+from lakeledger.services.remote_signing import RemoteSigning
+from lakeledger.services.table_access import TableAccess
+from lakeledger.storage import Storages
+from lakeledger.storage.s3_sts import S3CredentialVendor
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.approval import ApproveAll, HttpApproval
 from lakeledger.services.namespaces import NamespaceService
@@ -52,10 +57,15 @@ class Lakeledger:
                          if settings.change_approval_url else ApproveAll())
         self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool), self.approval)
         self.files = MetadataFiles(settings.metadata_cache_entries)
+        key = settings.pg_encryption_key.get_secret_value() if settings.pg_encryption_key else None
+        self.secrets = SecretStore(self.pool, key)
+        self.storages = Storages(self.secrets)
+        self.signing = RemoteSigning(self.ledger, self.storages, self.secrets)
+        self.table_access = TableAccess(self.storages, S3CredentialVendor(), self.signing, settings.base_uri)
         self.namespaces = NamespaceService(self.ledger)
-        self.tables = TableService(self.ledger, self.files)
-        self.views = ViewService(self.ledger, self.files)
-        self.management = ManagementService(self.ledger, settings.server_id)
+        self.tables = TableService(self.ledger, self.files, self.storages)
+        self.views = ViewService(self.ledger, self.files, self.storages)
+        self.management = ManagementService(self.ledger, settings.server_id, self.secrets)
         self.recycle_bin = RecycleBin(self.ledger)
         self.protection = ProtectionService(self.ledger)
         self.queries = None  # the API's async read-model queries, opened with its event loop

@@ -27,8 +27,8 @@ def _workers(container):
     # The catalog projection runs inside every append's transaction; it is here only to pick up
     # anything appended without it (it then finds nothing to do).
     runners = [container.catalog_view, container.history_view,
-               ProjectionRunner(Purger(container.ledger, container.settings.purge_max_files_per_second),
-                                container.log, container.pool)]
+               ProjectionRunner(Purger(container.ledger, container.storages,
+                                       container.settings.purge_max_files_per_second), container.log, container.pool)]
     settings = container.settings
     followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds)]
     if settings.nats_address:

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Literal
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -36,3 +36,7 @@ class Settings(BaseSettings):
     change_approval_url: str | None = None
     change_approval_timeout_seconds: float = Field(default=5.0, gt=0)
     purge_max_files_per_second: float = Field(default=0, ge=0)
+    # encrypts storage credentials at rest (secretstore/); without it, warehouses that need one are refused
+    pg_encryption_key: SecretStr | None = None
+    # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's
+    base_uri: str | None = None

@@ -46,6 +46,7 @@ class PastTabular:
     namespace: tuple[str, ...]
     name: str
     metadata_location: str
+    location: str
 
 
 @dataclass
@@ -91,11 +92,13 @@ class WarehouseAsOf:
             if e.warehouse_id == self.warehouse_id:
                 typ = "view" if isinstance(e, View.Created) else "table"
                 self.tabulars[e.originator_id] = PastTabular(e.originator_id, typ, e.namespace_id,
-                                                             tuple(e.namespace), e.name, e.metadata_location)
+                                                             tuple(e.namespace), e.name, e.metadata_location,
+                                                             e.location)
         elif isinstance(e, (Table.Committed, View.Replaced)):
             t = self.tabulars.get(e.originator_id)
             if t is not None:
                 t.metadata_location = e.metadata_location
+                t.location = getattr(e, "location", t.location)
         elif isinstance(e, Tabular.Renamed):
             t = self.tabulars.get(e.originator_id)
             if t is not None:
@@ -128,7 +131,7 @@ class WarehouseAsOf:
     def tabular(self, typ: str, namespace: list[str], name: str) -> tuple | None:
         for t in self.tabulars.values():
             if t.typ == typ and t.name == name and t.namespace == tuple(namespace):
-                return t.id, t.metadata_location
+                return t.id, t.metadata_location, t.location
         return None
 
     def tabular_names(self, namespace_id: UUID, typ: str, after: str | None, limit: int | None) -> list[str]:

@@ -51,9 +51,20 @@ class CatalogProjection:
     def _(self, e: Warehouse.Created, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_warehouses (id, project_id, name, storage_profile, delete_profile, drop_purge_default,"
-            " status, created_at) VALUES (%s, %s, %s, %s, %s, %s, 'active', %s)",
+            " storage_secret, status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, 'active', %s)",
             (e.originator_id, e.project_id, e.name, Jsonb(e.storage_profile), Jsonb(e.delete_profile),
-             e.drop_purge_default, e.timestamp))
+             e.drop_purge_default, Jsonb(e.storage_secret) if e.storage_secret else None, e.timestamp))
+
+    @apply.register
+    def _(self, e: Warehouse.StorageChanged, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET storage_profile = %s, storage_secret = %s, updated_at = %s"
+                    " WHERE id = %s", (Jsonb(e.storage_profile), Jsonb(e.storage_secret) if e.storage_secret
+                                       else None, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.StorageCredentialRotated, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET storage_secret = %s, updated_at = %s WHERE id = %s",
+                    (Jsonb(e.storage_secret), e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Warehouse.Renamed, cur: Cursor) -> None:

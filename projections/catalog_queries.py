@@ -10,8 +10,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
 
-WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, delete_profile, drop_purge_default, status, protected,"
-                     " created_at, updated_at")
+WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
+                     " status, protected, created_at, updated_at")
 
 NAMESPACE_HAS_CHILDREN = (
     "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"
@@ -97,7 +97,7 @@ TOP_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehou
                   " ORDER BY path LIMIT %(limit)s")
 
 # The loadTable hot path: one indexed lookup that also checks the warehouse is active.
-ACTIVE_TABULAR = ("SELECT t.id, t.metadata_location FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
+ACTIVE_TABULAR = ("SELECT t.id, t.metadata_location, t.location, w.storage_profile::text, w.storage_secret::text FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
                   " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
                   " AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'")
 
@@ -188,15 +188,16 @@ class AsyncCatalogQueries:
         return [r["path"] for r in rows]
 
     async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
-        """(id, metadata_location) of a live table in an active warehouse: the loadTable lookup, kept
-        to a prepared statement and tuple rows because it is the hottest query."""
+        """(id, metadata_location, location, storage profile JSON, storage secret JSON) of a live table in an active
+        warehouse: the loadTable lookup, kept to a prepared statement and tuple rows because it is the hottest
+        query (the storage columns let the fast path hand out cached access without another lookup)."""
         params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "table"}
         async with self.pool.connection() as conn:
             cur = await conn.execute(ACTIVE_TABULAR, params, prepare=True)
             return await cur.fetchone()
 
     async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
-        """(id, metadata_location) of a live view in an active warehouse."""
+        """(id, metadata_location, location, ...) of a live view in an active warehouse."""
         params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "view"}
         async with self.pool.connection() as conn:
             cur = await conn.execute(ACTIVE_TABULAR, params)

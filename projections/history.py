@@ -199,6 +199,21 @@ def _(e: Warehouse.ProtectionSet, before: Entity | None) -> Told:
     return Told(entity, f"{_protection(e.protected)} warehouse {dotted(entity.name)}")
 
 
+@_tell.register
+def _(e: Warehouse.StorageChanged, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    credential = (f", credential {e.storage_secret['fingerprint']}" if e.storage_secret else "")
+    return Told(entity, f"changed the storage of warehouse {dotted(entity.name)} "
+                        f"({e.storage_profile.get('type')}{credential})")
+
+
+@_tell.register
+def _(e: Warehouse.StorageCredentialRotated, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"rotated the storage credential of warehouse {dotted(entity.name)} "
+                        f"(now {e.storage_secret['fingerprint']})")
+
+
 def _protection(protected: bool) -> str:
     return "protected" if protected else "removed the protection of"
 

@@ -1,6 +1,6 @@
 """Server, projects and warehouses: the Management API's commands."""
 
-import os
+from typing import Callable, TypeVar
 from uuid import UUID, uuid4
 
 from lakeledger.domain.errors import (
@@ -8,14 +8,14 @@ from lakeledger.domain.errors import (
     BadRequest,
     CommitFailed,
     NoSuchProject,
-    Unsupported,
 )
 from lakeledger.domain.name_claim import WAREHOUSE
 from lakeledger.domain.names import server_aggregate_id
 from lakeledger.domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.server import Server
-from lakeledger.domain.storage_profile import FileStorageProfile
+from lakeledger.domain.storage_credential import SecretRef, StorageCredential, parse_storage_credential
+from lakeledger.domain.storage_profile import StorageProfile
 from lakeledger.domain.warehouse import (
     Warehouse,
     parse_delete_profile,
@@ -25,13 +25,18 @@ from lakeledger.domain.warehouse import (
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.services import resolve
 from lakeledger.services.conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
+from lakeledger.secretstore import SecretStore
 from lakeledger.services.unit_of_work import Ledger
+from lakeledger.storage.checks import prove_access
+
+T = TypeVar("T")
 
 
 class ManagementService:
-    def __init__(self, ledger: Ledger, server_id: UUID):
+    def __init__(self, ledger: Ledger, server_id: UUID, secrets: SecretStore):
         self.ledger = ledger
         self.server_id = server_id
+        self.secrets = secrets
 
     def is_bootstrapped(self) -> bool:
         return self.ledger.log.get(Server, server_aggregate_id(self.server_id)) is not None
@@ -85,24 +90,72 @@ class ManagementService:
         profile = parse_storage_profile(storage_profile)
         deletes = parse_delete_profile(delete_profile)
         purge_default = parse_drop_purge_default(drop_purge_default)
-        if not isinstance(profile, FileStorageProfile):
-            raise Unsupported(f"Storage of type {profile.type} is not available in this release; use type 'file'")
-        if storage_credential is not None:
-            raise BadRequest("A file storage profile takes no storage-credential")
-        _prepare_directory(profile)
+        credential = parse_storage_credential(storage_credential, profile)
 
-        def command() -> UUID:
+        def command(secret: SecretRef | None) -> UUID:
             self.project(project_id)
             other = self.ledger.queries.overlapping_warehouse(profile.base_location())
             if other is not None:
                 raise BadRequest(f"Storage location overlaps the location of warehouse {other}")
             warehouse_id = uuid4()
             claim = self.ledger.claim(WAREHOUSE, project_id, name, warehouse_id, "Warehouse", by)
-            warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default)
+            warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default, secret)
             self.ledger.append(claim, warehouse)
             return warehouse_id
 
-        return self.ledger.retrying(command, AlreadyExists, f"Warehouse already exists: {name}")
+        return self._with_new_secret(profile, credential, lambda secret: self.ledger.retrying(
+            lambda: command(secret), AlreadyExists, f"Warehouse already exists: {name}"))
+
+    def change_storage(self, warehouse_id: str, storage_profile: object, storage_credential: object,
+                       by: Provenance) -> None:
+        """A new profile (and credential) for the same location, proven to work before it is recorded."""
+        profile = parse_storage_profile(storage_profile)
+        credential = parse_storage_credential(storage_credential, profile)
+        resolve.warehouse_aggregate(self.ledger, warehouse_id)  # a missing warehouse is a 404 before any probe
+
+        def command(secret: SecretRef | None) -> SecretRef | None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            replaced = wh.secret()
+            wh.change_storage(profile, secret, by)
+            self.ledger.append(wh)
+            return replaced
+
+        self._forget(self._with_new_secret(profile, credential, lambda secret: self.ledger.retrying(
+            lambda: command(secret))))
+
+    def rotate_credential(self, warehouse_id: str, storage_credential: object, by: Provenance) -> None:
+        profile = resolve.warehouse_aggregate(self.ledger, warehouse_id).profile()
+        credential = parse_storage_credential(storage_credential, profile)
+
+        def command(secret: SecretRef) -> SecretRef | None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            replaced = wh.secret()
+            wh.rotate_credential(secret, by)
+            self.ledger.append(wh)
+            return replaced
+
+        self._forget(self._with_new_secret(profile, credential, lambda secret: self.ledger.retrying(
+            lambda: command(secret))))
+
+    def _with_new_secret(self, profile: StorageProfile, credential: StorageCredential | None,
+                         command: Callable[[SecretRef | None], T]) -> T:
+        """Proves the storage works with ``credential``, keeps the credential in the secret store and runs
+        ``command`` with its reference; a command that fails leaves no secret behind."""
+        if credential is not None:
+            self.secrets.ensure_available()  # before any probe: without an encryption key, refuse at once
+        prove_access(profile, credential)
+        secret = self.secrets.put(credential.model_dump(by_alias=True)) if credential is not None else None
+        try:
+            return command(secret)
+        except BaseException:
+            if secret is not None:
+                self.secrets.delete(secret.secret_id)
+            raise
+
+    def _forget(self, replaced: SecretRef | None) -> None:
+        """A superseded credential is of no further use (reads, purges and past views all use the current one)."""
+        if replaced is not None:
+            self.secrets.delete(replaced.secret_id)
 
     def ensure_warehouse(self, project_id: UUID, name: str, storage_profile: dict, by: Provenance) -> None:
         if self.ledger.holder(WAREHOUSE, project_id, name) is not None:
@@ -135,14 +188,15 @@ class ManagementService:
     def delete_warehouse(self, warehouse_id: str, force: bool, by: Provenance) -> None:
         """A warehouse must be empty, with no soft-deleted objects waiting for expiry nor purges pending; ``force``
         only overrides its protection."""
-        def command() -> None:
+        def command() -> SecretRef | None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             claim = self.ledger.release(WAREHOUSE, wh.project_id, wh.name, wh.id, by)
             wh.delete(force, by)
             self.ledger.append(claim, wh, conditions=[warehouse_has_no_namespaces(wh.id, wh.name),
                                                       warehouse_has_no_pending_deletions(wh.id, wh.name)])
+            return wh.secret()
 
-        self.ledger.retrying(command)
+        self._forget(self.ledger.retrying(command))
 
     def set_delete_profile(self, warehouse_id: str, delete_profile: object, by: Provenance) -> None:
         profile = parse_delete_profile(delete_profile, required=True)
@@ -164,13 +218,3 @@ class ManagementService:
 
         self.ledger.retrying(command)
 
-
-def _prepare_directory(profile: FileStorageProfile) -> None:
-    path = profile.local_path(profile.location)
-    try:
-        os.makedirs(path, exist_ok=True)
-    except (OSError, ValueError) as e:
-        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: {getattr(e, 'strerror', None) or e}") \
-            from None
-    if not os.access(path, os.W_OK):
-        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: not writable")

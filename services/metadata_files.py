@@ -13,8 +13,7 @@ from pyiceberg.table.metadata import TableMetadata
 
 from lakeledger.domain.errors import BadRequest, InvalidArgument
 from lakeledger.domain.table_metadata import parse, serialize
-from lakeledger.domain.warehouse import parse_storage_profile
-from lakeledger.storage import Storage, storage_for
+from lakeledger.storage import Storage
 
 ALL_SNAPSHOTS = "all"
 REFS_SNAPSHOTS = "refs"
@@ -106,8 +105,8 @@ class MetadataFiles:
             body = entry.response[snapshots] = load_result_body(location, data)
         return body
 
-    def load_response_body(self, location: str, storage_profile: dict, snapshots: str = ALL_SNAPSHOTS) -> bytes:
-        self.entry(location, storage_for(parse_storage_profile(storage_profile)))
+    def load_response_body(self, location: str, storage: Storage, snapshots: str = ALL_SNAPSHOTS) -> bytes:
+        self.entry(location, storage)
         return self.response_body(location, snapshots)
 
     def forget(self, location: str) -> None:

@@ -1,7 +1,7 @@
 import logging
 from dataclasses import dataclass
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import SetLocationUpdate
@@ -21,7 +21,7 @@ from lakeledger.domain.table import (
     CREATED_BY_REQUEST,
     Table,
 )
-from lakeledger.storage import storage_for
+from lakeledger.storage import Storages
 from lakeledger.services import placement, resolve
 from lakeledger.services.approval import proposed_commit, proposed_drop
 from lakeledger.services.conditions import Condition, namespace_exists
@@ -38,6 +38,8 @@ class TableState:
 
     metadata_location: str | None
     metadata: bytes
+    table_id: UUID | None = None  # with location: what the engine is given access to (services/table_access.py)
+    location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,10 @@ class _Staged:
 
 
 class TableService:
-    def __init__(self, ledger: Ledger, files: MetadataFiles):
+    def __init__(self, ledger: Ledger, files: MetadataFiles, storages: Storages):
         self.ledger = ledger
         self.files = files
+        self.storages = storages
 
     # -- create -------------------------------------------------------------------------------
 
@@ -81,16 +84,16 @@ class TableService:
             # the metadata keeps the location as the client spelt it; the catalog compares the normalised form
             metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order,
                                        _as_spelt(request.location) or location, request.properties, table_id)
-            storage_for(wh.profile()).prepare_table_location(location)
+            self.storages.of(wh).prepare_table_location(location)
             if request.stage_create:
-                return TableState(None, tm.serialize(metadata))
+                return TableState(None, tm.serialize(metadata), table_id, location)
             metadata_location = self._metadata_location(wh, metadata, None)
             claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
             table = Table.create(table_id, wh.id, ns.id, levels, name, location, metadata_location,
                                  CREATED_BY_REQUEST, raw, by)
             data = self._write_and_append(wh, [(metadata_location, metadata)], [claim, table],
                                           [namespace_exists(ns.id, dotted(levels))])
-            return TableState(metadata_location, data[0])
+            return TableState(metadata_location, data[0], table_id, location)
 
         return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
 
@@ -119,7 +122,7 @@ class TableService:
                                        [a for s in changed for a in (s.claim, s.table)],
                                        [c for s in changed for c in s.conditions])
                 self._retire_metadata_files(wh, changed)
-            storage = storage_for(wh.profile())
+            storage = self.storages.of(wh)
             return [TableState(s.metadata_location, self.files.data(s.metadata_location, storage)) for s in staged]
 
         return self.ledger.retrying(command)
@@ -134,7 +137,7 @@ class TableService:
             if not tm.is_create(requirements):
                 raise NoSuchTable(f"Table does not exist: {dotted([*levels, name])}")
             return self._stage_create(wh, ns, name, change, requirements, updates, by)
-        storage = storage_for(wh.profile())
+        storage = self.storages.of(wh)
         base = self.files.parsed(table.metadata_location, storage)
         metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
         if metadata is base:
@@ -173,7 +176,7 @@ class TableService:
         if metadata.table_uuid != table_id:
             raise InvalidArgument("A created table needs exactly one assign-uuid update")
         location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
-        storage_for(wh.profile()).prepare_table_location(location)
+        self.storages.of(wh).prepare_table_location(location)
         metadata_location = self._metadata_location(wh, metadata, None)
         claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*ns.path, name]))
         table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
@@ -235,7 +238,7 @@ class TableService:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
             location_of_file = placement.metadata_file_location(wh, metadata_location)
-            storage = storage_for(wh.profile())
+            storage = self.storages.of(wh)
             metadata = self.files.parsed(location_of_file, storage)
             data = self.files.data(location_of_file, storage)
             table_id = metadata.table_uuid
@@ -249,10 +252,10 @@ class TableService:
                         raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
                     if existing.id != table_id:
                         raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
-                    existing.commit([], [], location_of_file, placement.checked_location(self.ledger, wh, metadata.location, table_id),
-                                    by)
+                    location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
+                    existing.commit([], [], location_of_file, location, by)
                     self.ledger.append(existing)
-                    return TableState(location_of_file, data)
+                    return TableState(location_of_file, data, table_id, location)
             table = self.ledger.log.get(Table, table_id)
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
@@ -264,7 +267,7 @@ class TableService:
             else:  # a dropped table, registered back from one of its own metadata files
                 table.register_again(wh.id, ns.id, levels, name, location, location_of_file, raw, by)
             self.ledger.append(claim, table, conditions=[namespace_exists(ns.id, dotted(levels))])
-            return TableState(location_of_file, data)
+            return TableState(location_of_file, data, table_id, location)
 
         return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
 
@@ -282,7 +285,7 @@ class TableService:
         """Deletes the metadata files that a commit's metadata log no longer lists, when the table asks for it
         (``write.metadata.delete-after-commit.enabled``), as Iceberg's own catalogs do: after the event that
         moved the table on is appended, and only files inside the table's own location."""
-        storage = storage_for(wh.profile())
+        storage = self.storages.of(wh)
         for s in committed:
             for location in tm.retired_metadata_files(s.base, s.metadata):
                 if not is_within(normalize_location(location), s.table.location):
@@ -300,7 +303,7 @@ class TableService:
                           conditions: list[Condition]) -> list[bytes]:
         """Metadata files are written before the events that point at them, so a pointer in the log
         never names a missing file; files of a commit that then loses its race are removed."""
-        storage = storage_for(wh.profile())
+        storage = self.storages.of(wh)
         written: list[tuple[str, bytes]] = []
         try:
             for location, metadata in files:

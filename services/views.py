@@ -21,7 +21,7 @@ from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import normalize_location
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.view import View
-from lakeledger.storage import Storage, storage_for
+from lakeledger.storage import Storage, Storages
 from lakeledger.services import placement, resolve
 from lakeledger.services.approval import proposed_drop
 from lakeledger.services.conditions import namespace_exists
@@ -39,9 +39,10 @@ class ViewState:
 
 
 class ViewService:
-    def __init__(self, ledger: Ledger, files: MetadataFiles):
+    def __init__(self, ledger: Ledger, files: MetadataFiles, storages: Storages):
         self.ledger = ledger
         self.files = files
+        self.storages = storages
 
     # -- create -------------------------------------------------------------------------------
 
@@ -80,7 +81,7 @@ class ViewService:
         def command() -> ViewState:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             _, view = self._view_at(wh, levels, name)
-            storage = storage_for(wh.profile())
+            storage = self.storages.of(wh)
             base = self._parsed(view.metadata_location, storage)
             metadata = vm.apply_replace(base, requirements, updates)
             if metadata is None:  # nothing changed: no new file, no event
@@ -145,7 +146,7 @@ class ViewService:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
             location_of_file = placement.metadata_file_location(wh, metadata_location)
-            storage = storage_for(wh.profile())
+            storage = self.storages.of(wh)
             metadata = self._parsed(location_of_file, storage)
             data = self.files.data(location_of_file, storage)
             self._check_name_free(ns, name)
@@ -199,7 +200,7 @@ class ViewService:
                           conditions: list) -> bytes:
         """The metadata file is written before the event that points at it, so a pointer in the log
         never names a missing file; the file of a replace that then loses its race is removed."""
-        storage = storage_for(wh.profile())
+        storage = self.storages.of(wh)
         data = vm.serialize(metadata)
         try:
             storage.write_new(location, data)

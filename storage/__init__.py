@@ -1,15 +1,9 @@
-"""Reading and writing the files a warehouse's storage profile points at."""
+"""Reading and writing the files a warehouse's storage profile points at, and the access engines are given to
+them. One module per storage kind; a new kind (GCS, ADLS) is one more profile, one more ``Storage`` and one more
+credential vendor."""
 
-from lakeledger.domain.errors import Unsupported
-from lakeledger.domain.storage_profile import FileStorageProfile, StorageProfile
 from lakeledger.storage.base import Storage
 from lakeledger.storage.file import FileStorage
+from lakeledger.storage.registry import Storages
 
-
-def storage_for(profile: StorageProfile) -> Storage:
-    if isinstance(profile, FileStorageProfile):
-        return FileStorage(profile)
-    raise Unsupported(f"Storage of type {profile.type} is not available in this release")
-
-
-__all__ = ["Storage", "FileStorage", "storage_for"]
+__all__ = ["Storage", "FileStorage", "Storages"]

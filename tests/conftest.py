@@ -12,7 +12,10 @@ import httpx
 import leftovers
 import psycopg
 import pytest
-from support import SCHEMA, Server
+from support import SCHEMA, MinioServer, Server
+
+# The session's servers keep storage credentials encrypted with this key (LAKELEDGER__PG_ENCRYPTION_KEY).
+ENCRYPTION_KEY = "lakeledger-tests-encryption-key"
 
 
 _SESSION_MARK = pytest.StashKey[str]()
@@ -85,7 +88,7 @@ def data_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def server(pg_url, data_dir):
-    s = Server(pg_url, data_dir)
+    s = Server(pg_url, data_dir, LAKELEDGER__PG_ENCRYPTION_KEY=ENCRYPTION_KEY)
     yield s
     s.stop()
 
@@ -94,9 +97,35 @@ def server(pg_url, data_dir):
 def second_server(pg_url, data_dir, server):
     """Another API process on the same database, without workers and with a default warehouse: proves
     read-your-writes across processes and zero-config clients."""
-    s = Server(pg_url, data_dir, LAKELEDGER__WORKERS="off", LAKELEDGER__DEFAULT_WAREHOUSE="default-wh")
+    s = Server(pg_url, data_dir, LAKELEDGER__WORKERS="off", LAKELEDGER__DEFAULT_WAREHOUSE="default-wh",
+               LAKELEDGER__PG_ENCRYPTION_KEY=ENCRYPTION_KEY)
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="session")
+def minio(tmp_path_factory):
+    """One MinIO for the whole session (S3 with STS)."""
+    m = MinioServer(tmp_path_factory.mktemp("minio"))
+    yield m
+    m.stop()
+
+
+@pytest.fixture
+def s3_warehouse(client, minio):
+    """A fresh S3 warehouse on the session's MinIO, under its own key prefix, vending credentials:
+    {"name", "id", "bucket", "key-prefix", "prefix"}."""
+    bucket = "lakeledger-tests"
+    if bucket not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
+        minio.make_bucket(bucket)
+    name = f"s3-{uuid.uuid4().hex[:12]}"
+    response = client.post("/management/v1/warehouse", json={
+        "warehouse-name": name, "storage-profile": minio.profile(bucket, name, **{"sts-enabled": True}),
+        "storage-credential": minio.credential()})
+    assert response.status_code == 201, response.text
+    body = response.json()
+    return {"name": name, "id": body["warehouse-id"], "bucket": bucket, "key-prefix": name,
+            "prefix": f"/catalog/v1/{body['warehouse-id']}"}
 
 
 @pytest.fixture(scope="session")

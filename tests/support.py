@@ -238,3 +238,74 @@ class TrinoServer:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
         self._log.close()
+
+
+class MinioServer:
+    """One MinIO (`make minio-deps`) on a free port with its own data directory. Its root user may call STS
+    AssumeRole with a session policy, which is what the catalog's credential vending does."""
+
+    user = "lakeledger-root"
+    password = "lakeledger-root-secret-0123456789"
+
+    def __init__(self, home: Path):
+        binary = Path(os.environ.get("LAKELEDGER_MINIO", ROOT / ".cache/minio/bin/minio"))
+        if not binary.exists():
+            pytest.fail(f"MinIO ({binary}) is missing: run `make minio-deps`")
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.log_path = home / "minio.log"
+        self._log = open(self.log_path, "wb")
+        env = {**os.environ, "MINIO_ROOT_USER": self.user, "MINIO_ROOT_PASSWORD": self.password,
+               "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
+        self.process = subprocess.Popen(
+            [str(binary), "server", str(home / "data"), "--address", f"127.0.0.1:{self.port}", "--quiet"],
+            env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"MinIO exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.endpoint}/minio/health/live", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"MinIO did not start: {self.log_path.read_text()[-3000:]}")
+
+    def client(self, **credentials):
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id=credentials.get("key", self.user),
+                            aws_secret_access_key=credentials.get("secret", self.password),
+                            aws_session_token=credentials.get("token"),
+                            config=Config(s3={"addressing_style": "path"}))
+
+    def make_bucket(self, name: str) -> str:
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def keys(self, bucket: str, prefix: str = "") -> list[str]:
+        pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return [o["Key"] for page in pages for o in page.get("Contents", [])]
+
+    def profile(self, bucket: str, key_prefix: str, **extra) -> dict:
+        """A warehouse's S3 storage profile on this MinIO (seed 003's shape)."""
+        return {"type": "s3", "bucket": bucket, "key-prefix": key_prefix, "endpoint": self.endpoint,
+                "region": "us-east-1", "path-style-access": True, **extra}
+
+    def credential(self) -> dict:
+        return {"type": "s3", "credential-type": "access-key", "aws-access-key-id": self.user,
+                "aws-secret-access-key": self.password}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()

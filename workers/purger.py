@@ -20,7 +20,7 @@ from lakeledger.domain.tabular import TABLE, Tabular
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections.catalog_queries import OVERLAPPING_TABULAR
 from lakeledger.services.unit_of_work import Ledger
-from lakeledger.storage import storage_for
+from lakeledger.storage import Storages
 
 log = logging.getLogger("lakeledger.purger")
 
@@ -31,8 +31,9 @@ class Purger:
     # drops and expiries are recorded under Tabular's classes; the subclasses' names are listed too
     topics = tuple(get_topic(cls) for cls in (Tabular.Dropped, Tabular.Expired, Table.Dropped, Table.Expired))
 
-    def __init__(self, ledger: Ledger, max_files_per_second: float = 0):
+    def __init__(self, ledger: Ledger, storages: Storages, max_files_per_second: float = 0):
         self.ledger = ledger
+        self.storages = storages
         self.max_files_per_second = max_files_per_second
 
     def apply(self, event: Any, cur: Cursor) -> None:
@@ -58,7 +59,7 @@ class Purger:
                         event.originator_id, other[0], other[1])
         else:
             try:
-                removed = storage_for(warehouse.profile()).delete_tree(event.location, self.max_files_per_second)
+                removed = self.storages.of(warehouse).delete_tree(event.location, self.max_files_per_second)
             except Exception:
                 # A purge that cannot run must not stop the log behind it; the files stay, and the log says so.
                 log.exception("Purge of %s (table %s) failed", event.location, event.originator_id)

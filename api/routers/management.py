@@ -66,6 +66,8 @@ def _warehouse_json(row: dict) -> dict:
         "name": row["name"],
         "project-id": str(row["project_id"]),
         "storage-profile": row["storage_profile"],
+        # never the credential itself: which one it is, by its keyed fingerprint
+        "storage-credential-fingerprint": (row["storage_secret"] or {}).get("fingerprint"),
         "delete-profile": row["delete_profile"],
         "drop-purge-default": row["drop_purge_default"],
         "status": row["status"],
@@ -200,6 +202,36 @@ async def set_drop_purge_default(warehouse_id: str, body: SetDropPurgeDefaultReq
     """What a table drop without `purgeRequested` does: `purge` its files (Lakekeeper's default for managed
     tables) or `keep` them (the REST spec's default)."""
     await run_in_threadpool(ll.management.set_drop_purge_default, warehouse_id, body.drop_purge_default, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+
+
+class UpdateStorageRequest(_Body):
+    storage_profile: dict[str, Any] = Field(alias="storage-profile")
+    storage_credential: dict[str, Any] | None = Field(default=None, alias="storage-credential")
+
+
+class UpdateCredentialRequest(_Body):
+    new_storage_credential: dict[str, Any] | None = Field(default=None, alias="new-storage-credential")
+
+
+@router.post("/warehouse/{warehouse_id}/storage",
+             responses={**ok(GetWarehouseResponse, "The warehouse, with its new storage profile"),
+                        **errors(400, 404)})
+async def update_storage(warehouse_id: str, body: UpdateStorageRequest, ll=Depends(container),
+                         by: Provenance = Depends(provenance)):
+    """A new storage profile and credential for the same location (bucket and key prefix, or path), proven to
+    work before it is recorded; the history records the credential's fingerprint, never the credential."""
+    await run_in_threadpool(ll.management.change_storage, warehouse_id, body.storage_profile,
+                            body.storage_credential, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+
+
+@router.post("/warehouse/{warehouse_id}/storage-credential",
+             responses={**ok(GetWarehouseResponse, "The warehouse, with its new credential"), **errors(400, 404)})
+async def update_storage_credential(warehouse_id: str, body: UpdateCredentialRequest, ll=Depends(container),
+                                    by: Provenance = Depends(provenance)):
+    """Rotates the storage credential, proven to work before it is recorded; the old one is forgotten."""
+    await run_in_threadpool(ll.management.rotate_credential, warehouse_id, body.new_storage_credential, by)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 

@@ -10,7 +10,10 @@ from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, lo
 from lakeledger.services.tables import TableChange, TableState
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
 from lakeledger.api.etags import etag, matches
+from lakeledger.api.responses import JSONResponse
+from lakeledger.services.table_access import NO_ACCESS, requested_modes
 from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.models import (
     CommitTableRequest,
@@ -22,6 +25,7 @@ from lakeledger.api.models import (
 )
 from lakeledger.api.openapi import (
     CommitTableResponse,
+    LoadCredentialsResponse,
     ListTablesResponse,
     LoadTableResult,
     bodiless,
@@ -32,15 +36,23 @@ from lakeledger.api.pagination import Page, page
 from lakeledger.api.tabulars import listed, warehouse_id_of
 from lakeledger.api.time_travel import as_of
 from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.services.resolve import settings_of
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
 JSON = "application/json"
 
 
-def _table_result(state: TableState) -> Response:
-    return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON,
-                    headers=_etag_header(state.metadata_location))
+async def _table_result(ll, prefix: str, state: TableState, request: Request) -> Response:
+    """A create's or register's answer, with the storage access the client asked for."""
+    body = load_result_body(state.metadata_location, state.metadata)
+    wh = settings_of(await active_warehouse(ll, prefix))
+    if wh.profile().type != "file":
+        access = await run_in_threadpool(ll.table_access.for_table, wh, state.table_id, state.location,
+                                         request.headers.get(DELEGATION_HEADER), str(request.base_url),
+                                         state.metadata_location is None)
+        body = with_access(body, access)
+    return Response(body, media_type=JSON, headers=_etag_header(state.metadata_location))
 
 
 def _etag_header(metadata_location: str | None) -> dict[str, str]:
@@ -59,8 +71,9 @@ async def list_tables(prefix: str, namespace: str, ll=Depends(container), paging
 async def create_table(prefix: str, namespace: str, body: CreateTableRequest, request: Request,
                        ll=Depends(container), by: Provenance = Depends(provenance)):
     raw = await request.json()
+    requested_modes(request.headers.get(DELEGATION_HEADER))  # a bad header is refused before anything is done
     state = await run_in_threadpool(ll.tables.create, prefix, parse_namespace(namespace), body, raw, by)
-    return _table_result(state)
+    return await _table_result(ll, prefix, state, request)
 
 
 async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
@@ -80,23 +93,39 @@ async def _find_table(ll, prefix: str, namespace: str, table: str) -> tuple:
 @router.get("/{prefix}/namespaces/{namespace}/tables/{table}",
             responses={**ok(LoadTableResult, "The table's current metadata", etag=True),
                        **bodiless("Not modified: If-None-Match names the current ETag", 304)})
-async def load_table(prefix: str, namespace: str, table: str, snapshots: str | None = Query(default=None),
-                     if_none_match: str | None = Header(default=None), ll=Depends(container)):
+async def load_table(prefix: str, namespace: str, table: str, request: Request,
+                     snapshots: str | None = Query(default=None), if_none_match: str | None = Header(default=None),
+                     x_iceberg_access_delegation: str | None = Header(default=None), ll=Depends(container)):
     ll, prefix = await as_of(ll, prefix)
     snapshots = (snapshots or ALL_SNAPSHOTS).lower()
     if snapshots not in (ALL_SNAPSHOTS, REFS_SNAPSHOTS):
         raise InvalidArgument(f"Invalid snapshot mode: {snapshots!r} (the snapshots parameter is all or refs)")
-    row = await _find_table(ll, prefix, namespace, table)
-    metadata_location = row[1]
-    tag = etag(metadata_location, snapshots)
+    requested_modes(x_iceberg_access_delegation)
+    table_id, metadata_location, location = (await _find_table(ll, prefix, namespace, table))[:3]
+    access, wh = NO_ACCESS, None
+    if not location.startswith("file:"):
+        wh = settings_of(await active_warehouse(ll, prefix))
+        access = await run_in_threadpool(ll.table_access.for_table, wh, table_id, location,
+                                         x_iceberg_access_delegation, str(request.base_url))
+    tag = load_tag(metadata_location, snapshots, access)
     if matches(if_none_match, tag):
         return Response(status_code=304, headers={"etag": tag})
     body = ll.files.response_body(metadata_location, snapshots)
     if body is None:
-        wh = await active_warehouse(ll, prefix)
-        body = await run_in_threadpool(ll.files.load_response_body, metadata_location, wh["storage_profile"],
-                                       snapshots)
-    return Response(body, media_type=JSON, headers={"etag": tag})
+        wh = wh or settings_of(await active_warehouse(ll, prefix))
+        body = await run_in_threadpool(ll.files.load_response_body, metadata_location, ll.storages.of(wh), snapshots)
+    return Response(with_access(body, access), media_type=JSON, headers={"etag": tag})
+
+
+@router.get("/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+            responses=ok(LoadCredentialsResponse, "Credentials for the table's files (none for a file warehouse, "
+                                                  "or one whose engines sign remotely)"))
+async def load_credentials(prefix: str, namespace: str, table: str, request: Request, ll=Depends(container)):
+    ll, prefix = await as_of(ll, prefix)
+    table_id, _, location = (await _find_table(ll, prefix, namespace, table))[:3]
+    wh = settings_of(await active_warehouse(ll, prefix))
+    access = await run_in_threadpool(ll.table_access.credentials, wh, table_id, location, str(request.base_url))
+    return JSONResponse({"storage-credentials": access.storage_credentials})
 
 
 @router.head("/{prefix}/namespaces/{namespace}/tables/{table}", status_code=204)
@@ -133,9 +162,10 @@ async def drop_table(prefix: str, namespace: str, table: str, purgeRequested: st
 async def register_table(prefix: str, namespace: str, body: RegisterTableRequest, request: Request,
                          ll=Depends(container), by: Provenance = Depends(provenance)):
     raw = await request.json()
+    requested_modes(request.headers.get(DELEGATION_HEADER))
     state = await run_in_threadpool(ll.tables.register, prefix, parse_namespace(namespace), body.name,
                                     body.metadata_location, body.overwrite, raw, by)
-    return _table_result(state)
+    return await _table_result(ll, prefix, state, request)
 
 
 @router.post("/{prefix}/namespaces/{namespace}/tables/{table}/metrics", status_code=204)

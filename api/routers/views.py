@@ -21,6 +21,7 @@ from lakeledger.api.pagination import Page, page
 from lakeledger.api.tabulars import listed, warehouse_id_of
 from lakeledger.api.time_travel import as_of
 from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.services.resolve import settings_of
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
@@ -64,11 +65,12 @@ async def create_view(prefix: str, namespace: str, body: CreateViewRequest, requ
             responses=ok(LoadViewResult, "The view's current metadata"))
 async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container)):
     ll, prefix = await as_of(ll, prefix)
-    _, metadata_location = await _find_view(ll, prefix, namespace, view)
+    metadata_location = (await _find_view(ll, prefix, namespace, view))[1]
     body = ll.files.response_body(metadata_location)
     if body is None:
         wh = await active_warehouse(ll, prefix)
-        body = await run_in_threadpool(ll.files.load_response_body, metadata_location, wh["storage_profile"])
+        body = await run_in_threadpool(ll.files.load_response_body, metadata_location,
+                                       ll.storages.of(settings_of(wh)))
     return Response(body, media_type=JSON)
 
 

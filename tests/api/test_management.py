@@ -91,11 +91,11 @@ def test_storage_must_not_overlap_another_warehouse(client, warehouse):
     assert r.json()["error"]["type"] == "BadRequestException"
 
 
-def test_s3_is_refused_until_supported(client):
+def test_an_s3_warehouse_needs_a_credential(client):
     r = client.post("/management/v1/warehouse", json={
-        "warehouse-name": "s3wh", "storage-profile": {"type": "s3", "bucket": "b", "region": "r"}})
+        "warehouse-name": "s3wh", "storage-profile": {"type": "s3", "bucket": "bucket", "region": "us-east-1"}})
     assert r.status_code == 400
-    assert "not available" in r.json()["error"]["message"]
+    assert "needs a storage-credential" in r.json()["error"]["message"]
 
 
 def test_default_warehouse_is_created_and_served_without_a_name(second_server, data_dir):

@@ -67,7 +67,7 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
     return {"project_id": project_id, "prefix": warehouse_id, "warehouse_id": warehouse_id,
             "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location),
             "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
-            "view_id": view["metadata"]["view-uuid"]}
+            "view_id": view["metadata"]["view-uuid"], "scope": "not-a-signer-scope"}
 
 
 def fuzz(operation, mode: GenerationMode, objects: dict[str, str], base_url: str, session: requests.Session,
@@ -132,7 +132,7 @@ def test_fuzzed_operations_answer_by_the_served_openapi_document(server, client,
     assert not findings, f"{len(findings)} distinct findings over {len(operations)} operations:\n\n{report}"
 
 
-def test_a_good_request_to_every_operation_is_answered_as_documented(server, client, tmp_path):
+def test_a_good_request_to_every_operation_is_answered_as_documented(server, client, tmp_path, minio):
     schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json")
     objects = fresh_objects(client, tmp_path)
     project = {"x-project-id": objects["project_id"]}
@@ -170,6 +170,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     loaded = answer(f"GET {table}", {200})
     answer(f"GET {table}", {304}, headers={"if-none-match": loaded.headers["etag"][0]})
     answer(f"HEAD {table}", {204})
+    answer(f"GET {table}/credentials", {200})
     answer(f"POST {table}", {200}, body=set_property)
     answer(f"POST {table}/metrics", {204}, body={"report-type": "scan-report"})
     answer(f"POST {catalog}/transactions/commit", {204}, body={"table-changes": [
@@ -230,6 +231,24 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},
            query={"namespace": NAMESPACE, "since": "2020-01-01T00:00:00Z", "pageSize": "2"})
     answer("GET /management/v1/history", {200}, query={"type": "project.created", "pageSize": "5"})
+
+    # object storage: an S3 warehouse on MinIO, its storage and credential replaced, and one request signed
+    bucket = f"fuzz-{uuid.uuid4().hex[:8]}"
+    minio.make_bucket(bucket)
+    s3 = answer("POST /management/v1/warehouse", {201}, headers=project, body={
+        "warehouse-name": bucket, "storage-profile": minio.profile(bucket, "wh"),
+        "storage-credential": minio.credential()}).json()["warehouse-id"]
+    answer("POST /management/v1/warehouse/{warehouse_id}/storage", {200}, warehouse_id=s3, body={
+        "storage-profile": minio.profile(bucket, "wh", **{"sts-enabled": True}), "storage-credential": minio.credential()})
+    answer("POST /management/v1/warehouse/{warehouse_id}/storage-credential", {200}, warehouse_id=s3,
+           body={"new-storage-credential": minio.credential()})
+    client.post(f"/catalog/v1/{s3}/namespaces", json={"namespace": ["ns"]})
+    signing = client.post(f"/catalog/v1/{s3}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA},
+                          headers={"X-Iceberg-Access-Delegation": "remote-signing"}).json()
+    scope = signing["config"]["s3.signer.uri"].rsplit("/", 1)[1]
+    answer("POST /catalog/signer/{scope}/v1/aws/s3/sign", {200}, scope=scope, body={
+        "region": "us-east-1", "method": "GET", "headers": {},
+        "uri": f"{minio.endpoint}/{bucket}/{signing['metadata-location'].split('/', 3)[3]}"})
 
     documented = {result.ok().label for result in schema.get_all_operations()}
     assert answered == documented, f"operations without a good request here: {sorted(documented - answered)}"

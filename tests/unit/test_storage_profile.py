@@ -39,8 +39,8 @@ def test_overlap_is_prefix_by_path_segment():
 
 def test_profiles_parse_lakekeeper_shapes():
     assert parse_storage_profile({"type": "file", "location": "file:///x"}).base_location() == "file:///x"
-    s3 = parse_storage_profile({"type": "s3", "bucket": "b", "key-prefix": "p/", "region": "r"})
-    assert s3.base_location() == "s3://b/p"
+    s3 = parse_storage_profile({"type": "s3", "bucket": "bkt", "key-prefix": "p/", "region": "r"})
+    assert s3.base_location() == "s3://bkt/p"
     assert parse_delete_profile(None).type == "hard"
     assert parse_delete_profile({"type": "soft", "expiration-seconds": 60}).expiration_seconds == 60
     for bad in ({"type": "file"}, {"type": "file", "location": "relative/path"}, {"type": "gcs"}):

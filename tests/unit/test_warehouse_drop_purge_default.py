@@ -42,9 +42,10 @@ def test_a_warehouse_stored_before_the_setting_existed_purges():
     app.save(wh)
     [stored] = app.recorder.select_events(wh.id)
     state = json.loads(stored.state)
-    assert state["class_version"] == 2
-    v1 = {k: v for k, v in state.items() if k not in ("class_version", "drop_purge_default")}
+    assert state["class_version"] == 3
+    v1 = {k: v for k, v in state.items() if k not in ("class_version", "drop_purge_default", "storage_secret")}
     older = Application(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
     older.recorder.insert_events([StoredEvent(stored.originator_id, stored.originator_version, stored.topic,
                                               json.dumps(v1).encode())])
     assert older.repository.get(wh.id).drop_purge_default == PURGE
+    assert older.repository.get(wh.id).storage_secret is None

@@ -1,0 +1,34 @@
+"""Iceberg's S3 signer REST API (``s3.signer.uri`` + ``s3.signer.endpoint`` of a table's config): engines
+configured for remote signing send each S3 request here instead of holding keys."""
+
+from fastapi import APIRouter, Depends
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+
+from lakeledger.api.dependencies import container
+from lakeledger.api.openapi import SignedRequest, errors, ok
+from lakeledger.api.responses import JSONResponse
+from lakeledger.services.table_access import SIGNER_ENDPOINT
+
+router = APIRouter(prefix="/catalog/signer", tags=["S3 signer API"])
+
+
+class SignRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    region: str = Field(default="", max_length=64)
+    uri: str = Field(min_length=1, max_length=16384)
+    method: str = Field(pattern=r"^(GET|HEAD|PUT|POST|DELETE)$")
+    headers: dict[str, list[str]] = Field(default_factory=dict)
+    properties: dict[str, str] = Field(default_factory=dict)
+    body: str | None = Field(default=None, max_length=4 * 1024 * 1024)
+
+
+@router.post(f"/{{scope}}/{SIGNER_ENDPOINT}",
+             responses={**ok(SignedRequest, "The request, signed"), **errors(400, 403, 404)})
+async def sign(scope: str, body: SignRequest, ll=Depends(container)):
+    """Signs an S3 request of the table this signer URL was issued for; a request that reaches anything outside
+    the table's location is 403."""
+    signed = await run_in_threadpool(ll.signing.sign, scope, body.region, body.method, body.uri, body.headers,
+                                     body.body)
+    return JSONResponse(signed)

@@ -1,0 +1,79 @@
+"""The secrets a warehouse's storage needs, in Lakekeeper's ``storage-credential`` JSON.
+
+A credential never enters the event log: the log is immutable and replayed into sinks, so a secret written
+there could never be taken back. It is kept in the secret store, and events carry a ``SecretRef`` instead:
+where it is kept and a fingerprint that tells two credentials apart without revealing either."""
+
+from typing import Annotated, Any, Literal, Union
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.storage_profile import S3StorageProfile, StorageProfile
+
+
+class S3AccessKeyCredential(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    type: Literal["s3"] = "s3"
+    credential_type: Literal["access-key"] = Field(alias="credential-type")
+    aws_access_key_id: str = Field(alias="aws-access-key-id", min_length=1, max_length=256)
+    aws_secret_access_key: str = Field(alias="aws-secret-access-key", min_length=1, max_length=1024, repr=False)
+
+    @field_validator("aws_access_key_id", "aws_secret_access_key")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        if value != value.strip() or any(ord(c) < 0x21 or ord(c) > 0x7E for c in value):
+            raise ValueError("must be printable ASCII without spaces")
+        return value
+
+
+StorageCredential = Annotated[Union[S3AccessKeyCredential], Field(discriminator="type")]
+_credentials = TypeAdapter(StorageCredential)
+
+# which credential types each storage type takes
+_ACCEPTED = {S3StorageProfile: (S3AccessKeyCredential,)}
+
+
+def parse_storage_credential(raw: Any, profile: StorageProfile) -> StorageCredential | None:
+    """The credential for ``profile``, or None when the profile takes none (file warehouses) and none was given.
+    Error messages never repeat the input: it holds a secret."""
+    accepted = _ACCEPTED.get(type(profile), ())
+    if raw is None:
+        if accepted:
+            raise BadRequest(f"A {profile.type} storage profile needs a storage-credential")
+        return None
+    if not accepted:
+        raise BadRequest(f"A {profile.type} storage profile takes no storage-credential")
+    if not isinstance(raw, dict):
+        raise BadRequest("storage-credential must be an object")
+    try:
+        credential = _credentials.validate_python(raw)
+    except ValidationError as e:
+        err = e.errors(include_input=False)[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        raise BadRequest(f"Invalid storage-credential: {where}: {err.get('msg')}") from None
+    if not isinstance(credential, accepted):
+        raise BadRequest(f"A {profile.type} storage profile does not take a {credential.type} credential")
+    return credential
+
+
+def credential_from_secret(payload: dict) -> StorageCredential:
+    return _credentials.validate_python(payload)
+
+
+class SecretRef(BaseModel):
+    """Where a secret is kept (its id in the secret store) and its fingerprint: what events record."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    secret_id: UUID = Field(alias="secret-id")
+    fingerprint: str
+
+    def as_event(self) -> dict:
+        return {"secret-id": str(self.secret_id), "fingerprint": self.fingerprint}
+
+    @classmethod
+    def from_event(cls, raw: dict | None) -> "SecretRef | None":
+        return cls.model_validate(raw) if raw else None

@@ -1,0 +1,73 @@
+"""The catalog's S3 signer: signs a request for an engine only when everything it touches lies inside the one
+table its signer URL was issued for. The URL carries a sealed scope (warehouse, table, location; see
+``scope_token``), so a signer request needs no lookup by name; a table that has since been dropped or moved,
+or a staged table whose location another table now owns, gets nothing signed."""
+
+import time
+from uuid import UUID
+
+from lakeledger.domain.errors import BadRequest, Forbidden
+from lakeledger.domain.storage_profile import S3StorageProfile, is_within, normalize_location
+from lakeledger.secretstore import SecretStore
+from lakeledger.services import resolve
+from lakeledger.services.unit_of_work import Ledger
+from lakeledger.storage import Storages
+from lakeledger.storage import s3_signer
+
+STAGED_SCOPE_SECONDS = 24 * 3600  # a staged create's data is written, then committed, within a day
+
+
+LIVE_TABLE = ("SELECT location FROM ll_tabulars WHERE id = %(id)s AND warehouse_id = %(warehouse_id)s"
+              " AND dropped_at IS NULL")
+
+
+class RemoteSigning:
+    def __init__(self, ledger: Ledger, storages: Storages, secrets: SecretStore, clock=time.time):
+        self.ledger = ledger
+        self.storages = storages
+        self.secrets = secrets
+        self._clock = clock
+
+    def scope_token(self, warehouse_id: UUID, table_id: UUID, location: str, staged: bool) -> str:
+        scope = {"w": str(warehouse_id), "t": str(table_id), "l": normalize_location(location)}
+        if staged:
+            scope["x"] = int(self._clock()) + STAGED_SCOPE_SECONDS
+        return self.secrets.seal(scope)
+
+    def sign(self, token: str, region: str, method: str, uri: str, headers: dict[str, list[str]],
+             body: str | None) -> dict:
+        scope = self.secrets.unseal(token)
+        if scope is None:
+            raise Forbidden("This signer URL was not issued by this catalog")
+        wh = resolve.warehouse(self.ledger, scope["w"])
+        profile = wh.profile()
+        if not isinstance(profile, S3StorageProfile):
+            raise Forbidden("The warehouse of this signer URL has no S3 storage")
+        location = self._current_location(wh.id, UUID(scope["t"]), scope)
+        request = s3_signer.touched(profile, method.upper(), uri, body)
+        if request.bucket != profile.bucket:
+            raise Forbidden(f"Signing refused: bucket {request.bucket} is not the warehouse's bucket")
+        for key in request.keys:
+            if not key or not is_within(normalize_location(f"s3://{request.bucket}/{key}"), location):
+                raise Forbidden(f"Signing refused: s3://{request.bucket}/{key} is outside the table's location "
+                                f"{location}")
+        if region and region != profile.region:
+            raise BadRequest(f"The request is for region {region}; the warehouse's storage is in {profile.region}")
+        signed = s3_signer.sign(self.storages.credential(wh), profile.region, method.upper(), uri, headers)
+        return {"uri": uri, "headers": signed}
+
+    def _current_location(self, warehouse_id: UUID, table_id: UUID, scope: dict) -> str:
+        with self.ledger.queries.pool.connection() as conn:
+            row = conn.execute(LIVE_TABLE, {"id": table_id, "warehouse_id": warehouse_id}).fetchone()
+        if row is not None:
+            if row[0] != scope["l"]:
+                raise Forbidden("The table of this signer URL has moved: load it again")
+            return row[0]
+        if "x" not in scope:
+            raise Forbidden("The table of this signer URL no longer exists")
+        if scope["x"] < self._clock():
+            raise Forbidden("This signer URL for a staged table has expired: stage it again")
+        other = self.ledger.queries.overlapping_tabular(warehouse_id, scope["l"], table_id)
+        if other is not None:
+            raise Forbidden(f"The staged table's location is now owned by another table: {other}")
+        return scope["l"]

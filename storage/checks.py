@@ -1,0 +1,28 @@
+"""Proof that a storage profile works, run before a warehouse is created or its storage changed: a failure is a
+400 that says what failed, and nothing is recorded."""
+
+import os
+
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.storage_credential import StorageCredential
+from lakeledger.domain.storage_profile import FileStorageProfile, S3StorageProfile, StorageProfile
+
+
+def prove_access(profile: StorageProfile, credential: StorageCredential | None) -> None:
+    if isinstance(profile, FileStorageProfile):
+        _prepare_directory(profile)
+    elif isinstance(profile, S3StorageProfile):
+        from lakeledger.storage.s3_check import prove_access as prove_s3
+
+        prove_s3(profile, credential)
+
+
+def _prepare_directory(profile: FileStorageProfile) -> None:
+    path = profile.local_path(profile.location)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except (OSError, ValueError) as e:
+        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: {getattr(e, 'strerror', None) or e}") \
+            from None
+    if not os.access(path, os.W_OK):
+        raise BadRequest(f"Cannot use {profile.location} as warehouse storage: not writable")

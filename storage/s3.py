@@ -1,0 +1,113 @@
+"""Objects in an S3 bucket (AWS, or an S3-compatible store such as MinIO) under a warehouse's key prefix,
+through boto3. Metadata files are written with ``If-None-Match: *``, so an existing file is never overwritten."""
+
+import time
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from lakeledger.domain.errors import BadRequest, NotFound
+from lakeledger.domain.storage_credential import S3AccessKeyCredential
+from lakeledger.domain.storage_profile import S3StorageProfile, is_within, normalize_location, split_s3_location
+
+_DELETE_BATCH = 1000  # DeleteObjects takes at most this many keys
+
+
+def s3_client(profile: S3StorageProfile, credential: S3AccessKeyCredential, *, session_token: str | None = None,
+              timeouts: tuple[float, float] = (5, 30), attempts: int = 3):
+    return boto3.session.Session().client(
+        "s3", endpoint_url=profile.endpoint, region_name=profile.region,
+        aws_access_key_id=credential.aws_access_key_id, aws_secret_access_key=credential.aws_secret_access_key,
+        aws_session_token=session_token,
+        config=Config(s3={"addressing_style": "path" if profile.path_style() else "virtual"},
+                      connect_timeout=timeouts[0], read_timeout=timeouts[1],
+                      retries={"max_attempts": attempts, "mode": "standard"},
+                      request_checksum_calculation="when_required", response_checksum_validation="when_required"))
+
+
+def error_code(e: Exception) -> str:
+    return e.response.get("Error", {}).get("Code", "") if isinstance(e, ClientError) else type(e).__name__
+
+
+class S3Storage:
+    def __init__(self, profile: S3StorageProfile, credential: S3AccessKeyCredential):
+        self.profile = profile
+        self.client = s3_client(profile, credential)
+
+    def _object(self, location: str) -> tuple[str, str]:
+        bucket, key = split_s3_location(normalize_location(location))
+        if bucket != self.profile.bucket or not key:
+            raise BadRequest(f"{location} is not an object in bucket {self.profile.bucket}")
+        return bucket, key
+
+    def _inside(self, location: str) -> tuple[str, str]:
+        location = normalize_location(location)
+        base = self.profile.base_location()
+        if not is_within(location, base) or location == base:
+            raise BadRequest(f"Refusing to delete {location}: not strictly inside {base}")
+        return self._object(location)
+
+    def write_new(self, location: str, data: bytes) -> None:
+        bucket, key = self._object(location)
+        try:
+            self.client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+        except ClientError as e:
+            if error_code(e) in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise FileExistsError(location) from None
+            raise
+
+    def read(self, location: str) -> bytes:
+        bucket, key = self._object(location)
+        try:
+            return self.client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except ClientError as e:
+            if error_code(e) in ("NoSuchKey", "404", "NotFound"):
+                raise NotFound(f"File does not exist: {location}") from None
+            raise
+
+    def prepare_table_location(self, location: str) -> None:
+        """Object stores have no folders to make."""
+
+    def delete(self, location: str) -> None:
+        bucket, key = self._inside(location)
+        self.client.delete_object(Bucket=bucket, Key=key)
+
+    def delete_tree(self, location: str, max_files_per_second: float = 0) -> int:
+        bucket, key = self._inside(location)
+        batch = _DELETE_BATCH if max_files_per_second <= 0 else max(1, min(_DELETE_BATCH, int(max_files_per_second)))
+        count = 0
+        # the object at the location itself (a file-like location), then everything below it as a folder
+        keys = [key] if self._exists(bucket, key) else []
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key + "/",
+                                                                       PaginationConfig={"PageSize": batch})
+        for page in pages:
+            keys.extend(o["Key"] for o in page.get("Contents", []))
+            while len(keys) >= batch:
+                count += self._delete_keys(bucket, keys[:batch], max_files_per_second)
+                keys = keys[batch:]
+        if keys:
+            count += self._delete_keys(bucket, keys, max_files_per_second)
+        return count
+
+    def _exists(self, bucket: str, key: str) -> bool:
+        try:
+            self.client.head_object(Bucket=bucket, Key=key)
+            return True
+        except ClientError:
+            return False
+
+    def _delete_keys(self, bucket: str, keys: list[str], max_files_per_second: float) -> int:
+        started = time.monotonic()
+        answer = self.client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys],
+                                                                   "Quiet": True})
+        failed = answer.get("Errors", [])
+        if failed:
+            raise OSError(f"{len(failed)} objects could not be deleted, e.g. {failed[0].get('Key')}: "
+                          f"{failed[0].get('Code')} {failed[0].get('Message')}")
+        if max_files_per_second > 0:
+            time.sleep(max(0.0, len(keys) / max_files_per_second - (time.monotonic() - started)))
+        return len(keys)
+
+
+__all__ = ["S3Storage", "s3_client", "error_code", "BotoCoreError", "ClientError"]

@@ -1,0 +1,94 @@
+"""Signing S3 requests for engines that hold no keys (Iceberg's S3 remote signing): what a request touches,
+read from its URL (and, for a batch delete, its body), and an AWS SigV4 signature over it made by botocore."""
+
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote, urlsplit
+from xml.etree import ElementTree
+
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.storage_credential import S3AccessKeyCredential
+from lakeledger.domain.storage_profile import S3StorageProfile
+
+UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
+# set by signing; what a client sends under these names is replaced
+_SIGNING_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
+
+
+@dataclass(frozen=True)
+class Touched:
+    """The bucket of an S3 request and the keys (or key prefixes, for listings) it reads or writes."""
+
+    bucket: str
+    keys: tuple[str, ...]
+
+
+def touched(profile: S3StorageProfile, method: str, uri: str, body: str | None) -> Touched:
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadRequest(f"The uri to sign is not an http(s) URL: {uri[:200]}")
+    host = parts.hostname.lower()
+    path = parts.path or "/"
+    if host.startswith(f"{profile.bucket}.") and not _is_endpoint_host(profile, host):
+        bucket, key = profile.bucket, unquote(path[1:])  # virtual-hosted style
+    else:
+        bucket, _, rest = path[1:].partition("/")
+        bucket, key = unquote(bucket), unquote(rest)
+    if not bucket:
+        raise BadRequest("The request to sign names no bucket")
+    query = parse_qs(parts.query, keep_blank_values=True)
+    if key:
+        return Touched(bucket, (key,))
+    if method == "GET" and ("list-type" in query or "prefix" in query or "uploads" in query):
+        return Touched(bucket, (query.get("prefix", [""])[0],))  # a listing reaches what its prefix names
+    if method == "POST" and "delete" in query:
+        return Touched(bucket, _deleted_keys(body))
+    return Touched(bucket, ("",))  # a request on the bucket itself: inside no table
+
+
+def _is_endpoint_host(profile: S3StorageProfile, host: str) -> bool:
+    return bool(profile.endpoint) and urlsplit(profile.endpoint).hostname == host
+
+
+def _deleted_keys(body: str | None) -> tuple[str, ...]:
+    if not body:
+        raise BadRequest("A DeleteObjects request to sign needs its body (the keys it deletes)")
+    try:
+        root = ElementTree.fromstring(body)
+    except ElementTree.ParseError:
+        raise BadRequest("The body of the DeleteObjects request to sign is not XML") from None
+    keys = tuple(e.text or "" for e in root.iter() if re.sub(r"^\{.*\}", "", e.tag) == "Key")
+    if not keys:
+        raise BadRequest("The DeleteObjects request to sign names no keys")
+    return keys
+
+
+class _ClientPayloadSigner(S3SigV4Auth):
+    """SigV4 for a request whose body the signer never sees: the payload hash is the one the client sent
+    (``x-amz-content-sha256``), or UNSIGNED-PAYLOAD."""
+
+    def __init__(self, credentials: Credentials, region: str, payload_hash: str):
+        super().__init__(credentials, "s3", region)
+        self._payload_hash = payload_hash
+
+    def payload(self, request) -> str:
+        return self._payload_hash
+
+
+def sign(credential: S3AccessKeyCredential, region: str, method: str, uri: str,
+         headers: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The headers that make the request signed (to be added to the ones it has)."""
+    sent = {k: ", ".join(v) for k, v in headers.items() if k.lower() not in _SIGNING_HEADERS}
+    payload_hash = next((v[0] for k, v in headers.items() if k.lower() == "x-amz-content-sha256" and v),
+                        UNSIGNED_PAYLOAD)
+    request = AWSRequest(method=method, url=uri, headers=sent)
+    _ClientPayloadSigner(Credentials(credential.aws_access_key_id, credential.aws_secret_access_key), region,
+                         payload_hash).add_auth(request)
+    signed = {"Authorization": [request.headers["Authorization"]], "X-Amz-Date": [request.headers["X-Amz-Date"]]}
+    if not any(k.lower() == "x-amz-content-sha256" for k in headers):
+        signed["X-Amz-Content-SHA256"] = [payload_hash]
+    return signed

@@ -1,0 +1,113 @@
+"""Short-lived S3 credentials for one table: STS AssumeRole with a session policy that allows only the table's
+own location, so an engine holding them can touch nothing else in the bucket, whatever it tries.
+
+Credentials are cached per table location until shortly before they expire: a busy table costs one STS call
+per cache period, not one per load. A client is never handed credentials about to expire."""
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+
+import boto3
+from botocore.config import Config
+
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.storage_credential import S3AccessKeyCredential
+from lakeledger.domain.storage_profile import S3StorageProfile, normalize_location, split_s3_location
+
+# AWS requires a role to assume; S3-compatible stores (MinIO) ignore it, but the API still wants one spelt out.
+_PLACEHOLDER_ROLE = "arn:aws:iam::000000000000:role/lakeledger"
+
+
+@dataclass(frozen=True)
+class SessionCredentials:
+    access_key_id: str
+    secret_access_key: str
+    session_token: str
+    expires_at_ms: int
+
+
+def table_policy(bucket: str, key_prefix: str, write: bool) -> str:
+    """The session policy for everything at or below ``key_prefix`` (a table's location) in ``bucket``."""
+    key_prefix = key_prefix.rstrip("/")
+    objects = ["s3:GetObject", "s3:GetObjectVersion"]
+    if write:
+        objects += ["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"]
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": objects, "Resource": [f"arn:aws:s3:::{bucket}/{key_prefix}/*"]},
+        {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [f"arn:aws:s3:::{bucket}"],
+         "Condition": {"StringLike": {"s3:prefix": [key_prefix, f"{key_prefix}/*"]}}},
+        {"Effect": "Allow", "Action": ["s3:GetBucketLocation"], "Resource": [f"arn:aws:s3:::{bucket}"]},
+    ]}, separators=(",", ":"))
+
+
+def sts_endpoint(profile: S3StorageProfile) -> str | None:
+    """Where STS is: the profile's ``sts-endpoint``; else the S3 endpoint itself for anything but AWS (MinIO serves
+    STS on its S3 port); else AWS's regional STS (None: boto3's default for the region)."""
+    if profile.sts_endpoint:
+        return profile.sts_endpoint
+    if profile.endpoint and ".amazonaws.com" not in profile.endpoint:
+        return profile.endpoint
+    return None
+
+
+def role_arn(profile: S3StorageProfile) -> str:
+    arn = profile.assume_role_arn or profile.sts_role_arn
+    if arn:
+        return arn
+    if profile.flavor == "aws" and sts_endpoint(profile) is None:
+        raise BadRequest("sts-enabled on AWS needs the role to assume: set assume-role-arn")
+    return _PLACEHOLDER_ROLE
+
+
+def assume_role(profile: S3StorageProfile, credential: S3AccessKeyCredential, policy: str,
+                timeouts: tuple[float, float] = (5, 30), attempts: int = 3) -> SessionCredentials:
+    client = boto3.session.Session().client(
+        "sts", endpoint_url=sts_endpoint(profile), region_name=profile.region,
+        aws_access_key_id=credential.aws_access_key_id, aws_secret_access_key=credential.aws_secret_access_key,
+        config=Config(connect_timeout=timeouts[0], read_timeout=timeouts[1],
+                      retries={"max_attempts": attempts, "mode": "standard"}))
+    answer = client.assume_role(RoleArn=role_arn(profile), RoleSessionName="lakeledger", Policy=policy,
+                                DurationSeconds=profile.sts_token_validity_seconds)["Credentials"]
+    return SessionCredentials(answer["AccessKeyId"], answer["SecretAccessKey"], answer["SessionToken"],
+                              int(answer["Expiration"].timestamp() * 1000))
+
+
+class S3CredentialVendor:
+    def __init__(self, clock=time.time):
+        self._clock = clock
+        self._cache: dict[tuple, SessionCredentials] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _margin_ms(profile: S3StorageProfile) -> int:
+        """How long before expiry a cached credential stops being handed out: a quarter of its validity, at
+        least five minutes, at most half of it (what a client is left with is always a useful span)."""
+        validity = profile.sts_token_validity_seconds
+        return int(min(max(300, validity / 4), validity / 2) * 1000)
+
+    def cached(self, secret_key: object, profile: S3StorageProfile, location: str,
+               write: bool) -> SessionCredentials | None:
+        """The cached credentials for the table at ``location``, if they are still fresh enough to hand out."""
+        key = (secret_key, profile, normalize_location(location), write)
+        with self._lock:
+            found = self._cache.get(key)
+        if found is not None and found.expires_at_ms - self._margin_ms(profile) > self._clock() * 1000:
+            return found
+        return None
+
+    def vend(self, secret_key: object, profile: S3StorageProfile, credential: S3AccessKeyCredential,
+             location: str, write: bool = True) -> SessionCredentials:
+        found = self.cached(secret_key, profile, location, write)
+        if found is not None:
+            return found
+        bucket, key_prefix = split_s3_location(normalize_location(location))
+        fresh = assume_role(profile, credential, table_policy(bucket, key_prefix, write))
+        with self._lock:
+            self._cache[(secret_key, profile, normalize_location(location), write)] = fresh
+            if len(self._cache) > 100_000:  # forget the expired ones rather than grow without bound
+                now_ms = self._clock() * 1000
+                for k in [k for k, v in self._cache.items() if v.expires_at_ms <= now_ms]:
+                    del self._cache[k]
+        return fresh
