@@ -135,6 +135,24 @@ def test_explicit_locations_outside_the_warehouse_or_with_s3a_are_refused(client
     assert log_length() == before
 
 
+def test_s3a_locations_when_the_warehouse_allows_them(client, minio, bucket):
+    name = f"alt-{uuid.uuid4().hex[:8]}"
+    r = _create(client, minio, name, minio.profile(bucket, name, **{"allow-alternative-protocols": True}))
+    assert r.status_code == 201, r.text
+    prefix = f"/catalog/v1/{r.json()['warehouse-id']}"
+    client.post(f"{prefix}/namespaces", json={"namespace": ["ns"]})
+    spelt = f"s3a://{bucket}/{name}/ns/t"
+    created = client.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA, "location": spelt})
+    assert created.status_code == 200, created.text
+    assert created.json()["metadata"]["location"] == spelt  # kept as spelt
+    assert created.json()["metadata-location"].startswith(spelt + "/metadata/")
+    assert [k for k in minio.keys(bucket, f"{name}/ns/t/metadata/") if k.endswith(".metadata.json")]
+    # the same place spelt s3:// overlaps it
+    clash = client.post(f"{prefix}/namespaces/ns/tables", json={"name": "u", "schema": SCHEMA,
+                                                                "location": f"s3://{bucket}/{name}/ns/t/u"})
+    assert clash.status_code == 400 and "overlaps" in clash.text
+
+
 def _vended(response_json):
     config = response_json["config"]
     [credential] = response_json["storage-credentials"]
