@@ -153,6 +153,20 @@ def test_s3a_locations_when_the_warehouse_allows_them(client, minio, bucket):
     assert clash.status_code == 400 and "overlaps" in clash.text
 
 
+def test_register_reads_the_metadata_file_from_the_bucket(client, minio, s3_warehouse):
+    created = _table(client, s3_warehouse)
+    assert client.delete(f"{s3_warehouse['prefix']}/namespaces/ns/tables/t?purgeRequested=false").status_code == 204
+    back = client.post(f"{s3_warehouse['prefix']}/namespaces/ns/register",
+                       json={"name": "back", "metadata-location": created["metadata-location"]},
+                       headers={"X-Iceberg-Access-Delegation": "vended-credentials"})
+    assert back.status_code == 200, back.text
+    assert back.json()["metadata"]["table-uuid"] == created["metadata"]["table-uuid"]
+    assert back.json()["storage-credentials"][0]["prefix"] == created["metadata"]["location"]
+    missing = client.post(f"{s3_warehouse['prefix']}/namespaces/ns/register", json={
+        "name": "ghost", "metadata-location": f"s3://{s3_warehouse['bucket']}/{s3_warehouse['key-prefix']}/nope.json"})
+    assert missing.status_code == 404, missing.text
+
+
 def _vended(response_json):
     config = response_json["config"]
     [credential] = response_json["storage-credentials"]
