@@ -1,0 +1,46 @@
+"""What a request to sign touches, read from its URL the way path-style and virtual-host clients spell it."""
+
+import pytest
+
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.storage_profile import S3StorageProfile
+from lakeledger.storage.s3_signer import sign, touched
+from lakeledger.domain.storage_credential import S3AccessKeyCredential
+
+MINIO = S3StorageProfile(bucket="lake", endpoint="http://127.0.0.1:9000", flavor="s3-compat")
+AWS = S3StorageProfile(bucket="lake", region="eu-west-1")
+
+
+def test_path_style_and_virtual_host_requests():
+    assert touched(MINIO, "GET", "http://127.0.0.1:9000/lake/p/t/a%20b.parquet", None).keys == ("p/t/a b.parquet",)
+    assert touched(AWS, "PUT", "https://lake.s3.eu-west-1.amazonaws.com/p/t/x", None).keys == ("p/t/x",)
+    assert touched(AWS, "GET", "https://s3.eu-west-1.amazonaws.com/lake/p/t/x", None).bucket == "lake"
+
+
+def test_listings_reach_their_prefix_and_batch_deletes_their_keys():
+    assert touched(MINIO, "GET", "http://127.0.0.1:9000/lake?list-type=2&prefix=p%2Ft%2F", None).keys == ("p/t/",)
+    body = "<Delete xmlns='http://s3.amazonaws.com/doc/2006-03-01/'><Object><Key>p/t/1</Key></Object>" \
+           "<Object><Key>q/2</Key></Object></Delete>"
+    assert touched(MINIO, "POST", "http://127.0.0.1:9000/lake?delete", body).keys == ("p/t/1", "q/2")
+    assert touched(MINIO, "GET", "http://127.0.0.1:9000/lake", None).keys == ("",)  # the bucket: no table's
+
+
+@pytest.mark.parametrize("method, uri, body", [
+    ("GET", "ftp://x/lake/k", None), ("GET", "not a url", None), ("POST", "http://127.0.0.1:9000/lake?delete", None),
+    ("POST", "http://127.0.0.1:9000/lake?delete", "<oops"), ("POST", "http://127.0.0.1:9000/lake?delete", "<Delete/>"),
+])
+def test_unreadable_requests_are_bad_requests(method, uri, body):
+    with pytest.raises(BadRequest):
+        touched(MINIO, method, uri, body)
+
+
+def test_signing_adds_the_signature_headers_only():
+    credential = S3AccessKeyCredential(**{"credential-type": "access-key", "aws-access-key-id": "AKID",
+                                          "aws-secret-access-key": "SECRET"})
+    signed = sign(credential, "us-east-1", "GET", "http://127.0.0.1:9000/lake/p/t/x", {"Host": ["127.0.0.1:9000"]})
+    assert set(signed) == {"Authorization", "X-Amz-Date", "X-Amz-Content-SHA256"}
+    assert signed["Authorization"][0].startswith("AWS4-HMAC-SHA256 Credential=AKID/")
+    assert signed["X-Amz-Content-SHA256"] == ["UNSIGNED-PAYLOAD"]
+    own_hash = sign(credential, "us-east-1", "PUT", "http://127.0.0.1:9000/lake/p/t/x",
+                    {"x-amz-content-sha256": ["abc123"]})
+    assert "X-Amz-Content-SHA256" not in own_hash  # the client's own hash was signed, and it sends it itself
