@@ -167,6 +167,30 @@ def test_register_reads_the_metadata_file_from_the_bucket(client, minio, s3_ware
     assert missing.status_code == 404, missing.text
 
 
+def test_concurrent_creates_of_one_warehouse_leave_one_warehouse_and_one_secret(client, minio, bucket, db):
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = f"race-{uuid.uuid4().hex[:8]}"
+    secrets_before = db.execute("SELECT count(*) FROM ll_secrets").fetchone()[0]
+    with ThreadPoolExecutor(6) as pool:
+        statuses = sorted(pool.map(lambda i: _create(client, minio, name, minio.profile(bucket, f"{name}-{i}"))
+                                   .status_code, range(6)))
+    assert statuses == [201, 409, 409, 409, 409, 409]
+    # every loser's credential was removed from the secret store again
+    assert db.execute("SELECT count(*) FROM ll_secrets").fetchone()[0] == secrets_before + 1
+
+
+def test_concurrent_vended_loads_share_one_sts_credential(client, s3_warehouse):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _table(client, s3_warehouse)
+    url = f"{s3_warehouse['prefix']}/namespaces/ns/tables/t"
+    client.get(url)  # the first load fetches and caches the table's credentials
+    with ThreadPoolExecutor(8) as pool:
+        tokens = set(pool.map(lambda _: client.get(url).json()["config"]["s3.session-token"], range(32)))
+    assert len(tokens) == 1
+
+
 def _vended(response_json):
     config = response_json["config"]
     [credential] = response_json["storage-credentials"]
