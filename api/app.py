@@ -28,7 +28,7 @@ def create_app(container) -> FastAPI:
         await pool.open(wait=True)
         container.queries = AsyncCatalogQueries(pool)
         container.idempotent_responses = ResponseStore(
-            pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes))
+            pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.secrets.cipher)
         try:
             yield
         finally:

@@ -44,6 +44,16 @@ class SecretCipher:
             raise WrongKey("A stored secret cannot be decrypted with LAKELEDGER__PG_ENCRYPTION_KEY: the key is not "
                            "the one it was stored with") from None
 
+    def encrypt_bytes(self, data: bytes) -> bytes:
+        return self._fernet.encrypt(data)
+
+    def decrypt_bytes(self, token: bytes) -> bytes:
+        try:
+            return self._fernet.decrypt(bytes(token))
+        except InvalidToken:
+            raise WrongKey("A stored value cannot be decrypted with LAKELEDGER__PG_ENCRYPTION_KEY: the key is not "
+                           "the one it was stored with") from None
+
     def fingerprint(self, payload: dict) -> str:
         digest = hmac.new(self._mac_key, orjson.dumps(payload, option=orjson.OPT_SORT_KEYS), hashlib.sha256)
         return "hmac-sha256:" + digest.hexdigest()[:32]

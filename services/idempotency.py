@@ -13,6 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from lakeledger.domain.idempotency import key_aggregate_id
 from lakeledger.eventstore.log import EVENTS_TABLE
+from lakeledger.secretstore.cipher import SecretCipher, WrongKey
 
 
 @dataclass
@@ -35,13 +36,31 @@ class FinalResponse:
     body: bytes
 
 
-class ResponseStore:
-    """Final responses by Idempotency-Key, kept for twice the advertised key lifetime."""
+# marks a body kept encrypted; a stored response body is JSON or empty, so it never starts with this
+_SEALED = b"fernet:"
 
-    def __init__(self, pool: AsyncConnectionPool, lifetime: timedelta):
+
+class ResponseStore:
+    """Final responses by Idempotency-Key, kept for twice the advertised key lifetime.
+
+    With a cipher (the server has LAKELEDGER__PG_ENCRYPTION_KEY) bodies are kept encrypted: a table's answer may
+    carry vended storage credentials (session tokens), which must not sit in the database in the clear."""
+
+    def __init__(self, pool: AsyncConnectionPool, lifetime: timedelta, cipher: SecretCipher | None = None):
         self.pool = pool
         self.retention = 2 * lifetime
+        self.cipher = cipher
         self._puts = 0
+
+    def _at_rest(self, body: bytes) -> bytes:
+        return _SEALED + self.cipher.encrypt_bytes(body) if self.cipher is not None else body
+
+    def _as_sent(self, stored: bytes) -> bytes:
+        if not stored.startswith(_SEALED):
+            return stored
+        if self.cipher is None:
+            raise WrongKey("A kept response is encrypted and this server has no LAKELEDGER__PG_ENCRYPTION_KEY")
+        return self.cipher.decrypt_bytes(stored[len(_SEALED):])
 
     async def get(self, key: UUID) -> FinalResponse | None:
         async with self.pool.connection() as conn:
@@ -50,7 +69,7 @@ class ResponseStore:
             row = await cur.fetchone()
         if row is None:
             return None
-        return FinalResponse(row[0], row[1], row[2], [tuple(h) for h in row[3]], bytes(row[4]))
+        return FinalResponse(row[0], row[1], row[2], [tuple(h) for h in row[3]], self._as_sent(bytes(row[4])))
 
     async def put(self, key: UUID, response: FinalResponse) -> FinalResponse:
         """Stores ``response`` unless one is stored already; returns the one that is stored."""
@@ -58,7 +77,8 @@ class ResponseStore:
             await conn.execute(
                 "INSERT INTO ll_idempotent_responses (key, method, path, status, headers, body)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
-                (key, response.method, response.path, response.status, Jsonb(response.headers), response.body))
+                (key, response.method, response.path, response.status, Jsonb(response.headers),
+                 self._at_rest(response.body)))
             self._puts += 1
             if self._puts % 256 == 0:
                 await conn.execute("DELETE FROM ll_idempotent_responses WHERE created_at < now() - %s",
