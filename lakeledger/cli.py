@@ -160,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     _exit_cleanly_on_stop_signals()
     settings = Settings()
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # botocore's debug log prints whole responses, STS AssumeRole's session credentials among them: never below INFO
+    for name in ("boto3", "botocore", "s3transfer"):
+        logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.INFO))
     try:
         if args.command in ("replay", "projections"):
             {"replay": run_replay, "projections": run_projections}[args.command](settings, args)
