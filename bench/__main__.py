@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from . import catalog, commits, loadgen, procs, publication, report, soft_deletion
+from . import catalog, commits, loadgen, procs, publication, report, s3, soft_deletion
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -33,11 +33,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lag-commits", type=int, default=200, help="commits timed for publication lag (default 200)")
     p.add_argument("--tree-tables", type=int, default=200,
                    help="tables in the namespace dropped and undropped recursively (default 200)")
+    p.add_argument("--s3-rounds", type=int, default=2,
+                   help="rounds of file-warehouse then S3 vended-credential loadTable (default 2)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data) afterwards")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
     args = p.parse_args(argv)
     for name, most in (("snapshots", 10_000), ("connections", 1024), ("threads", 64), ("tables", 1000),
-                       ("commit_clients", 256)):
+                       ("commit_clients", 256), ("s3_rounds", 10)):
         if not 1 <= getattr(args, name) <= most:
             p.error(f"--{name.replace('_', '-')} must be between 1 and {most}")
     for name in ("load_seconds", "commit_seconds"):
@@ -63,15 +65,44 @@ def _tool(choice: str) -> str:
     return "python"
 
 
-def _measure_load(name: str, url: str, args, tool: str, headers: dict[str, str] | None = None) -> loadgen.LoadResult:
+def _measure_load(name: str, url: str, args, tool: str, headers: dict[str, str] | None = None,
+                  body: bytes | None = None) -> loadgen.LoadResult:
     if args.warmup_seconds:
         _say(f"{name}: warm-up {args.warmup_seconds:g} s")
-        loadgen.run(url, args.connections, args.warmup_seconds, args.threads, tool, headers)
+        loadgen.run(url, args.connections, args.warmup_seconds, args.threads, tool, headers, body)
     _say(f"{name}: {args.load_seconds:g} s, {args.connections} connections")
-    result = loadgen.run(url, args.connections, args.load_seconds, args.threads, tool, headers)
+    result = loadgen.run(url, args.connections, args.load_seconds, args.threads, tool, headers, body)
     _say(f"{name}: {result.rps:.0f} req/s, p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms, "
          f"{result.non_2xx} non-2xx, {result.errors} errors")
     return result
+
+
+def _s3_section(args, tool: str, work: Path, server, file_table: catalog.TableHandle, started: list):
+    """MinIO, an STS-enabled S3 warehouse, and loadTable with vended credentials against the file warehouse's
+    loadTable (alternating rounds, so both meet the same machine), then the remote signer."""
+    binary = s3.minio_path()
+    if binary is None:
+        raise SystemExit("MinIO is missing (.cache/minio/bin/minio): run `make minio-deps` (make bench does)")
+    _say("S3: starting MinIO")
+    minio = s3.Minio(binary, work)
+    started.append(minio)
+    _say(f"S3: creating an STS-enabled S3 warehouse and a table with {args.snapshots} snapshots")
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        setup = s3.prepare(http, minio, args.snapshots)
+        file_body = catalog.check(http.get(file_table.path, headers=s3.VENDED), 200).content
+    file_loads, vended_loads = [], []
+    for n in range(1, args.s3_rounds + 1):
+        file_loads.append(_measure_load(f"S3 round {n}: loadTable on the file warehouse",
+                                        server.url + file_table.path, args, tool, s3.VENDED))
+        vended_loads.append(_measure_load(f"S3 round {n}: loadTable on S3, vended credentials",
+                                          server.url + setup.table.path, args, tool, s3.VENDED))
+    signer = _measure_load("S3 signer", setup.signer_url, args, tool, body=setup.sign_body)
+    context = {"load_tool": loadgen.describe(tool, args.connections, args.threads), "snapshots": args.snapshots,
+               "load_seconds": args.load_seconds, "warmup_seconds": args.warmup_seconds,
+               "file_body_bytes": len(file_body), "vended_body_bytes": setup.vended_body_bytes}
+    minio.stop()
+    started.remove(minio)
+    return report.render_s3(file_loads, vended_loads, signer, context)
 
 
 def run(args) -> int:
@@ -128,6 +159,8 @@ def run(args) -> int:
         bare.stop()
         started.remove(bare)
 
+        s3_text, s3_ok = _s3_section(args, tool, work, server, table, started)
+
         _say(f"commits: {args.commit_clients} clients over {args.tables} tables, {args.commit_seconds:g} s")
         commit_result = commits.run(server.url, commit_tables, args.commit_clients, args.commit_seconds)
         _say(f"commits: {commit_result.rps:.0f}/s, p50 {commit_result.p50_ms:.2f} ms, "
@@ -155,6 +188,7 @@ def run(args) -> int:
                    "body_bytes": len(body), "commit_seconds": args.commit_seconds, "snapshots": args.snapshots}
         text, all_ok = report.render(load, bare_result, revalidate, commit_result, context)
         print(text, flush=True)
+        print(s3_text, flush=True)
         print(f"Soft deletion, {soft.tables} tables: dropped one request each in {soft.one_by_one_s:.2f} s; as one "
               f"recursive namespace drop in {soft.recursive_drop_s:.2f} s "
               f"(x{soft.one_by_one_s / soft.recursive_drop_s if soft.recursive_drop_s else 0:.1f} faster), undropped in "
@@ -165,7 +199,7 @@ def run(args) -> int:
                   f"commits): p50 {lag.p50_ms:.2f} ms, p99 {lag.p99_ms:.2f} ms, max {lag.max_ms:.2f} ms; "
                   f"backlog of {lag.backlog} events published in {lag.backlog_s:.1f} s "
                   f"({lag.backlog / lag.backlog_s if lag.backlog_s else 0:.0f} events/s)", flush=True)
-        return 1 if args.strict and not all_ok else 0
+        return 1 if args.strict and not (all_ok and s3_ok) else 0
     finally:
         for thing in reversed(started):
             try:

@@ -54,7 +54,7 @@ class TableHandle:
         self.last_sequence_number = sequence_number
 
 
-def _check(response: httpx.Response, *expected: int) -> httpx.Response:
+def check(response: httpx.Response, *expected: int) -> httpx.Response:
     if response.status_code not in expected:
         raise RuntimeError(f"{response.request.method} {response.request.url} -> {response.status_code}: "
                            f"{response.text[:500]}")
@@ -62,17 +62,17 @@ def _check(response: httpx.Response, *expected: int) -> httpx.Response:
 
 
 def create_warehouse(client: httpx.Client, name: str, location: str) -> str:
-    r = _check(client.post("/management/v1/warehouse", json={
+    r = check(client.post("/management/v1/warehouse", json={
         "warehouse-name": name, "storage-profile": {"type": "file", "location": location}}), 200, 201)
     return r.json()["warehouse-id"]
 
 
 def create_namespace(client: httpx.Client, warehouse_id: str, namespace: str) -> None:
-    _check(client.post(f"/catalog/v1/{warehouse_id}/namespaces", json={"namespace": [namespace]}), 200)
+    check(client.post(f"/catalog/v1/{warehouse_id}/namespaces", json={"namespace": [namespace]}), 200)
 
 
 def create_table(client: httpx.Client, warehouse_id: str, namespace: str, name: str) -> TableHandle:
-    r = _check(client.post(f"/catalog/v1/{warehouse_id}/namespaces/{namespace}/tables",
+    r = check(client.post(f"/catalog/v1/{warehouse_id}/namespaces/{namespace}/tables",
                            json={"name": name, "schema": SCHEMA}), 200)
     handle = TableHandle(f"/catalog/v1/{warehouse_id}/namespaces/{namespace}/tables/{name}", "", None, 0)
     handle.update_from(r.json()["metadata"])
@@ -81,9 +81,9 @@ def create_table(client: httpx.Client, warehouse_id: str, namespace: str, name: 
 
 def commit_snapshot(client: httpx.Client, table: TableHandle) -> None:
     body, snapshot_id, sequence_number = table.next_commit()
-    _check(client.post(table.path, content=body, headers={"content-type": "application/json"}), 200)
+    check(client.post(table.path, content=body, headers={"content-type": "application/json"}), 200)
     table.committed(snapshot_id, sequence_number)
 
 
 def load(client: httpx.Client, table: TableHandle) -> bytes:
-    return _check(client.get(table.path), 200).content
+    return check(client.get(table.path), 200).content

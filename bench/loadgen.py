@@ -62,19 +62,34 @@ def describe(tool: str, connections: int, threads: int) -> str:
 
 
 def run(url: str, connections: int, duration_s: float, threads: int, tool: str,
-        headers: dict[str, str] | None = None) -> LoadResult:
-    """``headers`` are sent with every request (e.g. If-None-Match); 304 counts as a success."""
-    headers = headers or {}
+        headers: dict[str, str] | None = None, body: bytes | None = None) -> LoadResult:
+    """``headers`` are sent with every request (e.g. If-None-Match); 304 counts as a success. With ``body``
+    every request is a POST of that JSON body (the signer), otherwise a GET."""
+    headers = dict(headers or {})
+    if body is not None:
+        headers["Content-Type"] = "application/json"
     if tool == "wrk":
-        return _run_wrk(url, connections, duration_s, threads, headers)
-    return _run_python(url, connections, duration_s, threads, headers)
+        return _run_wrk(url, connections, duration_s, threads, headers, body)
+    return _run_python(url, connections, duration_s, threads, headers, body)
+
+
+def _lua_post(body: bytes) -> str:
+    """wrk's request settings for a POST of ``body``: a Lua long string, whose level no body line can close."""
+    text = body.decode()
+    level = 0
+    while f"]{'=' * level}]" in text:
+        level += 1
+    eq = "=" * level
+    return f'wrk.method = "POST"\nwrk.body = [{eq}[{text}]{eq}]\n'
+
 
 
 # -- wrk ------------------------------------------------------------------------------------------
 
-def _run_wrk(url: str, connections: int, duration_s: float, threads: int, headers: dict[str, str]) -> LoadResult:
+def _run_wrk(url: str, connections: int, duration_s: float, threads: int, headers: dict[str, str],
+             body: bytes | None) -> LoadResult:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-        f.write(WRK_SCRIPT)
+        f.write((_lua_post(body) if body is not None else "") + WRK_SCRIPT)
         script = f.name
     try:
         out = subprocess.run([wrk_path() or "wrk", f"-t{threads}", f"-c{connections}", f"-d{duration_s:g}s",
@@ -97,7 +112,7 @@ def _run_wrk(url: str, connections: int, duration_s: float, threads: int, header
 # -- python fallback ------------------------------------------------------------------------------
 
 def _run_python(url: str, connections: int, duration_s: float, processes: int,
-                headers: dict[str, str]) -> LoadResult:
+                headers: dict[str, str], body: bytes | None) -> LoadResult:
     """``processes`` child processes (``python -m bench.loadgen``), each driving its share of the
     connections from one asyncio loop; each prints its latencies as JSON on stdout."""
     processes = max(1, min(processes, connections))
@@ -105,7 +120,7 @@ def _run_python(url: str, connections: int, duration_s: float, processes: int,
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     children = [subprocess.Popen([sys.executable, "-m", "bench.loadgen", url, str(n), str(duration_s),
-                                  json.dumps(headers)],
+                                  json.dumps(headers), (body or b"").decode()],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for n in shares]
     parts = []
     try:
@@ -126,21 +141,25 @@ def _run_python(url: str, connections: int, duration_s: float, processes: int,
                       percentile(latencies, 99) / 1e3, sum(p["bytes"] for p in parts) / requests if requests else 0.0)
 
 
-def _worker(url: str, connections: int, duration_s: float, headers: dict[str, str]) -> dict:
+def _worker(url: str, connections: int, duration_s: float, headers: dict[str, str], body: bytes | None) -> dict:
     try:
         import uvloop
         uvloop.install()
     except ImportError:
         pass
-    return asyncio.run(_worker_main(url, connections, duration_s, headers))
+    return asyncio.run(_worker_main(url, connections, duration_s, headers, body))
 
 
-async def _worker_main(url: str, connections: int, duration_s: float, headers: dict[str, str]) -> dict:
+async def _worker_main(url: str, connections: int, duration_s: float, headers: dict[str, str],
+                       body: bytes | None) -> dict:
     parts = urlsplit(url)
     host, port = parts.hostname, parts.port or 80
-    request = (f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+    method = "GET" if body is None else "POST"
+    if body is not None:
+        headers = {**headers, "Content-Length": str(len(body))}
+    request = (f"{method} {parts.path or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
                f"Connection: keep-alive\r\nAccept: application/json\r\n"
-               + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode()
+               + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode() + (body or b"")
     result = {"latencies_us": [], "non_2xx": 0, "errors": 0, "bytes": 0}
     start = time.perf_counter()
     deadline = start + duration_s
@@ -186,5 +205,6 @@ async def _connection(host: str, port: int, request: bytes, deadline: float, res
         writer.close()
 
 
-if __name__ == "__main__":  # one load generator process of the Python fallback: URL CONNECTIONS SECONDS HEADERS
-    print(json.dumps(_worker(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4]))))
+if __name__ == "__main__":  # one process of the Python fallback: URL CONNECTIONS SECONDS HEADERS [POST-BODY]
+    post = sys.argv[5].encode() if len(sys.argv) > 5 and sys.argv[5] else None
+    print(json.dumps(_worker(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4]), post)))

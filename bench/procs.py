@@ -90,7 +90,9 @@ def start_lakeledger(pg_url: str, data_dir: Path, log_dir: Path) -> ServerProces
     port = free_port()
     env = {"LAKELEDGER__PG_URL": pg_url, "LAKELEDGER__DATA_DIR": str(data_dir),
            "LAKELEDGER__LISTEN_HOST": LOOPBACK, "LAKELEDGER__LISTEN_PORT": str(port),
-           "LAKELEDGER__WORKERS": "on", "LAKELEDGER__LOG_LEVEL": "warning"}
+           "LAKELEDGER__WORKERS": "on", "LAKELEDGER__LOG_LEVEL": "warning",
+           # S3 warehouses keep their credential in the encrypted secret store, which needs a key
+           "LAKELEDGER__PG_ENCRYPTION_KEY": "lakeledger-bench-encryption-key"}
     return ServerProcess("lakeledger serve", [sys.executable, "-m", "lakeledger.cli", "serve"], port,
                          log_dir / "lakeledger.log", env)
 
