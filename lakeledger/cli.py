@@ -5,6 +5,8 @@ import logging
 import signal
 import sys
 
+from pydantic import ValidationError
+
 from lakeledger.settings import Settings
 
 
@@ -158,7 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--table", help="iceberg: namespace.table to create or append to")
     args = parser.parse_args(argv)
     _exit_cleanly_on_stop_signals()
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as e:
+        # a setting the server cannot run with is a message naming it, not a traceback (and never its value)
+        raise SystemExit("lakeledger: invalid settings: " + "; ".join(
+            f"LAKELEDGER__{'__'.join(map(str, err['loc'])).upper()} {err['msg'].removeprefix('Value error, ')}"
+            for err in e.errors(include_input=False, include_url=False))) from None
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # botocore's debug log prints whole responses, STS AssumeRole's session credentials among them: never below INFO
     for name in ("boto3", "botocore", "s3transfer"):

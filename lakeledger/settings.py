@@ -4,8 +4,10 @@ from pathlib import Path
 from typing import Literal
 from uuid import UUID
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from lakeledger.secretstore.cipher import MIN_KEY_LENGTH
 
 
 class Settings(BaseSettings):
@@ -40,3 +42,11 @@ class Settings(BaseSettings):
     pg_encryption_key: SecretStr | None = None
     # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's
     base_uri: str | None = None
+
+    @field_validator("pg_encryption_key")
+    @classmethod
+    def _key_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        # checked here, before anything starts, so that a short key is a message and not a failed start-up
+        if value is not None and len(value.get_secret_value()) < MIN_KEY_LENGTH:
+            raise ValueError(f"must be at least {MIN_KEY_LENGTH} characters")
+        return value
