@@ -10,6 +10,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from lakeledger.domain import errors as e
+from lakeledger.secretstore.cipher import WrongKey
 
 log = logging.getLogger("lakeledger.api")
 
@@ -70,6 +71,13 @@ def install(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         type_ = _HTTP_TYPES.get(exc.status_code, "RESTException")
         return error_response(exc.status_code, type_, str(exc.detail), head=request.method == "HEAD")
+
+    @app.exception_handler(WrongKey)
+    async def wrong_key(request: Request, exc: WrongKey) -> Response:
+        # The server's configuration, not the request, is at fault, and retrying cannot help until an operator
+        # sets the key the secrets were stored with: a 500 (not a 503, which clients retry) that says so.
+        log.error("%s %s: %s", request.method, request.url.path, exc)
+        return error_response(500, "InternalServerError", str(exc), head=request.method == "HEAD")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
