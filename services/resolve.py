@@ -65,9 +65,11 @@ def warehouse(ledger: Ledger, warehouse_id: UUID | str) -> WarehouseSettings:
 def storage_settings(warehouse_id: UUID, profile_json: str, secret_json: str | None) -> WarehouseSettings:
     """Just the storage of a warehouse (profile and credential reference), from their JSON: for loadTable's fast
     path, which reads them with the table and hands out cached access without another lookup."""
+    # by keyword: positionally the secret would land in drop_purge_default, and the fast path would look up
+    # the credential cache without it, miss every time and leave each vended load to the slow route
     return WarehouseSettings(warehouse_id, "", parse_storage_profile(orjson.loads(profile_json)),
                              parse_delete_profile(None),
-                             SecretRef.from_event(orjson.loads(secret_json)) if secret_json else None)
+                             storage_secret=SecretRef.from_event(orjson.loads(secret_json)) if secret_json else None)
 
 
 def settings_of(row: dict) -> WarehouseSettings:
