@@ -51,6 +51,11 @@ class RemoteSigning:
             if not key or not is_within(normalize_location(f"s3://{request.bucket}/{key}"), location):
                 raise Forbidden(f"Signing refused: s3://{request.bucket}/{key} is outside the table's location "
                                 f"{location}")
+        source = s3_signer.copy_source(headers)
+        if source is not None and (source[0] != profile.bucket or not source[1] or not is_within(
+                normalize_location(f"s3://{source[0]}/{source[1]}"), location)):
+            raise Forbidden(f"Signing refused: the copy source s3://{source[0]}/{source[1]} is outside the table's "
+                            f"location {location}")
         if region and region != profile.region:
             raise BadRequest(f"The request is for region {region}; the warehouse's storage is in {profile.region}")
         signed = s3_signer.sign(self.storages.credential(wh), profile.region, method.upper(), uri, headers)

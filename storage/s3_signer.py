@@ -50,6 +50,21 @@ def touched(profile: S3StorageProfile, method: str, uri: str, body: str | None) 
     return Touched(bucket, ("",))  # a request on the bucket itself: inside no table
 
 
+def copy_source(headers: dict[str, list[str]]) -> tuple[str, str] | None:
+    """The (bucket, key) a CopyObject or UploadPartCopy reads, from ``x-amz-copy-source`` ([/]bucket/key, URL-encoded,
+    maybe ``?versionId=``), or None. The copy reads it with the signer's credential, so it must be checked like the
+    request's own keys."""
+    values = [v for k, vs in headers.items() if k.lower() == "x-amz-copy-source" for v in vs]
+    if not values:
+        return None
+    if len(values) > 1:
+        raise BadRequest("The request to sign has more than one x-amz-copy-source")
+    bucket, _, key = values[0].partition("?")[0].lstrip("/").partition("/")
+    if not bucket or not key:
+        raise BadRequest("The x-amz-copy-source of the request to sign must name a bucket and a key")
+    return unquote(bucket), unquote(key)
+
+
 def _is_endpoint_host(profile: S3StorageProfile, host: str) -> bool:
     return bool(profile.endpoint) and urlsplit(profile.endpoint).hostname == host
 
