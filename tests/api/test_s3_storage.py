@@ -360,3 +360,104 @@ def test_purge_deletes_the_tables_objects_and_nothing_else(client, minio, s3_war
     wait_until(lambda: not minio.keys(bucket, prefix_a + "/"), 30, "the purge of table a")
     assert minio.keys(bucket, prefix_b + "/")
     assert minio.keys(bucket, f"{prefix_a}-sibling/")
+
+
+# --- bad input (issue 12, point 9): storage-credential and storage endpoints, the signer ---
+
+@pytest.mark.parametrize("credential_change, says", [
+    ({"colour": "blue"}, "colour"),
+    ({"aws-secret-access-key": "has a space"}, "printable ASCII"),
+    ({"aws-secret-access-key": 12345}, "aws-secret-access-key"),
+    ({"type": "gcs"}, "gcs"),
+])
+def test_bad_credentials_to_rotate_are_400_and_never_echo_the_secret(client, s3_warehouse, minio, log_length,
+                                                                     credential_change, says):
+    wid = s3_warehouse["id"]
+    before = log_length()
+    fingerprint = client.get(f"/management/v1/warehouse/{wid}").json()["storage-credential-fingerprint"]
+    r = client.post(f"/management/v1/warehouse/{wid}/storage-credential",
+                    json={"new-storage-credential": {**minio.credential(), **credential_change}})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["type"] == "BadRequestException" and says in r.json()["error"]["message"]
+    assert "has a space" not in r.text and minio.password not in r.text
+    for body in ({}, {"new-storage-credential": None}, {"new-storage-credential": "x"}):
+        r = client.post(f"/management/v1/warehouse/{wid}/storage-credential", json=body)
+        assert r.status_code == 400 and "storage-credential" in r.json()["error"]["message"], (body, r.text)
+    assert client.get(f"/management/v1/warehouse/{wid}").json()["storage-credential-fingerprint"] == fingerprint
+    assert log_length() == before
+
+
+def test_rotating_a_credential_of_a_missing_or_file_warehouse_is_refused(client, warehouse, minio, log_length):
+    before = log_length()
+    body = {"new-storage-credential": minio.credential()}
+    missing = client.post(f"/management/v1/warehouse/{uuid.uuid4()}/storage-credential", json=body)
+    assert missing.status_code == 404 and missing.json()["error"]["type"] == "NoSuchWarehouseException"
+    files = client.post(f"/management/v1/warehouse/{warehouse['id']}/storage-credential", json=body)
+    assert files.status_code == 400 and "takes no storage-credential" in files.json()["error"]["message"]
+    assert log_length() == before
+
+
+@pytest.mark.parametrize("profile_change, says", [
+    ({"colour": "blue"}, "colour"),
+    ({"sts-token-validity-seconds": -1}, "sts-token-validity-seconds"),
+    ({"sts-token-validity-seconds": 10**9}, "sts-token-validity-seconds"),
+    ({"bucket": "Bad_Bucket"}, "not a valid S3 bucket name"),
+    ({"key-prefix": "a/../b"}, "key-prefix"),
+    ({"flavor": "gcs"}, "flavor"),
+    ({"remote-signing-url-style": "sideways"}, "remote-signing-url-style"),
+    ({"region": "us east 1"}, "not a region name"),
+])
+def test_bad_profiles_on_the_storage_endpoint_are_400_and_change_nothing(client, s3_warehouse, minio, log_length,
+                                                                        profile_change, says):
+    wid = s3_warehouse["id"]
+    before = log_length()
+    profile = {**minio.profile(s3_warehouse["bucket"], s3_warehouse["key-prefix"], **{"sts-enabled": True}),
+               **profile_change}
+    r = client.post(f"/management/v1/warehouse/{wid}/storage",
+                    json={"storage-profile": profile, "storage-credential": minio.credential()})
+    assert r.status_code == 400, r.text
+    assert says in r.json()["error"]["message"], r.text
+    assert client.get(f"/management/v1/warehouse/{wid}").json()["storage-profile"]["sts-enabled"] is True
+    assert log_length() == before
+
+
+def test_the_signer_refuses_a_copy_whose_source_is_outside_the_table(client, minio, s3_warehouse, log_length):
+    """A CopyObject (PUT with x-amz-copy-source) reads its source with the warehouse's credential: signing one
+    into table a whose source is table b's object would let a's signer read b."""
+    a = _table(client, s3_warehouse, name="a", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+    b = _table(client, s3_warehouse, name="b")
+    url, bucket = _signer(a), s3_warehouse["bucket"]
+    key_a = a["metadata-location"].split("/", 3)[3]
+    key_b = b["metadata-location"].split("/", 3)[3]
+    target = f"{minio.endpoint}/{bucket}/{a['metadata']['location'].split('/', 3)[3]}/data/copied.json"
+    before = log_length()
+    for source in (f"/{bucket}/{key_b}", f"{bucket}/{key_b}", f"/{bucket}/{key_b}?versionId=null",
+                   f"/other-bucket/{key_a}", f"/{bucket}/{s3_warehouse['key-prefix']}/x"):
+        r = _sign(url, "PUT", target, {"x-amz-copy-source": [source]})
+        assert r.status_code == 403, (source, r.text)
+        assert r.json()["error"]["type"] == "ForbiddenException"
+    assert log_length() == before
+    # a copy inside the table is signed, and MinIO performs it
+    signed = _sign(url, "PUT", target, {"x-amz-copy-source": [f"/{bucket}/{key_a}"]})
+    assert signed.status_code == 200, signed.text
+    copied = httpx.put(target, headers={"x-amz-copy-source": f"/{bucket}/{key_a}",
+                                        **{k: v[0] for k, v in signed.json()["headers"].items()}})
+    assert copied.status_code == 200, copied.text
+    assert minio.client().get_object(Bucket=bucket, Key=target.split("/", 4)[4])["Body"].read().startswith(b"{")
+
+
+def test_the_signer_refuses_a_malformed_copy_source_and_a_virtual_host_foreign_bucket(client, minio, s3_warehouse):
+    a = _table(client, s3_warehouse, name="a", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+    url, bucket = _signer(a), s3_warehouse["bucket"]
+    target = f"{minio.endpoint}/{bucket}/{a['metadata']['location'].split('/', 3)[3]}/data/copied.json"
+    r = _sign(url, "PUT", target, {"x-amz-copy-source": ["/"]})
+    assert r.status_code == 400 and "x-amz-copy-source" in r.json()["error"]["message"], r.text
+    key = a["metadata-location"].split("/", 3)[3]
+    foreign = _sign(url, "GET", f"http://other-bucket.127.0.0.1:{minio.port}/{key}")
+    assert foreign.status_code == 403, foreign.text
+    for bad in ({"method": "get", "uri": target}, {"method": "GET", "uri": target, "headers": {"a": "b"}},
+                {"method": "GET", "uri": f"ftp://127.0.0.1/{bucket}/{key}"}):
+        r = httpx.post(url, json={"region": "us-east-1", "headers": {}, **bad})
+        assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", (bad, r.text)
+    raw = httpx.post(url, content=b"{not json", headers={"Content-Type": "application/json"})
+    assert raw.status_code == 400 and raw.json()["error"]["type"] == "BadRequestException"
