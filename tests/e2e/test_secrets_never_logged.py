@@ -175,9 +175,13 @@ def _exercise(client: httpx.Client, minio, bucket: str) -> tuple[dict[str, str],
     assert client.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
     vended = {"X-Iceberg-Access-Delegation": "vended-credentials"}
     # under an Idempotency-Key the server keeps the response for retries: with the credentials it carries
-    table = client.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA},
-                        headers={**vended, "Idempotency-Key": str(uuid.uuid4())})
+    keyed = {**vended, "Idempotency-Key": str(uuid.uuid4())}
+    table = client.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}, headers=keyed)
     assert table.status_code == 200, table.text
+    # a retry is answered from the kept (encrypted) response, credentials and all
+    retry = client.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}, headers=keyed)
+    assert retry.status_code == 200 and retry.headers.get("idempotent-replayed") == "true", retry.text
+    assert retry.content == table.content
     loaded = client.get(f"{prefix}/namespaces/ns/tables/t", headers=vended)
     assert loaded.status_code == 200, loaded.text
     for i, answer in enumerate((table.json(), loaded.json(),
