@@ -11,6 +11,7 @@ COPY api ./api
 COPY workers ./workers
 COPY migrations ./migrations
 COPY sinks ./sinks
+COPY secretstore ./secretstore
 RUN pip install --no-cache-dir .
 ENV LAKELEDGER__LISTEN_PORT=8181
 EXPOSE 8181
