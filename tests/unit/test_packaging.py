@@ -7,7 +7,8 @@ import yaml
 from lakeledger.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-ROOMS = ["lakeledger", "domain", "eventstore", "projections", "services", "storage", "api", "workers", "migrations"]
+ROOMS = ["lakeledger", "domain", "eventstore", "projections", "services", "storage", "api", "workers", "migrations",
+         "secretstore"]
 
 
 def test_compose_runs_postgres_nats_migrate_then_serve():
@@ -19,6 +20,29 @@ def test_compose_runs_postgres_nats_migrate_then_serve():
     assert services["lakeledger"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     for name in ("migrate", "lakeledger"):
         assert services[name]["environment"]["LAKELEDGER__PG_URL"].startswith("postgresql://")
+
+
+def test_compose_creates_an_sts_s3_warehouse_on_minio_once_the_catalog_is_up():
+    import json
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert {"minio", "minio-init", "warehouse-init"} <= set(services)
+    assert services["lakeledger"]["environment"]["LAKELEDGER__PG_ENCRYPTION_KEY"]
+    init = services["warehouse-init"]
+    assert init["depends_on"] == {"lakeledger": {"condition": "service_healthy"},
+                                  "minio-init": {"condition": "service_completed_successfully"}}
+    assert "healthcheck" in services["lakeledger"] and "healthcheck" in services["minio"]
+    assert "mc mb --ignore-existing local/lakeledger" in services["minio-init"]["command"][0]
+    assert "http://lakeledger:8181/management/v1/warehouse" in init["command"][0]
+    # the body the init POSTs: exactly the JSON the management API takes (tried by hand against a live server)
+    body = json.loads(init["environment"]["WAREHOUSE_JSON"])
+    profile = body["storage-profile"]
+    assert (profile["type"], profile["bucket"], profile["endpoint"], profile["sts-enabled"]) == \
+        ("s3", "lakeledger", "http://minio:9000", True)
+    assert body["storage-credential"]["credential-type"] == "access-key"
+    assert body["storage-credential"]["aws-access-key-id"] == services["minio"]["environment"]["MINIO_ROOT_USER"]
+    assert body["storage-credential"]["aws-secret-access-key"] == \
+        services["minio"]["environment"]["MINIO_ROOT_PASSWORD"]
 
 
 def test_the_image_contains_every_room():
