@@ -94,7 +94,8 @@ rck-deps:
 	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) test-compile
 
 # Iceberg's REST Compatibility Kit (conformance/, scripts/rck.py) and pyiceberg 0.12.0's own integration suite,
-# each against a `lakeledger serve` of its own (scripts/conformance.py); fails on any failure not in
+# each against a `lakeledger serve` of its own (scripts/conformance.py), pyiceberg's on a file and on an S3 default
+# warehouse with MinIO (scripts/conformance_s3.py); fails on any failure not in
 # scripts/conformance.known-failures.txt.
-conformance: setup spark-deps rck-deps
+conformance: setup spark-deps rck-deps minio-deps
 	$(PY) scripts/conformance.py

@@ -12,6 +12,9 @@ server of its own on a fresh data directory, and then
 4. creates, with our PySpark 3.5 and Iceberg's Spark runtime, the tables that upstream's Spark provisioning
    creates and that the modules run here read,
 5. runs the modules below with ``-m integration``, prints pass/fail/error counts per module and overall,
+6. runs them again on a server whose default warehouse is an S3 warehouse (scripts/conformance_s3.py), on the
+   MinIO the suite expects at localhost:9000 (up for both passes: some tests write their own files to
+   ``s3://warehouse/...``),
 
 and last prints passed/failed/skipped per suite. It exits non-zero when a test of any suite fails that is not
 listed in scripts/conformance.known-failures.txt.
@@ -82,6 +85,15 @@ NOT_RUN = {
 OTHER_CATALOGS = ["session_catalog_hive", "hive_catalog", "memory_catalog", "sqlite_catalog_memory",
                   "sqlite_catalog_file", "rest_test_catalog"]
 KEYWORDS = " and ".join(f"not {name}" for name in OTHER_CATALOGS)
+
+# Left out of the S3 pass: they read the tables PySpark provisions, and Spark has no S3 FileIO in make conformance
+# (no iceberg-aws-bundle); both run in the file pass.
+S3_NOT_RUN = {
+    "tests/integration/test_snapshot_operations.py": "reads a table PySpark provisions (Spark has no S3 FileIO here)",
+    "tests/integration/test_rest_manifest.py": "reads a table PySpark provisions (Spark has no S3 FileIO here)",
+}
+# Lines of the known-failures list starting with this apply to the S3 pass only; the others to both passes.
+S3_ONLY = "s3::"
 
 # Tests that need the server started with other settings: run in passes of their own, each on a fresh server.
 SEPARATE_PASSES = {
@@ -193,12 +205,12 @@ def duckdb_home(python: Path, work: Path) -> Path:
     return home
 
 
-def port_in_use() -> str | None:
+def port_in_use(port: int = PORT) -> str | None:
     for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         with socket.socket(family, socket.SOCK_STREAM) as s:
             s.settimeout(0.5)
             try:
-                if s.connect_ex((host, PORT)) == 0:
+                if s.connect_ex((host, port)) == 0:
                     return host
             except OSError:
                 continue
@@ -333,7 +345,8 @@ def provision_tables() -> None:
         spark.stop()
 
 
-def read_known_failures() -> dict[str, str]:
+def read_known_failures(s3: bool = False) -> dict[str, str]:
+    """The known failures of the RCK and the file pass, or (``s3``) of pyiceberg's S3 pass."""
     known: dict[str, str] = {}
     for number, line in enumerate(KNOWN_FAILURES.read_text().splitlines(), 1):
         line = line.strip()
@@ -342,7 +355,12 @@ def read_known_failures() -> dict[str, str]:
         node, sep, reason = line.partition(" | ")
         if not sep or not reason.strip():
             fail(f"{KNOWN_FAILURES.name}:{number}: expected '<test id> | <reason>'")
-        known[node.strip()] = reason.strip()
+        node = node.strip()
+        if node.startswith(S3_ONLY):
+            if not s3:
+                continue
+            node = node[len(S3_ONLY):]
+        known[node] = reason.strip()
     return known
 
 
@@ -350,10 +368,11 @@ def module_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def summarise(report_path: Path, pytest_rc: int) -> tuple[int, Counter]:
+def summarise(report_path: Path, pytest_rc: int, s3: bool = False) -> tuple[int, Counter]:
     """Prints pyiceberg's counts per module and what failed; (exit code, the total counts)."""
     records = [json.loads(line) for line in report_path.read_text().splitlines()] if report_path.exists() else []
-    known = read_known_failures()
+    known = read_known_failures(s3)
+    title = "pyiceberg on S3" if s3 else "pyiceberg"
     outcome: dict[str, str] = {}
     message: dict[str, str] = {}
     skipped_by: dict[str, str] = {}
@@ -389,7 +408,7 @@ def summarise(report_path: Path, pytest_rc: int) -> tuple[int, Counter]:
 
     width = max(len(m) for m in [*MODULES, "total"]) - len("tests/integration/")
     header = f"{'module':<{width}} " + " ".join(f"{c:>13}" for c in columns)
-    print("\n" + header + "\n" + "-" * len(header))
+    print(f"\n{title}\n" + header + "\n" + "-" * len(header))
     total: Counter = Counter()
     for module in MODULES:
         counts = per_module.get(module, Counter())
@@ -399,7 +418,7 @@ def summarise(report_path: Path, pytest_rc: int) -> tuple[int, Counter]:
     print(f"{'total':<{width}} " + " ".join(f"{total[c]:>13}" for c in columns))
     print("(known = failed or error and listed in scripts/conformance.known-failures.txt; spark = not run, needs a "
           "Spark Connect server; other-catalog = Hive/in-memory/SQLite parametrisations, deselected)")
-    for module, reason in NOT_RUN.items():
+    for module, reason in {**NOT_RUN, **(S3_NOT_RUN if s3 else {})}.items():
         print(f"not run: {module.removeprefix('tests/integration/')}: {reason}")
     if fixed:
         print("\nlisted as known failures but passed now (remove them from the list):")
@@ -410,7 +429,7 @@ def summarise(report_path: Path, pytest_rc: int) -> tuple[int, Counter]:
         for node in sorted(unexpected):
             print(f"  {outcome[node].upper():6} {node}\n         {message.get(node, '')[:300]}")
     ran = sum(total[c] for c in ("passed", "failed", "error"))
-    print(f"\npyiceberg: {total['passed']} passed, {total['failed'] + total['error']} failed "
+    print(f"\n{title}: {total['passed']} passed, {total['failed'] + total['error']} failed "
           f"({total['known']} known, {len(unexpected)} unexpected)")
     if ran == 0 or pytest_rc not in (0, 1):
         print(f"pytest exited with {pytest_rc} after running {ran} tests: the run itself is broken")
@@ -470,15 +489,57 @@ def run_rck(keep: bool) -> list:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def run_pyiceberg(pytest_args: list[str], keep: bool) -> tuple[int, Counter]:
-    if (host := port_in_use()) is not None:
-        fail(f"port {PORT} is already in use on {host}. pyiceberg's integration fixtures hardcode {URI}, so "
-             f"the conformance server must listen there: stop whatever listens on {PORT} and run again.")
+def run_pyiceberg(pytest_args: list[str], keep: bool, passes: tuple[str, ...] = ("file", "s3")) -> list:
+    """pyiceberg's suite on a file default warehouse and on an S3 one, both with the MinIO the suite expects;
+    [(title, exit code, total counts)] per pass."""
+    import conformance_s3
+
+    for port, what in ((PORT, f"pyiceberg's integration fixtures hardcode {URI}, so the conformance server must "
+                              f"listen there"),
+                       (conformance_s3.PORT, f"pyiceberg's fixtures expect MinIO at {conformance_s3.ENDPOINT}, "
+                                             f"which the run starts")):
+        if (host := port_in_use(port)) is not None:
+            fail(f"port {port} is already in use on {host}. {what}: stop whatever listens on {port} and run again.")
+    binary = conformance_s3.minio_binary()
+    if binary is None:
+        fail("MinIO (.cache/minio/bin/minio) is missing: run `make minio-deps`")
     spark_jar()
     fetch_sdist()
     python = ensure_venv()
 
     work = Path(tempfile.mkdtemp(prefix="lakeledger-conformance-"))
+    log(f"MinIO on {conformance_s3.ENDPOINT} (bucket {conformance_s3.BUCKET}), data in {work / 'minio'}")
+    minio = conformance_s3.Minio(binary, work / "minio")
+    try:
+        results = []
+        if "file" in passes:
+            results.append(("pyiceberg", *file_pass(python, work, pytest_args)))
+        if "s3" in passes:
+            results.append(("pyiceberg on S3", *s3_pass(python, work, pytest_args)))
+        if minio.process.poll() is not None:
+            fail(f"MinIO died during the run:\n{minio.tail()}")
+        return results
+    finally:
+        minio.stop()
+        if keep:
+            log(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def suite_command(python: Path) -> list[str]:
+    return [str(python), "-m", "pytest", "-m", "integration", "-k", KEYWORDS, "-p", "conformance",
+            "-p", "no:cacheprovider", "-q", "--tb=short", "-rN"]
+
+
+def suite_env(python: Path, work: Path, report: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYICEBERG_TEST_CATALOG")}
+    env.update({"PYTHONPATH": str(Path(__file__).resolve().parent), REPORT_ENV: str(report),
+                "HOME": str(duckdb_home(python, work))})
+    return env
+
+
+def file_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Counter]:
     server = Serve(work / "data")
     try:
         log(f"lakeledger serve on 127.0.0.1:{PORT}, data in {work / 'data'}")
@@ -490,11 +551,8 @@ def run_pyiceberg(pytest_args: list[str], keep: bool) -> tuple[int, Counter]:
             fail(f"provisioning failed (exit {provision.returncode}); server log:\n{server.tail()}")
 
         report = work / "report.jsonl"
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYICEBERG_TEST_CATALOG")}
-        env.update({"PYTHONPATH": str(Path(__file__).resolve().parent), REPORT_ENV: str(report),
-                    "HOME": str(duckdb_home(python, work))})
-        pytest = [str(python), "-m", "pytest", "-m", "integration", "-k", KEYWORDS, "-p", "conformance",
-                  "-p", "no:cacheprovider", "-q", "--tb=short", "-rN"]
+        env = suite_env(python, work, report)
+        pytest = suite_command(python)
         command = [*pytest, *(f"--deselect={node}" for node in SEPARATE_PASSES), *MODULES, *pytest_args]
         log("running: " + " ".join(command[1:]))
         output = work / "pytest.log"
@@ -516,17 +574,49 @@ def run_pyiceberg(pytest_args: list[str], keep: bool) -> tuple[int, Counter]:
         return summarise(report, rc)
     finally:
         server.stop()
-        if keep:
-            log(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+
+
+def s3_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Counter]:
+    """The same modules (but S3_NOT_RUN) on a server whose default warehouse is the S3 warehouse of
+    conformance_s3. A server makes its default warehouse (a file one) at start unless it exists, so the S3
+    warehouse is created first, through the management API, and the server restarted with it as the default."""
+    import conformance_s3
+
+    data = work / "data-s3"
+    key = {"LAKELEDGER__PG_ENCRYPTION_KEY": conformance_s3.ENCRYPTION_KEY}
+    server = Serve(data, **key)
+    try:
+        server.wait_healthy()
+        conformance_s3.create_warehouse(f"http://127.0.0.1:{PORT}")
+        server.stop()
+        server = Serve(data, LAKELEDGER__DEFAULT_WAREHOUSE=conformance_s3.WAREHOUSE, **key)
+        log(f"lakeledger serve on 127.0.0.1:{PORT}, default warehouse {conformance_s3.WAREHOUSE!r} on S3 "
+            f"(s3://{conformance_s3.BUCKET}/{conformance_s3.KEY_PREFIX}), data in {data}")
+        server.wait_healthy()
+        conformance_s3.create_namespace(f"http://127.0.0.1:{PORT}", "default")
+        report = work / "report-s3.jsonl"
+        modules = [m for m in MODULES if m not in S3_NOT_RUN]
+        command = [*suite_command(python), *(f"--deselect={node}" for node in SEPARATE_PASSES), *modules,
+                   *pytest_args]
+        log("running: " + " ".join(command[1:]))
+        output = work / "pytest-s3.log"
+        with open(output, "wb") as sink:
+            rc = subprocess.run(command, cwd=SOURCE, env=suite_env(python, work, report), stdout=sink,
+                                stderr=subprocess.STDOUT, check=False).returncode
+        log(f"pytest exited with {rc}; full output: {output}")
+        if server.process.poll() is not None:
+            fail(f"lakeledger serve died during the run:\n{server.tail()}")
+        return summarise(report, rc, s3=True)
+    finally:
+        server.stop()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="run", choices=["run", "provision"])
-    parser.add_argument("--suite", choices=["all", "rck", "pyiceberg"], default="all",
-                        help="run only Iceberg's REST Compatibility Kit, or only pyiceberg's suite")
+    parser.add_argument("--suite", choices=["all", "rck", "pyiceberg", "pyiceberg-s3"], default="all",
+                        help="run only Iceberg's REST Compatibility Kit, or only pyiceberg's suite (both passes), "
+                             "or only its pass on the S3 default warehouse")
     parser.add_argument("--keep", action="store_true", help="keep the servers' data directories and logs")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments for pyiceberg's suite (after --)")
     args = parser.parse_args()
@@ -548,11 +638,12 @@ def main() -> int:
                                if outcome == "failed" and f"{result.suite.key}::{name}" in known)
             rows.append((result.suite.title, result.count("passed"), failed, known_failed, result.count("skipped")))
         rc |= summarise_rck(results, known)
-    if args.suite in ("all", "pyiceberg"):
-        pyiceberg_rc, total = run_pyiceberg(args.pytest_args, args.keep)
-        rows.append(("pyiceberg", total["passed"], total["failed"] + total["error"], total["known"],
-                     total["skipped"]))
-        rc |= pyiceberg_rc
+    if args.suite in ("all", "pyiceberg", "pyiceberg-s3"):
+        passes = ("s3",) if args.suite == "pyiceberg-s3" else ("file", "s3")
+        for title, pyiceberg_rc, total in run_pyiceberg(args.pytest_args, args.keep, passes):
+            rows.append((title, total["passed"], total["failed"] + total["error"], total["known"],
+                         total["skipped"]))
+            rc |= pyiceberg_rc
     print_suites(rows)
     return rc
 
