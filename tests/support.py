@@ -180,9 +180,12 @@ def duckdb_connection():
 
 class TrinoServer:
     """One Trino coordinator (`make trino-deps`) on a free port, with the Iceberg connector pointed at a Lakeledger
-    warehouse as catalog `lake`, loading only the Iceberg plugin (start-up time counts against CI's budget)."""
+    warehouse as catalog `lake`, loading only the Iceberg plugin (start-up time counts against CI's budget).
+    ``s3_warehouse`` and ``s3_endpoint`` add catalog `lake_s3` on an S3 warehouse, reached with the credentials the
+    catalog vends: Trino holds no S3 keys of its own."""
 
-    def __init__(self, home: Path, catalog_uri: str, warehouse: str):
+    def __init__(self, home: Path, catalog_uri: str, warehouse: str, s3_warehouse: str | None = None,
+                 s3_endpoint: str | None = None):
         server = Path(os.environ.get("LAKELEDGER_TRINO_SERVER", ROOT / ".cache/trino/trino-server-476"))
         launcher = server / "bin" / "launcher"
         try:
@@ -207,6 +210,13 @@ class TrinoServer:
             "connector.name=iceberg\niceberg.catalog.type=rest\n"
             f"iceberg.rest-catalog.uri={catalog_uri}\niceberg.rest-catalog.warehouse={warehouse}\n"
             "fs.native-local.enabled=true\nlocal.location=/\n")
+        if s3_warehouse:
+            (etc / "catalog" / "lake_s3.properties").write_text(
+                "connector.name=iceberg\niceberg.catalog.type=rest\n"
+                f"iceberg.rest-catalog.uri={catalog_uri}\niceberg.rest-catalog.warehouse={s3_warehouse}\n"
+                "iceberg.rest-catalog.vended-credentials-enabled=true\n"
+                f"fs.native-s3.enabled=true\ns3.region=us-east-1\ns3.endpoint={s3_endpoint}\n"
+                "s3.path-style-access=true\n")
         self.log_path = home / "trino.log"
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen(
@@ -223,10 +233,10 @@ class TrinoServer:
         self.stop()
         raise RuntimeError(f"Trino did not start: {self.log_path.read_text()[-3000:]}")
 
-    def connect(self):
+    def connect(self, catalog: str = "lake"):
         import trino
 
-        return trino.dbapi.connect(host="127.0.0.1", port=self.port, user="lakeledger-tests", catalog="lake")
+        return trino.dbapi.connect(host="127.0.0.1", port=self.port, user="lakeledger-tests", catalog=catalog)
 
     def stop(self) -> None:
         # the launcher and the JVM it starts share the session started for them: both get the signal

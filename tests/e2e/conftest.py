@@ -102,9 +102,22 @@ def nats_server(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def trino(server, spark_warehouse, tmp_path_factory):
-    """One Trino for the whole session, on the Spark tests' warehouse, so the two engines share tables."""
-    t = TrinoServer(tmp_path_factory.mktemp("trino"), f"{server.url}/catalog", spark_warehouse["name"])
+def trino(server, client, minio, spark_warehouse, tmp_path_factory):
+    """One Trino for the whole session, on the Spark tests' warehouse (catalog `lake`), so the two engines share
+    tables, and on an STS-enabled S3 warehouse on the session's MinIO (catalog `lake_s3`, vended credentials only),
+    created here because Trino reads its catalogs once, at start. `trino.s3_warehouse` describes the latter."""
+    bucket = "lakeledger-tests"
+    if bucket not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
+        minio.make_bucket(bucket)
+    name = f"trino-s3-{uuid.uuid4().hex[:12]}"
+    response = client.post("/management/v1/warehouse", json={
+        "warehouse-name": name, "storage-profile": minio.profile(bucket, name, **{"sts-enabled": True}),
+        "storage-credential": minio.credential()})
+    assert response.status_code == 201, response.text
+    t = TrinoServer(tmp_path_factory.mktemp("trino"), f"{server.url}/catalog", spark_warehouse["name"],
+                    s3_warehouse=name, s3_endpoint=minio.endpoint)
+    t.s3_warehouse = {"name": name, "id": response.json()["warehouse-id"], "bucket": bucket, "key-prefix": name,
+                      "prefix": f"/catalog/v1/{response.json()['warehouse-id']}"}
     try:
         yield t
     finally:
