@@ -55,9 +55,11 @@ def test_vended_credentials_create_append_scan(server, minio, s3_warehouse):
 
 @pytest.fixture
 def uncached_s3fs(monkeypatch):
-    # pyiceberg 0.12's FsspecFileIO shares one cached s3fs instance; under concurrent scans its signing hook
-    # can miss a request, which then goes out unsigned (a 403 on a HEAD, about one run in four). Fresh
-    # instances avoid it; the README tells users to set the same.
+    # pyiceberg 0.12's FsspecFileIO builds an s3fs filesystem per thread with botocore signing off, then
+    # unregisters and re-registers its remote signer on it. fsspec caches async filesystems across threads, so
+    # every scan thread gets the same instance, and a request another thread sends between that unregister and
+    # register goes out unsigned (a 403 on a HEAD: 1 run in 8 here, about 1 in 4 elsewhere). Uncached instances
+    # avoid it; the README tells users to set the same.
     monkeypatch.setattr(s3fs.S3FileSystem, "cachable", False)
 
 
