@@ -72,7 +72,8 @@ class FastLoadTable:
         try:
             wh = storage_settings(UUID(parts[3]), profile_json, secret_json)
             access = self.container.table_access.cached_for_table(
-                wh, table_id, location, _header(scope, DELEGATION_HEADER.encode()), str(Request(scope).base_url))
+                wh, table_id, location, _header(scope, DELEGATION_HEADER.encode()),
+                lambda: str(Request(scope).base_url))  # only a signer URL needs it
         except BadRequest:
             return None
         if access is None:

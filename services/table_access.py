@@ -8,6 +8,7 @@ LoadTableResult), by the access delegation it asks for in ``X-Iceberg-Access-Del
 An S3 warehouse with STS enabled vends credentials when asked to, or when nothing is asked; otherwise (STS off,
 or remote signing asked for) engines sign remotely. File warehouses need nothing."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -62,12 +63,13 @@ class TableAccess:
         return self._access(wh, table_id, location, delegation, request_base_url, staged, cached_only=False)
 
     def cached_for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                         request_base_url: str) -> Access | None:
-        """The same without any I/O, or None when that would need STS (loadTable's fast path)."""
+                         request_base_url: str | Callable[[], str]) -> Access | None:
+        """The same without any I/O, or None when that would need STS (loadTable's fast path). The base URL may
+        be given as a function: only a signer URL needs it, so a vended load does not pay for working it out."""
         return self._access(wh, table_id, location, delegation, request_base_url, False, cached_only=True)
 
     def _access(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                request_base_url: str, staged: bool, cached_only: bool) -> Access | None:
+                request_base_url: str | Callable[[], str], staged: bool, cached_only: bool) -> Access | None:
         modes = requested_modes(delegation)
         profile = wh.profile()
         if not isinstance(profile, S3StorageProfile):
@@ -76,6 +78,8 @@ class TableAccess:
         vend = profile.sts_enabled and (VENDED_CREDENTIALS in modes or not modes)
         if not vend:
             token = self.signing.scope_token(wh.id, table_id, location, staged)
+            if callable(request_base_url):
+                request_base_url = request_base_url()
             config.update({"s3.remote-signing-enabled": "true",
                            "s3.signer.uri": f"{(self.base_uri or request_base_url).rstrip('/')}/catalog/signer/{token}",
                            "s3.signer.endpoint": SIGNER_ENDPOINT,
