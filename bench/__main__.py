@@ -33,8 +33,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lag-commits", type=int, default=200, help="commits timed for publication lag (default 200)")
     p.add_argument("--tree-tables", type=int, default=200,
                    help="tables in the namespace dropped and undropped recursively (default 200)")
-    p.add_argument("--s3-rounds", type=int, default=2,
-                   help="rounds of file-warehouse then S3 vended-credential loadTable (default 2)")
+    p.add_argument("--s3-rounds", type=int, default=3,
+                   help="rounds of file-warehouse then S3 vended-credential loadTable (default 3)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data) afterwards")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
     args = p.parse_args(argv)
@@ -66,12 +66,17 @@ def _tool(choice: str) -> str:
 
 
 def _measure_load(name: str, url: str, args, tool: str, headers: dict[str, str] | None = None,
-                  body: bytes | None = None) -> loadgen.LoadResult:
+                  body: bytes | None = None, server_pid: int | None = None) -> loadgen.LoadResult:
+    """With ``server_pid``, also the server process's CPU time per request (``result.server_cpu_us``): unlike
+    req/s, it does not move with what else the shared machine runs."""
     if args.warmup_seconds:
         _say(f"{name}: warm-up {args.warmup_seconds:g} s")
         loadgen.run(url, args.connections, args.warmup_seconds, args.threads, tool, headers, body)
     _say(f"{name}: {args.load_seconds:g} s, {args.connections} connections")
+    cpu_before = procs.cpu_seconds(server_pid) if server_pid else None
     result = loadgen.run(url, args.connections, args.load_seconds, args.threads, tool, headers, body)
+    if cpu_before is not None and result.requests:
+        result.server_cpu_us = (procs.cpu_seconds(server_pid) - cpu_before) / result.requests * 1e6
     _say(f"{name}: {result.rps:.0f} req/s, p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms, "
          f"{result.non_2xx} non-2xx, {result.errors} errors")
     return result
@@ -93,10 +98,11 @@ def _s3_section(args, tool: str, work: Path, server, file_table: catalog.TableHa
     file_loads, vended_loads = [], []
     for n in range(1, args.s3_rounds + 1):
         file_loads.append(_measure_load(f"S3 round {n}: loadTable on the file warehouse",
-                                        server.url + file_table.path, args, tool, s3.VENDED))
+                                        server.url + file_table.path, args, tool, s3.VENDED, server_pid=server.pid))
         vended_loads.append(_measure_load(f"S3 round {n}: loadTable on S3, vended credentials",
-                                          server.url + setup.table.path, args, tool, s3.VENDED))
-    signer = _measure_load("S3 signer", setup.signer_url, args, tool, body=setup.sign_body)
+                                          server.url + setup.table.path, args, tool, s3.VENDED,
+                                          server_pid=server.pid))
+    signer = _measure_load("S3 signer", setup.signer_url, args, tool, body=setup.sign_body, server_pid=server.pid)
     context = {"load_tool": loadgen.describe(tool, args.connections, args.threads), "snapshots": args.snapshots,
                "load_seconds": args.load_seconds, "warmup_seconds": args.warmup_seconds,
                "file_body_bytes": len(file_body), "vended_body_bytes": setup.vended_body_bytes}

@@ -41,6 +41,7 @@ class LoadResult:
     p50_ms: float
     p99_ms: float
     bytes_per_response: float
+    server_cpu_us: float | None = None  # the server process's CPU time per request, when measured
 
     @property
     def ok(self) -> int:

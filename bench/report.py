@@ -85,9 +85,11 @@ def render_s3(file_loads: list[LoadResult], vended_loads: list[LoadResult], sign
     vended_rps = sum(r.rps for r in vended_loads) / len(vended_loads)
     ratio = vended_rps / file_rps if file_rps else 0.0
     ratio_ok = ratio >= S3_RATIO_TARGET and all(r.non_2xx == 0 and r.errors == 0 for r in vended_loads)
-    widths = (50, 8, 8, 7, 6, 9, 8, 8)
+    file_cpu = _mean_cpu(file_loads)
+    vended_cpu = _mean_cpu(vended_loads)
+    widths = (50, 8, 8, 7, 6, 9, 8, 8, 12)
     header = "  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(
-        ("scenario", "ok", "non-2xx", "errors", "secs", "req/s", "p50 ms", "p99 ms"), widths)))
+        ("scenario", "ok", "non-2xx", "errors", "secs", "req/s", "p50 ms", "p99 ms", "server us/req"), widths)))
     rows = []
     for n, (f, v) in enumerate(zip(file_loads, vended_loads), 1):
         rows.append((f"round {n}: loadTable, file warehouse", f))
@@ -110,12 +112,21 @@ def render_s3(file_loads: list[LoadResult], vended_loads: list[LoadResult], sign
     for name, r in rows:
         cells = (f"{name:<{widths[0]}}", f"{r.ok:>{widths[1]}}", f"{r.non_2xx:>{widths[2]}}",
                  f"{r.errors:>{widths[3]}}", f"{r.duration_s:>{widths[4]}.1f}", f"{r.rps:>{widths[5]}.0f}",
-                 f"{r.p50_ms:>{widths[6]}.2f}", f"{r.p99_ms:>{widths[7]}.2f}")
+                 f"{r.p50_ms:>{widths[6]}.2f}", f"{r.p99_ms:>{widths[7]}.2f}",
+                 f"{r.server_cpu_us:>{widths[8]}.0f}" if r.server_cpu_us is not None else f"{'-':>{widths[8]}}")
         lines.append("  ".join(cells))
     lines.append(rule)
     lines.append(f"ratio loadTable req/s S3 vended / file (mean of {len(file_loads)} rounds each): {ratio:.2f}  "
                  f"(target >= {S3_RATIO_TARGET:g}, i.e. within 15 %: {_mark(ratio_ok)})")
+    if file_cpu and vended_cpu:
+        lines.append(f"server CPU per loadTable (the catalog process alone, what the machine's other load does not "
+                     f"move): file {file_cpu:.0f} us, S3 vended {vended_cpu:.0f} us (x{vended_cpu / file_cpu:.2f})")
     lines.append(f"S3 SUMMARY: vended loadTable {vended_rps:.0f} req/s vs file {file_rps:.0f} req/s, ratio "
                  f"{ratio:.2f} [{_mark(ratio_ok)}] | signer {signer.rps:.0f} req/s p50 {signer.p50_ms:.2f} ms "
                  f"p99 {signer.p99_ms:.2f} ms, {signer.non_2xx} non-2xx")
     return "\n".join(lines), ratio_ok
+
+
+def _mean_cpu(results: list[LoadResult]) -> float | None:
+    measured = [r.server_cpu_us for r in results if r.server_cpu_us is not None]
+    return sum(measured) / len(measured) if measured else None
