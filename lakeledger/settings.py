@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     change_approval_url: str | None = None
     change_approval_timeout_seconds: float = Field(default=5.0, gt=0)
     purge_max_files_per_second: float = Field(default=0, ge=0)
+    # a failed purge is tried again after this long, the pause doubling each time up to an hour
+    purge_retry_seconds: float = Field(default=60.0, gt=0)
     # encrypts storage credentials at rest (secretstore/); without it, warehouses that need one are refused
     pg_encryption_key: SecretStr | None = None
     # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's

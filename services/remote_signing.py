@@ -1,7 +1,10 @@
 """The catalog's S3 signer: signs a request for an engine only when everything it touches lies inside the one
 table its signer URL was issued for. The URL carries a sealed scope (warehouse, table, location; see
 ``scope_token``), so a signer request needs no lookup by name; a table that has since been dropped or moved,
-or a staged table whose location another table now owns, gets nothing signed."""
+or a staged table whose location another table now owns, gets nothing signed — except that a table dropped less
+than an hour ago still gets its reads and deletes signed (not its writes), while no other table owns its location:
+an engine that purges a table itself (Spark's DROP TABLE ... PURGE) drops it first, then reads its manifests and
+deletes its files through the same signer URL. Vended credentials allow as much until they expire."""
 
 import time
 from uuid import UUID
@@ -15,10 +18,10 @@ from lakeledger.storage import Storages
 from lakeledger.storage import s3_signer
 
 STAGED_SCOPE_SECONDS = 24 * 3600  # a staged create's data is written, then committed, within a day
+DROPPED_SCOPE_SECONDS = 3600  # an engine's own purge after its drop
 
-
-LIVE_TABLE = ("SELECT location FROM ll_tabulars WHERE id = %(id)s AND warehouse_id = %(warehouse_id)s"
-              " AND dropped_at IS NULL")
+TABLE_STATE = ("SELECT location, dropped_at, purged_at FROM ll_tabulars"
+               " WHERE id = %(id)s AND warehouse_id = %(warehouse_id)s")
 
 
 class RemoteSigning:
@@ -43,8 +46,8 @@ class RemoteSigning:
         profile = wh.profile()
         if not isinstance(profile, S3StorageProfile):
             raise Forbidden("The warehouse of this signer URL has no S3 storage")
-        location = self._current_location(wh.id, UUID(scope["t"]), scope)
         request = s3_signer.touched(profile, method.upper(), uri, body)
+        location = self._current_location(wh.id, UUID(scope["t"]), scope, request.writes)
         if request.bucket != profile.bucket:
             raise Forbidden(f"Signing refused: bucket {request.bucket} is not the warehouse's bucket")
         for key in request.keys:
@@ -61,18 +64,21 @@ class RemoteSigning:
         signed = s3_signer.sign(self.storages.credential(wh), profile.region, method.upper(), uri, headers)
         return {"uri": uri, "headers": signed}
 
-    def _current_location(self, warehouse_id: UUID, table_id: UUID, scope: dict) -> str:
+    def _current_location(self, warehouse_id: UUID, table_id: UUID, scope: dict, writes: bool) -> str:
         with self.ledger.queries.pool.connection() as conn:
-            row = conn.execute(LIVE_TABLE, {"id": table_id, "warehouse_id": warehouse_id}).fetchone()
-        if row is not None:
-            if row[0] != scope["l"]:
-                raise Forbidden("The table of this signer URL has moved: load it again")
+            row = conn.execute(TABLE_STATE, {"id": table_id, "warehouse_id": warehouse_id}).fetchone()
+        if row is not None and row[0] != scope["l"]:
+            raise Forbidden("The table of this signer URL has moved: load it again")
+        if row is not None and row[1] is None:
             return row[0]
-        if "x" not in scope:
+        if row is not None:
+            if writes or row[2] is not None or row[1].timestamp() + DROPPED_SCOPE_SECONDS < self._clock():
+                raise Forbidden("The table of this signer URL no longer exists")
+        elif "x" not in scope:
             raise Forbidden("The table of this signer URL no longer exists")
-        if scope["x"] < self._clock():
+        elif scope["x"] < self._clock():
             raise Forbidden("This signer URL for a staged table has expired: stage it again")
         other = self.ledger.queries.overlapping_tabular(warehouse_id, scope["l"], table_id)
         if other is not None:
-            raise Forbidden(f"The staged table's location is now owned by another table: {other}")
+            raise Forbidden(f"The table's location is now owned by another table: {other}")
         return scope["l"]

@@ -80,9 +80,12 @@ class TableAccess:
             token = self.signing.scope_token(wh.id, table_id, location, staged)
             if callable(request_base_url):
                 request_base_url = request_base_url()
+            # The same signer URI for every table, the table's sealed scope in the endpoint path: Iceberg 1.10's
+            # Java signer keeps one HTTP client per JVM, bound to the first signer URI it is given, and resolves
+            # each table's endpoint against that.
             config.update({"s3.remote-signing-enabled": "true",
-                           "s3.signer.uri": f"{(self.base_uri or request_base_url).rstrip('/')}/catalog/signer/{token}",
-                           "s3.signer.endpoint": SIGNER_ENDPOINT,
+                           "s3.signer.uri": f"{(self.base_uri or request_base_url).rstrip('/')}/catalog",
+                           "s3.signer.endpoint": f"signer/{token}/{SIGNER_ENDPOINT}",
                            "s3.signer": "S3V4RestSigner"})  # pyiceberg's FsspecFileIO picks its signer by name
             return Access(config, [], "remote-signing")
         secret = wh.secret()

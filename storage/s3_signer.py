@@ -10,7 +10,7 @@ from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.errors import BadRequest, Forbidden
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import S3StorageProfile
 
@@ -25,6 +25,13 @@ class Touched:
 
     bucket: str
     keys: tuple[str, ...]
+    method: str = "GET"
+    batch_delete: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """Whether it creates or changes objects (PUT, and POST but for a batch delete): reads and deletes do not."""
+        return self.method == "PUT" or (self.method == "POST" and not self.batch_delete)
 
 
 def touched(profile: S3StorageProfile, method: str, uri: str, body: str | None) -> Touched:
@@ -32,6 +39,8 @@ def touched(profile: S3StorageProfile, method: str, uri: str, body: str | None) 
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadRequest(f"The uri to sign is not an http(s) URL: {uri[:200]}")
     host = parts.hostname.lower()
+    if not _is_storage_host(profile, host, _port(parts)):
+        raise Forbidden(f"Signing refused: {parts.netloc} is not the warehouse's storage endpoint")
     path = parts.path or "/"
     if host.startswith(f"{profile.bucket}.") and not _is_endpoint_host(profile, host):
         bucket, key = profile.bucket, unquote(path[1:])  # virtual-hosted style
@@ -42,12 +51,12 @@ def touched(profile: S3StorageProfile, method: str, uri: str, body: str | None) 
         raise BadRequest("The request to sign names no bucket")
     query = parse_qs(parts.query, keep_blank_values=True)
     if key:
-        return Touched(bucket, (key,))
+        return Touched(bucket, (key,), method)
     if method == "GET" and ("list-type" in query or "prefix" in query or "uploads" in query):
-        return Touched(bucket, (query.get("prefix", [""])[0],))  # a listing reaches what its prefix names
+        return Touched(bucket, (query.get("prefix", [""])[0],), method)  # a listing reaches what its prefix names
     if method == "POST" and "delete" in query:
-        return Touched(bucket, _deleted_keys(body))
-    return Touched(bucket, ("",))  # a request on the bucket itself: inside no table
+        return Touched(bucket, _deleted_keys(body), method, batch_delete=True)
+    return Touched(bucket, ("",), method)  # a request on the bucket itself: inside no table
 
 
 def copy_source(headers: dict[str, list[str]]) -> tuple[str, str] | None:
@@ -67,6 +76,19 @@ def copy_source(headers: dict[str, list[str]]) -> tuple[str, str] | None:
 
 def _is_endpoint_host(profile: S3StorageProfile, host: str) -> bool:
     return bool(profile.endpoint) and urlsplit(profile.endpoint).hostname == host
+
+
+def _port(parts) -> int:
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def _is_storage_host(profile: S3StorageProfile, host: str, port: int) -> bool:
+    """A signature is only made for the warehouse's own endpoint (path style or the bucket's virtual host): one
+    for any other host would let the catalog's key vouch for requests it cannot check."""
+    if profile.endpoint:
+        endpoint = urlsplit(profile.endpoint)
+        return port == _port(endpoint) and host in (endpoint.hostname, f"{profile.bucket}.{endpoint.hostname}")
+    return re.fullmatch(rf"(?:{re.escape(profile.bucket)}\.)?s3[a-z0-9.-]*\.amazonaws\.com(?:\.cn)?", host) is not None
 
 
 def _deleted_keys(body: str | None) -> tuple[str, ...]:

@@ -257,14 +257,15 @@ class MinioServer:
     user = "lakeledger-root"
     password = "lakeledger-root-secret-0123456789"
 
-    def __init__(self, home: Path):
+    def __init__(self, home: Path, port: int | None = None):
+        """``port`` given: a MinIO started again on the data and port of one stopped before."""
         binary = Path(os.environ.get("LAKELEDGER_MINIO", ROOT / ".cache/minio/bin/minio"))
         if not binary.exists():
             pytest.fail(f"MinIO ({binary}) is missing: run `make minio-deps`")
-        self.port = free_port()
+        self.port = port or free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.log_path = home / "minio.log"
-        self._log = open(self.log_path, "wb")
+        self._log = open(self.log_path, "ab")
         env = {**os.environ, "MINIO_ROOT_USER": self.user, "MINIO_ROOT_PASSWORD": self.password,
                "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
         self.process = subprocess.Popen(

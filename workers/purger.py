@@ -5,10 +5,16 @@ It follows the log like a projection (its position is tracked the same way, and 
 it), so every purge runs once per final deletion whichever worker gets to it, and a purge interrupted by a
 crash is simply run again: deleting what is already gone is a no-op, and ``Purged`` is recorded once. It runs
 here, never in a request. It only ever deletes at or below the table's own location, never the warehouse root,
-and not at all while another table or view owns a location that overlaps it."""
+and not at all while another table or view owns a location that overlaps it.
+
+A purge that fails (the storage unreachable, its credential revoked) must not hold up the log behind it: it is
+written to ``ll_purge_retries`` in the transaction that moves the purger past the drop, and ``PurgeRetries``
+tries it again with a pause that doubles each time, until the storage lets it through."""
 
 import logging
+import threading
 from typing import Any
+from uuid import UUID
 from uuid import uuid4
 
 from eventsourcing.utils import get_topic
@@ -24,6 +30,18 @@ from lakeledger.storage import Storages
 
 log = logging.getLogger("lakeledger.purger")
 
+MAX_RETRY_PAUSE_SECONDS = 3600.0
+RETRY_BATCH = 20
+
+_REMEMBER_FAILURE = (
+    "INSERT INTO ll_purge_retries (table_id, warehouse_id, location, attempts, next_attempt_at, last_error)"
+    " VALUES (%(table_id)s, %(warehouse_id)s, %(location)s, 1, now() + make_interval(secs => %(pause)s), %(error)s)"
+    " ON CONFLICT (table_id) DO UPDATE SET attempts = ll_purge_retries.attempts + 1,"
+    " next_attempt_at = now() + make_interval(secs => %(pause)s), last_error = EXCLUDED.last_error")
+_DUE = ("SELECT table_id, warehouse_id, location, attempts FROM ll_purge_retries WHERE next_attempt_at <= now()"
+        " ORDER BY next_attempt_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
+_FORGET = "DELETE FROM ll_purge_retries WHERE table_id = %(table_id)s"
+
 
 class Purger:
     name = "purger"
@@ -31,10 +49,12 @@ class Purger:
     # drops and expiries are recorded under Tabular's classes; the subclasses' names are listed too
     topics = tuple(get_topic(cls) for cls in (Tabular.Dropped, Tabular.Expired, Table.Dropped, Table.Expired))
 
-    def __init__(self, ledger: Ledger, storages: Storages, max_files_per_second: float = 0):
+    def __init__(self, ledger: Ledger, storages: Storages, max_files_per_second: float = 0,
+                 retry_seconds: float = 60.0):
         self.ledger = ledger
         self.storages = storages
         self.max_files_per_second = max_files_per_second
+        self.retry_seconds = retry_seconds
 
     def apply(self, event: Any, cur: Cursor) -> None:
         if event.typ != TABLE or not event.purge_requested:
@@ -44,26 +64,78 @@ class Purger:
         self._purge(event, cur)
 
     def _purge(self, event: Any, cur: Cursor) -> None:
-        table = self.ledger.log.get(Tabular, event.originator_id)
+        error = self.purge(event.originator_id, event.warehouse_id, event.location, cur)
+        if error is not None:
+            cur.execute(_REMEMBER_FAILURE, {"table_id": event.originator_id, "warehouse_id": event.warehouse_id,
+                                            "location": event.location, "pause": self.retry_seconds, "error": error})
+
+    def retry_due(self, cur: Cursor) -> tuple[int, int]:
+        """One pass over the failed purges whose pause is over: (how many were tried, how many went through)."""
+        cur.execute(_DUE, {"limit": RETRY_BATCH})
+        due = cur.fetchall()
+        done = 0
+        for table_id, warehouse_id, location, attempts in due:
+            error = self.purge(table_id, warehouse_id, location, cur)
+            if error is None:
+                cur.execute(_FORGET, {"table_id": table_id})
+                done += 1
+            else:
+                pause = min(MAX_RETRY_PAUSE_SECONDS, self.retry_seconds * 2 ** attempts)
+                cur.execute(_REMEMBER_FAILURE, {"table_id": table_id, "warehouse_id": warehouse_id,
+                                                "location": location, "pause": pause, "error": error})
+        return len(due), done
+
+    def purge(self, table_id: UUID, warehouse_id: UUID, location: str, cur: Cursor) -> str | None:
+        """Deletes the table's files and records it; None when done (or nothing is left to do), else the error."""
+        table = self.ledger.log.get(Tabular, table_id)
         if table is None or not table.awaits_purge:
-            return  # purged already (a crash after the record, before the position moved), or registered again
-        warehouse = self.ledger.log.get(Warehouse, event.warehouse_id)
+            return None  # purged already (a crash after the record, before the position moved), or registered again
+        warehouse = self.ledger.log.get(Warehouse, warehouse_id)
         if warehouse is None:
-            return
-        cur.execute(OVERLAPPING_TABULAR, {"warehouse_id": event.warehouse_id, "location": event.location,
-                                          "exclude": event.originator_id})
+            return None
+        cur.execute(OVERLAPPING_TABULAR, {"warehouse_id": warehouse_id, "location": location, "exclude": table_id})
         other = cur.fetchone()
         removed = 0
         if other is not None:
-            log.warning("Not purging %s (table %s): table or view %s owns %s", event.location,
-                        event.originator_id, other[0], other[1])
+            log.warning("Not purging %s (table %s): table or view %s owns %s", location, table_id, other[0], other[1])
         else:
             try:
-                removed = self.storages.of(warehouse).delete_tree(event.location, self.max_files_per_second)
-            except Exception:
-                # A purge that cannot run must not stop the log behind it; the files stay, and the log says so.
-                log.exception("Purge of %s (table %s) failed", event.location, event.originator_id)
-                return
+                removed = self.storages.of(warehouse).delete_tree(location, self.max_files_per_second)
+            except Exception as exc:
+                log.warning("Purge of %s (table %s) failed; it will be tried again: %s", location, table_id, exc,
+                            exc_info=True)
+                return f"{type(exc).__name__}: {exc}"[:1000]
         table.record_purge(removed, Provenance(SYSTEM, f"purge-{uuid4()}"))
         self.ledger.append(table)
-        log.info("Purged %s files of table %s at %s", removed, event.originator_id, event.location)
+        log.info("Purged %s files of table %s at %s", removed, table_id, location)
+        return None
+
+
+class PurgeRetries:
+    """Tries failed purges again (see ``Purger.retry_due``); any number of workers may run it at once, each
+    taking the rows no other holds."""
+
+    name = "purge-retries"
+
+    def __init__(self, purger: Purger, pool, poll_seconds: float = 5.0):
+        self.purger = purger
+        self.pool = pool
+        self.poll_seconds = poll_seconds
+
+    def run(self, stop: threading.Event, wake: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                self.retry_due()
+            except Exception:
+                log.exception("Purge retry pass failed")
+            stop.wait(self.poll_seconds)
+
+    def retry_due(self) -> int:
+        """Every due retry, in batches; returns how many purges went through."""
+        done = 0
+        while True:
+            with self.pool.connection() as conn, conn.cursor() as cur:
+                tried, succeeded = self.purger.retry_due(cur)
+            done += succeeded
+            if tried < RETRY_BATCH:
+                return done

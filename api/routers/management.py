@@ -205,12 +205,17 @@ async def set_drop_purge_default(warehouse_id: str, body: SetDropPurgeDefaultReq
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 
-class UpdateStorageRequest(_Body):
+class _StrictBody(_Body):
+    # A misspelt credential field must not pass as "no credential given" on the endpoints that carry secrets
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+class UpdateStorageRequest(_StrictBody):
     storage_profile: dict[str, Any] = Field(alias="storage-profile")
     storage_credential: dict[str, Any] | None = Field(default=None, alias="storage-credential")
 
 
-class UpdateCredentialRequest(_Body):
+class UpdateCredentialRequest(_StrictBody):
     new_storage_credential: dict[str, Any] | None = Field(default=None, alias="new-storage-credential")
 
 

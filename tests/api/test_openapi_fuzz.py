@@ -245,7 +245,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     client.post(f"/catalog/v1/{s3}/namespaces", json={"namespace": ["ns"]})
     signing = client.post(f"/catalog/v1/{s3}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA},
                           headers={"X-Iceberg-Access-Delegation": "remote-signing"}).json()
-    scope = signing["config"]["s3.signer.uri"].rsplit("/", 1)[1]
+    scope = signing["config"]["s3.signer.endpoint"].split("/")[1]
     answer("POST /catalog/signer/{scope}/v1/aws/s3/sign", {200}, scope=scope, body={
         "region": "us-east-1", "method": "GET", "headers": {},
         "uri": f"{minio.endpoint}/{bucket}/{signing['metadata-location'].split('/', 3)[3]}"})

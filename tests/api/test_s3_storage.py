@@ -311,13 +311,38 @@ def test_remote_signing_signs_inside_the_table_and_refuses_everything_else(clien
     assert log_length() == before
 
 
-def test_a_dropped_table_gets_nothing_signed(client, minio, s3_warehouse):
+def test_a_dropped_table_gets_reads_and_deletes_signed_until_its_location_is_taken(client, minio, s3_warehouse):
+    """An engine purging a table itself (Spark's DROP TABLE ... PURGE) drops it first, then reads its manifests and
+    deletes its files through the same signer URL: for an hour after the drop, reads and deletes are signed, writes
+    never, and nothing once another table owns the location."""
+    a = _table(client, s3_warehouse, name="a", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+    url, location = _signer(a), a["metadata"]["location"]
+    bucket = s3_warehouse["bucket"]
+    uri = f"{minio.endpoint}/{bucket}/{a['metadata-location'].split('/', 3)[3]}"
+    data = f"{minio.endpoint}/{bucket}/{location.split('/', 3)[3]}/data/new.parquet"
+    assert _sign(url, "PUT", data).status_code == 200
+    r = client.delete(f"{s3_warehouse['prefix']}/namespaces/ns/tables/a", params={"purgeRequested": "false"})
+    assert r.status_code == 204
+    assert _sign(url, "GET", uri).status_code == 200
+    assert _sign(url, "HEAD", uri).status_code == 200
+    assert _sign(url, "DELETE", uri).status_code == 200
+    refused = _sign(url, "PUT", data)
+    assert refused.status_code == 403 and "no longer exists" in refused.json()["error"]["message"]
+    assert _sign(url, "POST", f"{data}?uploads").status_code == 403
+
+    _table(client, s3_warehouse, name="b", location=location)  # the location is free again: a new table takes it
+    taken = _sign(url, "GET", uri)
+    assert taken.status_code == 403 and "owned by another table" in taken.json()["error"]["message"]
+
+
+def test_a_purged_table_gets_nothing_signed(client, minio, s3_warehouse):
     a = _table(client, s3_warehouse, name="a", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
     url = _signer(a)
     uri = f"{minio.endpoint}/{s3_warehouse['bucket']}/{a['metadata-location'].split('/', 3)[3]}"
     assert _sign(url, "GET", uri).status_code == 200
-    assert client.delete(f"{s3_warehouse['prefix']}/namespaces/ns/tables/a").status_code == 204
-    assert _sign(url, "GET", uri).status_code == 403
+    r = client.delete(f"{s3_warehouse['prefix']}/namespaces/ns/tables/a", params={"purgeRequested": "true"})
+    assert r.status_code == 204
+    wait_until(lambda: _sign(url, "GET", uri).status_code == 403, 30, "the purge, after which nothing is signed")
 
 
 def test_rotation_and_storage_change_are_recorded_without_the_secret(client, minio, s3_warehouse):
@@ -461,3 +486,27 @@ def test_the_signer_refuses_a_malformed_copy_source_and_a_virtual_host_foreign_b
         assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", (bad, r.text)
     raw = httpx.post(url, content=b"{not json", headers={"Content-Type": "application/json"})
     assert raw.status_code == 400 and raw.json()["error"]["type"] == "BadRequestException"
+
+
+def test_the_signer_signs_only_for_the_warehouses_endpoint(client, minio, s3_warehouse, log_length):
+    a = _table(client, s3_warehouse, name="a", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+    url, key = _signer(a), a["metadata-location"].split("/", 3)[3]
+    before = log_length()
+    for host in ("evil.example", f"127.0.0.1:{minio.port + 1}", f"{s3_warehouse['bucket']}.evil.example"):
+        r = _sign(url, "GET", f"http://{host}/{s3_warehouse['bucket']}/{key}")
+        assert r.status_code == 403 and "storage endpoint" in r.json()["error"]["message"], (host, r.text)
+    assert _sign(url, "GET", f"{minio.endpoint}/{s3_warehouse['bucket']}/{key}").status_code == 200
+    assert log_length() == before
+
+
+def test_misspelt_fields_on_the_storage_endpoints_are_400_not_ignored(client, s3_warehouse, minio, log_length):
+    wid = s3_warehouse["id"]
+    before = log_length()
+    profile = minio.profile(s3_warehouse["bucket"], s3_warehouse["key-prefix"], **{"sts-enabled": True})
+    for path, body in (("storage-credential", {"new-storage-credential": minio.credential(), "note": 1}),
+                       ("storage-credential", {"storage-credential": minio.credential()}),
+                       ("storage", {"storage-profile": profile, "storage-credentials": minio.credential()})):
+        r = client.post(f"/management/v1/warehouse/{wid}/{path}", json=body)
+        assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", (body, r.text)
+        assert minio.password not in r.text
+    assert log_length() == before

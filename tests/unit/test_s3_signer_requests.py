@@ -2,7 +2,7 @@
 
 import pytest
 
-from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.errors import BadRequest, Forbidden
 from lakeledger.domain.storage_profile import S3StorageProfile
 from lakeledger.storage.s3_signer import sign, touched
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
@@ -32,6 +32,22 @@ def test_listings_reach_their_prefix_and_batch_deletes_their_keys():
 def test_unreadable_requests_are_bad_requests(method, uri, body):
     with pytest.raises(BadRequest):
         touched(MINIO, method, uri, body)
+
+
+@pytest.mark.parametrize("profile, uri", [
+    (MINIO, "http://evil.example:9000/lake/p/t/x"), (MINIO, "http://127.0.0.1:9001/lake/p/t/x"),
+    (MINIO, "https://127.0.0.1/lake/p/t/x"), (AWS, "https://lake.evil.example/p/t/x"),
+    (AWS, "https://s3.amazonaws.com.evil.example/lake/p/t/x"), (AWS, "https://other.s3.eu-west-1.amazonaws.com/p/t/x"),
+])
+def test_requests_for_another_host_are_refused(profile, uri):
+    with pytest.raises(Forbidden, match="not the warehouse's storage endpoint"):
+        touched(profile, "GET", uri, None)
+
+
+def test_the_endpoints_own_hosts_are_accepted():
+    assert touched(MINIO, "GET", "http://lake.127.0.0.1:9000/p/t/x", None).keys == ("p/t/x",)
+    assert touched(AWS, "GET", "https://s3.amazonaws.com/lake/p/t/x", None).keys == ("p/t/x",)
+    assert touched(AWS, "GET", "https://lake.s3.dualstack.eu-west-1.amazonaws.com/p/t/x", None).keys == ("p/t/x",)
 
 
 def test_signing_adds_the_signature_headers_only():

@@ -1,0 +1,88 @@
+"""A purge that fails is tried again until it goes through: the storage of an S3 warehouse is down when its table is
+dropped with a purge, the purger records the failure (``ll_purge_retries``) and moves on with the log, and once the
+storage is back a retry deletes the table's objects — and nothing beside them — and records Purged once. Its own
+MinIO (stopped and started again on the same port and data), its own database, an API without workers and a
+workers process retrying every second."""
+
+import uuid
+from collections import Counter
+from urllib.parse import urlsplit
+
+import httpx
+import psycopg
+import pytest
+from support import SCHEMA, MinioServer, Server, WorkersProcess, wait_until
+
+KEY = "s3-purge-retries-test-key"
+
+
+@pytest.fixture
+def database(pg_url) -> str:
+    name = f"retry_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+
+
+def _query(database: str, sql: str) -> list[tuple]:
+    with psycopg.connect(database) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _purged(database: str) -> Counter:
+    return Counter(str(r[0]) for r in _query(
+        database, "SELECT originator_id FROM lakeledger_events WHERE topic LIKE '%%:Tab%%.Purged'"))
+
+
+def test_a_purge_that_failed_while_the_storage_was_down_is_retried_until_done(database, tmp_path):
+    home = tmp_path / "minio"
+    home.mkdir()
+    minio = MinioServer(home)
+    api = Server(database, tmp_path, LAKELEDGER__WORKERS="off", LAKELEDGER__PG_ENCRYPTION_KEY=KEY,
+                 LAKELEDGER__PG_POOL_SIZE="3")
+    workers = None
+    try:
+        bucket = minio.make_bucket("retries")
+        with httpx.Client(base_url=api.url, timeout=60) as client:
+            created = client.post("/management/v1/warehouse", json={
+                "warehouse-name": "retries", "storage-profile": minio.profile(bucket, "lake"),
+                "storage-credential": minio.credential(), "delete-profile": {"type": "hard"}})
+            assert created.status_code == 201, created.text
+            warehouse_id = created.json()["warehouse-id"]
+            prefix = f"/catalog/v1/{warehouse_id}"
+            assert client.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+            keys = {}
+            for table in ("t", "kept"):
+                r = client.post(f"{prefix}/namespaces/ns/tables", json={"name": table, "schema": SCHEMA})
+                assert r.status_code == 200, r.text
+                keys[table] = r.json()["metadata"]["location"].split("/", 3)[3]
+            table_id = client.get(f"{prefix}/namespaces/ns/tables/t").json()["metadata"]["table-uuid"]
+            for i in range(5):
+                minio.client().put_object(Bucket=bucket, Key=f"{keys['t']}/data/part-{i}.parquet", Body=b"x")
+            kept = minio.keys(bucket, keys["kept"] + "/")
+
+            minio.stop()
+            dropped = client.delete(f"{prefix}/namespaces/ns/tables/t", params={"purgeRequested": "true"})
+            assert dropped.status_code == 204, dropped.text
+            workers = WorkersProcess(database, tmp_path, LAKELEDGER__PG_ENCRYPTION_KEY=KEY,
+                                     LAKELEDGER__PURGE_RETRY_SECONDS="1")
+            wait_until(lambda: _query(database, "SELECT attempts FROM ll_purge_retries WHERE attempts >= 2"), 90,
+                       "two failed attempts at the purge while the storage is down")
+            (error,) = _query(database, "SELECT last_error FROM ll_purge_retries")[0]
+            assert "EndpointConnectionError" in error or "connect" in error.lower(), error
+            assert _purged(database)[table_id] == 0
+            # the warehouse cannot go while its purge is pending
+            blocked = client.delete(f"/management/v1/warehouse/{warehouse_id}")
+            assert blocked.status_code == 409, blocked.text
+
+            minio = MinioServer(home, port=minio.port)
+            wait_until(lambda: _purged(database)[table_id] == 1, 90, "the retried purge once the storage is back")
+            wait_until(lambda: not _query(database, "SELECT 1 FROM ll_purge_retries"), 30, "the retry row's removal")
+            assert minio.keys(bucket, keys["t"] + "/") == []
+            assert minio.keys(bucket, keys["kept"] + "/") == kept and kept
+            assert _purged(database) == Counter({table_id: 1})
+    finally:
+        if workers is not None:
+            workers.stop()
+        api.stop()
+        minio.stop()
