@@ -12,6 +12,8 @@ COPY workers ./workers
 COPY migrations ./migrations
 COPY sinks ./sinks
 COPY secretstore ./secretstore
+COPY identity ./identity
+COPY authz ./authz
 RUN pip install --no-cache-dir .
 ENV LAKELEDGER__LISTEN_PORT=8181
 EXPOSE 8181

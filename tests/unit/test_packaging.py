@@ -8,7 +8,7 @@ from lakeledger.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOMS = ["lakeledger", "domain", "eventstore", "projections", "services", "storage", "api", "workers", "migrations",
-         "secretstore"]
+         "secretstore", "identity", "authz"]
 
 
 def test_compose_runs_postgres_nats_migrate_then_serve():
