@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import leftovers
@@ -111,13 +112,25 @@ def minio(tmp_path_factory):
     m.stop()
 
 
+@pytest.fixture(scope="session")
+def bucket(minio) -> str:
+    """The bucket the tests' S3 warehouses share, each under a key prefix of its own."""
+    return minio.make_bucket("lakeledger-tests")
+
+
 @pytest.fixture
-def s3_warehouse(client, minio):
+def database(pg_url) -> str:
+    """A database of its own on the session's Postgres, for a test that starts servers or workers of its own."""
+    name = f"own_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+
+
+@pytest.fixture
+def s3_warehouse(client, minio, bucket):
     """A fresh S3 warehouse on the session's MinIO, under its own key prefix, vending credentials:
     {"name", "id", "bucket", "key-prefix", "prefix"}."""
-    bucket = "lakeledger-tests"
-    if bucket not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
-        minio.make_bucket(bucket)
     name = f"s3-{uuid.uuid4().hex[:12]}"
     response = client.post("/management/v1/warehouse", json={
         "warehouse-name": name, "storage-profile": minio.profile(bucket, name, **{"sts-enabled": True}),

@@ -17,13 +17,6 @@ def _create(client, minio, name, profile=None, credential=None, **extra):
         "storage-credential": credential if credential is not None else minio.credential(), **extra})
 
 
-@pytest.fixture
-def bucket(minio):
-    if "lakeledger-tests" not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
-        minio.make_bucket("lakeledger-tests")
-    return "lakeledger-tests"
-
-
 def test_seed_003_warehouse_call_works_verbatim(client, minio, bucket):
     name = f"my-warehouse-{uuid.uuid4().hex[:6]}"
     # seed 003's body, with only the bucket and endpoint changed

@@ -102,13 +102,10 @@ def nats_server(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def trino(server, client, minio, spark_warehouse, tmp_path_factory):
+def trino(server, client, minio, bucket, spark_warehouse, tmp_path_factory):
     """One Trino for the whole session, on the Spark tests' warehouse (catalog `lake`), so the two engines share
     tables, and on an STS-enabled S3 warehouse on the session's MinIO (catalog `lake_s3`, vended credentials only),
     created here because Trino reads its catalogs once, at start. `trino.s3_warehouse` describes the latter."""
-    bucket = "lakeledger-tests"
-    if bucket not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
-        minio.make_bucket(bucket)
     name = f"trino-s3-{uuid.uuid4().hex[:12]}"
     response = client.post("/management/v1/warehouse", json={
         "warehouse-name": name, "storage-profile": minio.profile(bucket, name, **{"sts-enabled": True}),

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import uuid
-from urllib.parse import urlsplit
 
 import httpx
 import psycopg
@@ -17,21 +16,6 @@ from support import SCHEMA, Server
 
 KEY = "encryption-key-settings-test-key-1"
 OTHER_KEY = "encryption-key-settings-test-key-2"
-
-
-@pytest.fixture
-def database(pg_url) -> str:
-    name = f"key_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
-
-
-@pytest.fixture
-def bucket(minio) -> str:
-    if "lakeledger-tests" not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
-        minio.make_bucket("lakeledger-tests")
-    return "lakeledger-tests"
 
 
 def _events(database: str) -> int:

@@ -7,31 +7,14 @@ starts and kills, on the session's MinIO."""
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import urlsplit
 
 import httpx
 import psycopg
-import pytest
 from support import SCHEMA, Server, WorkersProcess, wait_until
 
 KEY = "s3-purge-resumes-test-key"
 OBJECTS = 300
 RATE = 40  # files per second: 300 objects take ~8 s, time enough to kill the worker in the middle
-
-
-@pytest.fixture
-def database(pg_url) -> str:
-    name = f"purge_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
-
-
-@pytest.fixture
-def bucket(minio) -> str:
-    if "lakeledger-tests" not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
-        minio.make_bucket("lakeledger-tests")
-    return "lakeledger-tests"
 
 
 def _purged(database: str) -> Counter:

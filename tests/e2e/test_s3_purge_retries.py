@@ -4,24 +4,13 @@ storage is back a retry deletes the table's objects — and nothing beside them 
 MinIO (stopped and started again on the same port and data), its own database, an API without workers and a
 workers process retrying every second."""
 
-import uuid
 from collections import Counter
-from urllib.parse import urlsplit
 
 import httpx
 import psycopg
-import pytest
 from support import SCHEMA, MinioServer, Server, WorkersProcess, wait_until
 
 KEY = "s3-purge-retries-test-key"
-
-
-@pytest.fixture
-def database(pg_url) -> str:
-    name = f"retry_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
 
 
 def _query(database: str, sql: str) -> list[tuple]:

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import nats
@@ -40,21 +39,6 @@ def _pg_dump() -> Path:
     if not binary.exists():
         pytest.fail(f"{binary} is missing from the pgserver wheel: run `make setup`")
     return binary
-
-
-@pytest.fixture
-def database(pg_url) -> str:
-    name = f"sec_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
-
-
-@pytest.fixture
-def bucket(minio) -> str:
-    if "lakeledger-tests" not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
-        minio.make_bucket("lakeledger-tests")
-    return "lakeledger-tests"
 
 
 async def _read_stream(url: str) -> list[bytes]:

@@ -17,13 +17,10 @@ AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "A
 
 
 @pytest.fixture(scope="module")
-def s3_lake(spark, server, client, minio):
+def s3_lake(spark, server, client, minio, bucket):
     """An S3 warehouse with a soft delete profile, and one Spark catalog per access-delegation mode on it."""
     jvm_env = {name: spark._jvm.java.lang.System.getenv(name) for name in AWS_ENV}
     assert not any(jvm_env.values()), f"Spark's JVM must hold no AWS keys of its own: {jvm_env}"
-    bucket = "lakeledger-tests"
-    if bucket not in [b["Name"] for b in minio.client().list_buckets().get("Buckets", [])]:
-        minio.make_bucket(bucket)
     name = f"spark-s3-{uuid.uuid4().hex[:12]}"
     r = client.post("/management/v1/warehouse", json={
         "warehouse-name": name, "storage-profile": minio.profile(bucket, name, **{"sts-enabled": True}),
