@@ -18,9 +18,13 @@ export LAKELEDGER_MINIO ?= $(abspath $(MINIO_BIN))
 
 export LAKELEDGER_TRINO_SERVER ?= $(abspath $(TRINO_SERVER))
 
+# oidc-provider (npm), the OpenID provider of the authentication tests, installed from tests/oidc's lock file
+OIDC_DIR ?= .cache/oidc
+export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
+
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: minio-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps
+.PHONY: oidc-deps minio-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps
 
 setup: $(VENV)/.installed
 
@@ -73,7 +77,19 @@ $(MINIO_BIN):
 	GOPATH=$(abspath .cache/go) GOCACHE=$(abspath .cache/go/build) GOFLAGS=-modcacherw GOBIN=$(abspath .cache/minio/bin) \
 		go install github.com/minio/minio@$(MINIO_VERSION)
 
-test: setup spark-deps nats-deps trino-deps minio-deps
+# The OpenID provider the authentication tests start (tests/oidc/provider.mjs): oidc-provider at the version
+# tests/oidc/package-lock.json pins, installed with the machine's Node.js and npm into .cache/oidc.
+oidc-deps: $(OIDC_DIR)/node_modules/oidc-provider/package.json
+
+$(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tests/oidc/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } \
+		|| { echo "Node.js and npm are needed for the OpenID provider of the tests: apt-get install nodejs npm"; exit 1; }
+	mkdir -p $(OIDC_DIR)
+	cp tests/oidc/package.json tests/oidc/package-lock.json $(OIDC_DIR)/
+	npm ci --prefix $(OIDC_DIR) --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps
 	$(PY) -m pytest -q
 
 unit: setup

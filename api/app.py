@@ -8,6 +8,7 @@ from lakeledger import __version__
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
 from lakeledger.services.idempotency import ResponseStore
 from lakeledger.api import errors, identifiers, openapi
+from lakeledger.api.authentication import Authentication
 from lakeledger.api.context import RequestContext
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
@@ -15,10 +16,14 @@ from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers import (config, history, management, namespaces, protection, recycle_bin, signer, tables,
                                     views)
 from lakeledger.api.time_travel import ReadOnlyPast
+from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 
 
 def create_app(container) -> FastAPI:
-    """``container`` is the composition root (lakeledger.bootstrap.Lakeledger)."""
+    """``container`` is the composition root (lakeledger.bootstrap.Lakeledger). With an OpenID provider configured,
+    its discovery document is fetched here: identity.oidc.ProviderUnavailable when it cannot be."""
+    openid = OpenIdSettings.from_settings(container.settings)
+    verifier = OpenIdVerifier.discover(openid) if openid else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -59,5 +64,7 @@ def create_app(container) -> FastAPI:
     app.add_middleware(IdempotentRequests, container=container)
     app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)
+    if verifier:
+        app.add_middleware(Authentication, verifier=verifier)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
     return app

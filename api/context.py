@@ -6,7 +6,8 @@ import uuid
 
 from fastapi import Request
 
-from lakeledger.domain.provenance import ANONYMOUS, Provenance
+from lakeledger.domain.provenance import Provenance
+from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
 from lakeledger.domain.errors import BadRequest
 from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import routing_path
@@ -88,5 +89,10 @@ class RequestContext:
         await self.app(scope, receive_buffered, send_with_id)
 
 
+def principal(request: Request) -> Principal:
+    """Who is calling: put in the request's state by api/authentication.py; anonymous when authentication is off."""
+    return getattr(request.state, "principal", ANONYMOUS_PRINCIPAL)
+
+
 async def provenance(request: Request) -> Provenance:
-    return Provenance(actor=ANONYMOUS, request_id=request.state.request_id)
+    return Provenance(actor=principal(request).id, request_id=request.state.request_id)

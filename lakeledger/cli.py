@@ -49,9 +49,15 @@ def serve(settings: Settings) -> None:
     import uvicorn
 
     from lakeledger.api.app import create_app
+    from lakeledger.identity.oidc import ProviderUnavailable
 
     container = _container(settings)
     container.start()
+    try:
+        app = create_app(container)
+    except ProviderUnavailable as e:
+        container.close()
+        raise SystemExit(f"lakeledger serve: {e}") from None
     workers = _workers(container) if settings.workers == "on" else None
     if workers:
         workers.start()
@@ -59,7 +65,7 @@ def serve(settings: Settings) -> None:
         # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
-        uvicorn.run(create_app(container), host=settings.listen_host, port=settings.listen_port,
+        uvicorn.run(app, host=settings.listen_host, port=settings.listen_port,
                     log_level=settings.log_level, access_log=False)
     finally:
         if workers:

@@ -44,6 +44,13 @@ class Settings(BaseSettings):
     pg_encryption_key: SecretStr | None = None
     # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's
     base_uri: str | None = None
+    # OpenID Connect (identity/oidc.py): set, every request but /health needs a bearer token from this issuer
+    openid_provider_uri: str | None = None
+    # comma lists: tokens must name one of these audiences; more issuers trusted with the provider's keys; the
+    # claims the subject is taken from, first present wins
+    openid_audience: str | None = None
+    openid_additional_issuers: str | None = None
+    openid_subject_claim: str = Field(default="sub", min_length=1)
 
     @field_validator("pg_encryption_key")
     @classmethod

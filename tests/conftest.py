@@ -13,7 +13,7 @@ import httpx
 import leftovers
 import psycopg
 import pytest
-from support import SCHEMA, MinioServer, Server
+from support import SCHEMA, MinioServer, OidcProvider, Server
 
 # The session's servers keep storage credentials encrypted with this key (LAKELEDGER__PG_ENCRYPTION_KEY).
 ENCRYPTION_KEY = "lakeledger-tests-encryption-key"
@@ -102,6 +102,14 @@ def second_server(pg_url, data_dir, server):
                LAKELEDGER__PG_ENCRYPTION_KEY=ENCRYPTION_KEY)
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="session")
+def oidc(tmp_path_factory):
+    """One real OpenID provider for the whole session (oidc-provider): tokens by client credentials."""
+    provider = OidcProvider(tmp_path_factory.mktemp("oidc"))
+    yield provider
+    provider.stop()
 
 
 @pytest.fixture(scope="session")

@@ -320,3 +320,59 @@ class MinioServer:
                 self.process.kill()
                 self.process.wait(10)
         self._log.close()
+
+
+class OidcProvider:
+    """A real OpenID provider: the npm library oidc-provider (`make oidc-deps`) configured by tests/oidc/provider.mjs,
+    on a free port, with keys of its own. Its clients `spark`, `bob` and `brief` (tokens live two seconds) get JWT
+    access tokens for ``audience`` by OAuth2 client credentials, secret `<client>-secret`, as engines get theirs."""
+
+    clients = ("spark", "bob", "brief")
+
+    def __init__(self, home: Path, audience: str = "lakeledger"):
+        modules = Path(os.environ.get("LAKELEDGER_OIDC_MODULES", ROOT / ".cache/oidc"))
+        node = shutil.which("node")
+        if node is None or not (modules / "node_modules/oidc-provider/package.json").is_file():
+            pytest.fail(f"Node.js or oidc-provider ({modules}) is missing: run `make oidc-deps`")
+        self.audience = audience
+        self.port = free_port()
+        self.issuer = f"http://127.0.0.1:{self.port}"
+        self.token_endpoint = f"{self.issuer}/token"
+        home.mkdir(parents=True, exist_ok=True)
+        self.log_path = home / f"oidc-{self.port}.log"
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(
+            [node, str(ROOT / "tests/oidc/provider.mjs")],
+            env={**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(self.port), "OIDC_AUDIENCE": audience},
+            stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"oidc-provider exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.issuer}/.well-known/openid-configuration", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"oidc-provider did not start: {self.log_path.read_text()[-3000:]}")
+
+    def token(self, client: str = "spark", **params: str) -> str:
+        """An access token for ``client`` from the token endpoint, as an engine asks for one (``params``: e.g.
+        resource=... for a token meant for another service)."""
+        response = httpx.post(self.token_endpoint, data={
+            "grant_type": "client_credentials", "client_id": client, "client_secret": f"{client}-secret",
+            "scope": "catalog", **params}, timeout=10)
+        assert response.status_code == 200, response.text
+        return response.json()["access_token"]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()

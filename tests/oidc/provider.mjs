@@ -1,0 +1,76 @@
+// The OpenID provider the tests authenticate against: the npm library oidc-provider, configured for what engines do
+// with a catalog (OAuth2 client credentials, RFC 9068 JWT access tokens for the catalog's audience).
+//
+//   node tests/oidc/provider.mjs   with OIDC_MODULES=<folder holding node_modules/oidc-provider> (make oidc-deps),
+//   OIDC_PORT, OIDC_AUDIENCE (default "lakeledger")
+//
+// The library is imported from OIDC_MODULES because it is installed into the gitignored .cache/, not beside this
+// script. Keys are made at start: every run of the provider is a different signer.
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const modules = process.env.OIDC_MODULES;
+if (!modules) {
+  console.error('OIDC_MODULES is not set: run `make oidc-deps` and point it at .cache/oidc');
+  process.exit(2);
+}
+const { default: Provider } = await import(pathToFileURL(join(modules, 'node_modules/oidc-provider/lib/index.js')));
+
+const port = Number(process.env.OIDC_PORT);
+const audience = process.env.OIDC_AUDIENCE || 'lakeledger';
+const issuer = `http://127.0.0.1:${port}`;
+const CATALOG = 'urn:lakeledger:catalog';
+// A resource of another service on the same provider: its tokens are valid, signed by this provider, and not for us.
+const OTHER = 'urn:lakeledger:other-service';
+
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomUUID(), use: 'sig', alg: 'RS256' };
+
+const client = (id, extra = {}) => ({
+  client_id: id,
+  client_secret: `${id}-secret`,
+  grant_types: ['client_credentials'],
+  redirect_uris: [],
+  response_types: [],
+  token_endpoint_auth_method: 'client_secret_post',
+  ...extra,
+});
+
+const provider = new Provider(issuer, {
+  clients: [
+    client('spark'),
+    client('bob'),
+    // tokens that expire after two seconds, for the expiry tests
+    client('brief'),
+  ],
+  clientDefaults: { token_endpoint_auth_method: 'client_secret_post' },
+  jwks: { keys: [jwk] },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      // engines send no resource parameter: their tokens are for the catalog
+      defaultResource: () => CATALOG,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, resource, requester) => {
+        if (resource !== CATALOG && resource !== OTHER) {
+          throw new Error(`unknown resource ${resource}`);
+        }
+        return {
+          scope: 'catalog lakeledger',
+          audience: resource === CATALOG ? audience : 'other-service',
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: requester.clientId === 'brief' ? 2 : 3600,
+          jwt: { sign: { alg: 'RS256' } },
+        };
+      },
+    },
+  },
+});
+provider.proxy = false;
+
+provider.listen(port, '127.0.0.1', () => {
+  console.log(`oidc-provider listening on ${issuer}`);
+});
