@@ -170,7 +170,7 @@ class ListWarehousesResponse(_Management):
 class HistoryEntity(_Management):
     """What an event changed: its kind, id (a table's or view's is its Iceberg uuid) and its identifier then."""
 
-    type: Literal["server", "project", "warehouse", "namespace", "table", "view"]
+    type: Literal["server", "project", "warehouse", "namespace", "table", "view", "user", "role"]
     id: UUID
     name: list[str]
 

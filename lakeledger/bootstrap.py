@@ -16,6 +16,7 @@ from lakeledger.projections.catalog_queries import CatalogQueries
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.secretstore import SecretStore
 from lakeledger.services.management import ManagementService
 from lakeledger.services.remote_signing import RemoteSigning
@@ -27,9 +28,11 @@ from lakeledger.services.approval import ApproveAll, HttpApproval
 from lakeledger.services.namespaces import NamespaceService
 from lakeledger.services.protection import ProtectionService
 from lakeledger.services.recycle_bin import RecycleBin
+from lakeledger.services.roles import RoleService
 from lakeledger.services.tables import TableService
 from lakeledger.services.time_travel import TimeTravel
 from lakeledger.services.unit_of_work import Ledger
+from lakeledger.services.users import UserService
 from lakeledger.services.views import ViewService
 from lakeledger.settings import Settings
 
@@ -51,7 +54,10 @@ class Lakeledger:
         self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
         # advanced by the expiry worker before it looks for due timers (workers/expirer.py)
         self.expiry_schedule = ProjectionRunner(ExpirySchedule(), self.log, self.pool)
-        self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule)  # what `rebuild` replays
+        # applied inside every append of a user or role event (services/users.py, services/roles.py)
+        self.users_roles_view = ProjectionRunner(UsersRolesProjection(), self.log, self.pool)
+        # what `rebuild` replays
+        self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view)
         self.time_travel = TimeTravel(self.log)  # folded past states of warehouses, for read-only past prefixes
         self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
                          if settings.change_approval_url else ApproveAll())
@@ -68,6 +74,8 @@ class Lakeledger:
         self.management = ManagementService(self.ledger, settings.server_id, self.secrets)
         self.recycle_bin = RecycleBin(self.ledger)
         self.protection = ProtectionService(self.ledger)
+        self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request
+        self.roles = RoleService(self.ledger, self.users_roles_view)
         self.queries = None  # the API's async read-model queries, opened with its event loop
 
     def start(self) -> None:

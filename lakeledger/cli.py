@@ -31,7 +31,9 @@ def _workers(container):
     settings = container.settings
     purger = Purger(container.ledger, container.storages, settings.purge_max_files_per_second,
                     settings.purge_retry_seconds)
-    runners = [container.catalog_view, container.history_view,
+    # users-roles, like the catalog, is applied inside its appends; here it keeps up with the other events, so
+    # the next user or role append has no long gap to read past
+    runners = [container.catalog_view, container.history_view, container.users_roles_view,
                ProjectionRunner(purger, container.log, container.pool)]
     followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds),
                  PurgeRetries(purger, container.pool, min(5.0, settings.purge_retry_seconds))]
@@ -154,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("serve", help="run the REST API (and, unless LAKELEDGER__WORKERS=off, the workers)")
     commands.add_parser("migrate", help="create or upgrade the database schema (idempotent)")
     commands.add_parser("workers", help="run the projection, purge and CloudEvents workers as their own process")
-    commands.add_parser("rebuild", help="empty the read models (catalog, history) and replay them from the event log")
+    commands.add_parser("rebuild", help="empty the read models (catalog, history, users and roles) and replay them "
+                                        "from the event log")
     commands.add_parser("projections", help="each projection's log position and how far it lags the log's head")
     replay = commands.add_parser("replay", help="stream a range of the log into a sink (no live position moves)")
     replay.add_argument("--sink", choices=("jsonl", "nats", "iceberg"), required=True)

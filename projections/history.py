@@ -24,16 +24,19 @@ from psycopg.types.json import Jsonb
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
+from lakeledger.domain.role import Role
 from lakeledger.domain.server import Server
 from lakeledger.domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
 from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.user import FIRST_REQUEST, User
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.eventstore.identity import event_id, event_type_of
 from lakeledger.projections import commit_summaries
 
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
-SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE)
+USER, ROLE = "user", "role"
+SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE)
 
 # what every event has; "change" is the rest
 _ENVELOPE = {"originator_id", "originator_version", "timestamp", "originator_topic", "actor", "request_id"}
@@ -351,6 +354,64 @@ def _(e: Tabular.Purged, before: Entity | None) -> Told:
 def _(e: Tabular.ProtectionSet, before: Entity | None) -> Told:
     entity = _known(before, e.typ, e)
     return Told(entity, f"{_protection(e.protected)} {e.typ} {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: User.Created, before: Entity | None) -> Told:
+    how = "provisioned user {} on its first request" if e.last_updated_with == FIRST_REQUEST else "created user {}"
+    return Told(Entity(USER, None, [e.user_id]), how.format(_user(e)))
+
+
+@_tell.register
+def _(e: User.Recreated, before: Entity | None) -> Told:
+    how = ("provisioned deleted user {} again on its request" if e.last_updated_with == FIRST_REQUEST
+           else "created deleted user {} again")
+    return Told(Entity(USER, None, [e.user_id]), how.format(_user(e)))
+
+
+@_tell.register
+def _(e: User.Updated, before: Entity | None) -> Told:
+    return Told(Entity(USER, None, [e.user_id]), f"updated user {_user(e)}")
+
+
+@_tell.register
+def _(e: User.Deleted, before: Entity | None) -> Told:
+    return Told(Entity(USER, None, [e.user_id]), f"deleted user {e.user_id}")
+
+
+def _user(e: Any) -> str:
+    return f"{e.user_id} ({e.name}, {e.user_type})"
+
+
+@_tell.register
+def _(e: Role.Created, before: Entity | None) -> Told:
+    return Told(Entity(ROLE, None, [e.name]), f"created role {e.name} ({e.provider_id}~{e.source_id})")
+
+
+@_tell.register
+def _(e: Role.Updated, before: Entity | None) -> Told:
+    entity = _known(before, ROLE, e)
+    old = dotted(entity.name)
+    entity.name = [e.name]
+    said = f"renamed role {old} to {e.name}" if old != e.name else f"updated role {e.name}"
+    return Told(entity, said)
+
+
+@_tell.register
+def _(e: Role.MemberAdded, before: Entity | None) -> Told:
+    entity = _known(before, ROLE, e)
+    return Told(entity, f"added {e.member_type} {e.member_id} to role {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Role.MemberRemoved, before: Entity | None) -> Told:
+    entity = _known(before, ROLE, e)
+    return Told(entity, f"removed {e.member_type} {e.member_id} from role {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Role.Deleted, before: Entity | None) -> Told:
+    return Told(Entity(ROLE, None, [e.name]), f"deleted role {e.name}")
 
 
 def _tabular(e: Any, typ: str, fields: dict | None) -> Entity:

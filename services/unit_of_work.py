@@ -44,11 +44,18 @@ class Ledger:
     def now() -> datetime:
         return datetime.now(timezone.utc)
 
-    def append(self, *aggregates: Aggregate | None, conditions: Sequence[Condition] = ()) -> int | None:
+    def append(self, *aggregates: Aggregate | None, conditions: Sequence[Condition] = (),
+               views: Sequence[ProjectionRunner] = ()) -> int | None:
         """Appends atomically, if every condition still holds at that moment; the catalog read model
-        shows the change in the same transaction. A request's Idempotency-Key goes into the same append."""
+        shows the change in the same transaction, and so do ``views`` (read models of other events, such as
+        users and roles). A request's Idempotency-Key goes into the same append.
+
+        The conditions run in the first of ``views`` (else in the catalog's), once it has absorbed every
+        earlier append: they ask that read model, the catalog's being unchanged by such events."""
         def in_transaction(conn: Connection, appended: list[StoredNotification]) -> None:
-            self.catalog_view.apply_in_transaction(conn, appended, conditions)
+            for view in views:
+                view.apply_in_transaction(conn, appended, conditions if view is views[0] else ())
+            self.catalog_view.apply_in_transaction(conn, appended, () if views else conditions)
 
         keyed = idempotency.current.get()
         by = _provenance_of(aggregates)

@@ -1,0 +1,279 @@
+"""Roles of a project and their members, in Lakekeeper's shapes. The project is the `x-project-id` header's (or
+the deprecated `project-id` of a body or `projectId` query), else the default project."""
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Header, Query, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+
+from lakeledger.api.context import provenance
+from lakeledger.api.dependencies import container
+from lakeledger.api.openapi import errors, ok
+from lakeledger.api.pagination import fetch
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.projects import project_id_of
+from lakeledger.api.routers.users import (SearchRequest, UserType, first_page, is_time_key, queries, time_key,
+                                          user_row)
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.role import NoSuchRole, check_member
+
+router = APIRouter(prefix="/management/v1", tags=["Roles"])
+
+MemberType = Literal["user", "role"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class RoleModel(_Model):
+    """A role. `ident` (`provider~source`) is unique in its project; roles made here have provider `lakekeeper`
+    and their id as source id unless the request names both."""
+
+    id: UUID
+    ident: str
+    provider_id: str = Field(alias="provider-id")
+    source_id: str = Field(alias="source-id")
+    name: str
+    description: str | None
+    project_id: UUID = Field(alias="project-id")
+    created_at: datetime = Field(alias="created-at")
+    updated_at: datetime | None = Field(alias="updated-at")
+
+
+class ListRolesResponse(_Model):
+    roles: list[RoleModel]
+    next_page_token: str | None = Field(alias="next-page-token")
+
+
+class SearchRoleResponse(_Model):
+    roles: list[RoleModel]
+
+
+class RoleMembership(_Model):
+    id: UUID
+    ident: str
+    name: str
+
+
+class ListRoleMembershipsResponse(_Model):
+    roles: list[RoleMembership]
+    next_page_token: str | None = Field(alias="next-page-token")
+
+
+class RoleMemberUser(_Model):
+    type: Literal["user"]
+    id: str
+    name: str | None
+    email: str | None
+    user_type: UserType | None = Field(alias="user-type")
+
+
+class RoleMemberRole(RoleMembership):
+    type: Literal["role"]
+
+
+class ListRoleMembersResponse(_Model):
+    members: list[Annotated[RoleMemberUser | RoleMemberRole, Field(discriminator="type")]]
+    next_page_token: str | None = Field(alias="next-page-token")
+
+
+class RoleMemberRef(_Model):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    type: MemberType
+    id: str = Field(description="A user id (`oidc~1234`) or a role id (a UUID)")
+
+
+class AddRoleMembersRequest(_Model):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    members: list[RoleMemberRef]
+
+
+class AddRoleMembersResponse(_Model):
+    members: list[RoleMemberRef]
+
+
+class CreateRoleRequest(_Model):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    name: str
+    description: str | None = None
+    project_id: UUID | None = Field(default=None, alias="project-id", description="Deprecated: use x-project-id")
+    provider_id: str | None = Field(default=None, alias="provider-id")
+    source_id: str | None = Field(default=None, alias="source-id")
+
+
+class UpdateRoleRequest(_Model):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    name: str
+    description: str | None = Field(default=None, description="Absent: the description is removed")
+
+
+class SearchRoleRequest(SearchRequest):
+    project_id: UUID | None = Field(default=None, alias="project-id", description="Deprecated: use x-project-id")
+
+
+def role_json(row: dict) -> dict[str, Any]:
+    return {"id": str(row["id"]), "ident": f"{row['provider_id']}~{row['source_id']}",
+            "provider-id": row["provider_id"], "source-id": row["source_id"], "name": row["name"],
+            "description": row["description"], "project-id": str(row["project_id"]),
+            "created-at": row["created_at"].isoformat(),
+            "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None}
+
+
+def membership_json(row: dict) -> dict[str, Any]:
+    return {"id": str(row["id"]), "ident": f"{row['provider_id']}~{row['source_id']}", "name": row["name"]}
+
+
+def member_json(row: dict) -> dict[str, Any]:
+    if row["member_type"] == "user":
+        return {"type": "user", "id": row["member_id"], "name": row["user_name"], "email": row["email"],
+                "user-type": row["user_type"]}
+    return {"type": "role", "id": row["member_id"], "ident": f"{row['provider_id']}~{row['source_id']}",
+            "name": row["role_name"]}
+
+
+async def role_row(ll, project_id: UUID, role_id: UUID) -> dict:
+    row = await queries(ll).role(project_id, role_id)
+    if row is None:
+        raise NoSuchRole(f"Role does not exist in project {project_id}: {role_id}")
+    return row
+
+
+def _is_member_key(key: Any) -> bool:
+    return isinstance(key, list) and len(key) == 2 and key[0] in ("user", "role") and isinstance(key[1], str)
+
+
+def _is_role_key(key: Any) -> bool:
+    if not is_time_key(key):
+        return False
+    try:
+        UUID(key[1])
+    except ValueError:
+        return False
+    return True
+
+
+@router.post("/role", status_code=201,
+             responses={**ok(RoleModel, "The role was created", 201), **errors(400, 404, 409)})
+async def create_role(body: CreateRoleRequest, x_project_id: str | None = Header(default=None),
+                      ll=Depends(container), by: Provenance = Depends(provenance)):
+    project_id = body.project_id or project_id_of(x_project_id, ll)
+    role_id = await run_in_threadpool(ll.roles.create, project_id, body.name, body.description, body.provider_id,
+                                      body.source_id, by)
+    return JSONResponse(role_json(await role_row(ll, project_id, role_id)), status_code=201)
+
+
+@router.get("/role", responses={**ok(ListRolesResponse, "The project's roles in the order they were created"),
+                                **errors(400)})
+async def list_roles(pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+                     projectId: UUID | None = Query(default=None, description="Deprecated: use x-project-id"),
+                     roleIds: list[UUID] | None = Query(default=None), sourceIds: list[str] | None = Query(default=None),
+                     providerIds: list[str] | None = Query(default=None),
+                     x_project_id: str | None = Header(default=None), ll=Depends(container)):
+    project_id = projectId or project_id_of(x_project_id, ll)
+    paging = await first_page(ll, pageToken, pageSize)
+    found, next_token = await fetch(
+        paging, lambda after, limit: queries(ll).roles(project_id, roleIds, sourceIds, providerIds, after, limit),
+        valid_key=_is_role_key, key=time_key)
+    return JSONResponse({"roles": [role_json(r) for r in found], "next-page-token": next_token})
+
+
+@router.post("/search/role", responses={**ok(SearchRoleResponse, "Up to 10 roles of the project, best match first"),
+                                        **errors(400)})
+async def search_roles(body: SearchRoleRequest, x_project_id: str | None = Header(default=None),
+                       ll=Depends(container)):
+    """An exact id first, then roles whose name or source id equals, starts with, or contains the search string."""
+    project_id = body.project_id or project_id_of(x_project_id, ll)
+    return JSONResponse({"roles": [role_json(r) for r in await queries(ll).search_roles(project_id, body.search)]})
+
+
+@router.get("/role/{role_id}", responses={**ok(RoleModel, "The role"), **errors(400, 404)})
+async def get_role(role_id: UUID, x_project_id: str | None = Header(default=None), ll=Depends(container)):
+    return JSONResponse(role_json(await role_row(ll, project_id_of(x_project_id, ll), role_id)))
+
+
+@router.post("/role/{role_id}", responses={**ok(RoleModel, "The role, updated"), **errors(400, 404)})
+async def update_role(role_id: UUID, body: UpdateRoleRequest, x_project_id: str | None = Header(default=None),
+                      ll=Depends(container), by: Provenance = Depends(provenance)):
+    """Sets the name and the description (an absent description removes it), as Lakekeeper's update does."""
+    project_id = project_id_of(x_project_id, ll)
+    await run_in_threadpool(ll.roles.update, project_id, role_id, body.name, body.description, by)
+    return JSONResponse(role_json(await role_row(ll, project_id, role_id)))
+
+
+@router.delete("/role/{role_id}", status_code=204, responses=errors(400, 404))
+async def delete_role(role_id: UUID, x_project_id: str | None = Header(default=None), ll=Depends(container),
+                      by: Provenance = Depends(provenance)):
+    """Deletes the role, removes its members from it and it from the roles it is a member of."""
+    await run_in_threadpool(ll.roles.delete, project_id_of(x_project_id, ll), role_id, by)
+    return Response(status_code=204)
+
+
+@router.get("/role/{role_id}/members",
+            responses={**ok(ListRoleMembersResponse, "The role's direct members, users then roles"),
+                       **errors(400, 404)})
+async def list_role_members(role_id: UUID, type: MemberType | None = Query(default=None),
+                            pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+                            x_project_id: str | None = Header(default=None), ll=Depends(container)):
+    await role_row(ll, project_id_of(x_project_id, ll), role_id)
+    paging = await first_page(ll, pageToken, pageSize)
+    found, next_token = await fetch(paging, lambda after, limit: queries(ll).members(role_id, type, after, limit),
+                                    valid_key=_is_member_key, key=lambda r: [r["member_type"], r["member_id"]])
+    return JSONResponse({"members": [member_json(r) for r in found], "next-page-token": next_token})
+
+
+@router.post("/role/{role_id}/members",
+             responses={**ok(AddRoleMembersResponse, "The members asked for, all present now"),
+                        **errors(400, 404)})
+async def add_role_members(role_id: UUID, body: AddRoleMembersRequest, x_project_id: str | None = Header(default=None),
+                           ll=Depends(container), by: Provenance = Depends(provenance)):
+    """Adds users and roles, all or none; members already present are accepted. A user must exist (create it
+    with `POST /management/v1/user` first), a role must be of the same project, and a role that already contains
+    this one (directly or through nested roles) is refused with 400: it would make a membership loop."""
+    members = [check_member(m.model_dump()) for m in body.members]
+    await run_in_threadpool(ll.roles.add_members, project_id_of(x_project_id, ll), role_id, members, by)
+    return JSONResponse({"members": [{"type": t, "id": m} for t, m in members]})
+
+
+@router.delete("/role/{role_id}/members/{member_type}/{member_id}", status_code=204, responses=errors(400, 404))
+async def remove_role_member(role_id: UUID, member_type: MemberType, member_id: str,
+                             x_project_id: str | None = Header(default=None), ll=Depends(container),
+                             by: Provenance = Depends(provenance)):
+    """Idempotent: removing a member that is not there is answered 204 too."""
+    member = check_member({"type": member_type, "id": member_id})
+    await run_in_threadpool(ll.roles.remove_member, project_id_of(x_project_id, ll), role_id, member, by)
+    return Response(status_code=204)
+
+
+@router.get("/role/{role_id}/member-of",
+            responses={**ok(ListRoleMembershipsResponse, "The roles this role is a direct member of"),
+                       **errors(400, 404)})
+async def list_role_member_of(role_id: UUID, pageToken: str | None = Query(default=None),
+                              pageSize: str | None = Query(default=None),
+                              x_project_id: str | None = Header(default=None), ll=Depends(container)):
+    project_id = project_id_of(x_project_id, ll)
+    await role_row(ll, project_id, role_id)
+    return await _memberships(ll, project_id, "role", str(role_id), pageToken, pageSize)
+
+
+@router.get("/user/{user_id}/roles",
+            responses={**ok(ListRoleMembershipsResponse, "The roles of the project the user is a direct member of"),
+                       **errors(400, 404)})
+async def list_user_roles(user_id: str, pageToken: str | None = Query(default=None),
+                          pageSize: str | None = Query(default=None), x_project_id: str | None = Header(default=None),
+                          ll=Depends(container)):
+    await user_row(ll, user_id)
+    return await _memberships(ll, project_id_of(x_project_id, ll), "user", user_id, pageToken, pageSize)
+
+
+async def _memberships(ll, project_id: UUID, member_type: str, member_id: str, pageToken: str | None,
+                       pageSize: str | None) -> JSONResponse:
+    paging = await first_page(ll, pageToken, pageSize)
+    found, next_token = await fetch(
+        paging, lambda after, limit: queries(ll).roles_of(project_id, member_type, member_id, after, limit),
+        valid_key=_is_role_key, key=time_key)
+    return JSONResponse({"roles": [membership_json(r) for r in found], "next-page-token": next_token})
+
