@@ -284,3 +284,24 @@ def test_serve_refuses_to_start_when_the_discovery_document_cannot_be_fetched(ow
     assert "cannot fetch the OpenID discovery document http://127.0.0.1:9/realms/nowhere/.well-known/" \
            "openid-configuration" in str(failure.value)
     assert "Traceback" not in str(failure.value)
+
+
+def test_spark_authenticates_with_client_credentials(spark, api, oidc, warehouse, spark_client):
+    """The session's Spark gains a catalog on the authenticated server at run time, with Iceberg's OAuth2 client
+    credentials (its REST client fetches and refreshes the token itself)."""
+    catalog = "lake_oidc"
+    prefix = f"spark.sql.catalog.{catalog}"
+    for key, value in {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "rest", ".uri": f"{api.url}/catalog",
+                       ".warehouse": warehouse["name"], ".cache-enabled": "false",
+                       ".credential": "spark:spark-secret", ".oauth2-server-uri": oidc.token_endpoint,
+                       ".scope": "catalog"}.items():
+        spark.conf.set(prefix + key, value)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.sparkns")
+    spark.sql(f"CREATE TABLE {catalog}.sparkns.visits (id BIGINT, page STRING) USING iceberg")
+    spark.sql(f"INSERT INTO {catalog}.sparkns.visits VALUES (1, '/'), (2, '/docs')")
+    assert spark.sql(f"SELECT count(*) FROM {catalog}.sparkns.visits").collect()[0][0] == 2
+    table = spark_client.get(f"{warehouse['prefix']}/namespaces/sparkns/tables/visits")
+    assert table.status_code == 200, table.text
+    events = _history(spark_client, warehouse["id"], **{"tabular-id": table.json()["metadata"]["table-uuid"]})
+    assert {e["type"] for e in events} >= {"table.created", "table.committed"}
+    assert {e["actor"] for e in events} == {"oidc~spark"}
