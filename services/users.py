@@ -52,9 +52,15 @@ class UserService:
 
     # --- implicit provisioning -------------------------------------------------------------------------------
 
+    def is_known(self, principal: Principal) -> bool:
+        """True when ``provision`` has nothing to do (anonymous, or seen lately): a dictionary lookup, safe on the
+        event loop, so a caller hops to a thread for ``provision`` only when this is False."""
+        return not principal.authenticated or self._known.get(principal.id, 0.0) > time.monotonic()
+
     def provision(self, principal: Principal, request_id: str | None = None) -> None:
-        """Records the principal as a user unless it is one already; nothing for an anonymous caller."""
-        if not principal.authenticated or self._known.get(principal.id, 0.0) > time.monotonic():
+        """Records the principal as a user unless it is one already; nothing for an anonymous caller. Blocks
+        (reads and appends): call it on a worker thread."""
+        if self.is_known(principal):
             return
         by = Provenance(principal.id, request_id or "provisioning")
         user = self.ledger.log.get(User, user_aggregate_id(check_user_id(principal.id)))

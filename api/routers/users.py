@@ -162,7 +162,8 @@ async def whoami(request: Request, ll=Depends(container)):
     principal = caller(request)
     if not principal.authenticated:
         return error_response(401, "NotAuthorizedException", "No token provided: the caller is anonymous")
-    await run_in_threadpool(ll.users.provision, principal, request.state.request_id)
+    if not ll.users.is_known(principal):
+        await run_in_threadpool(ll.users.provision, principal, request.state.request_id)
     return JSONResponse({**user_json(await user_row(ll, principal.id)), "is-instance-admin": False})
 
 

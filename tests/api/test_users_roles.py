@@ -406,7 +406,9 @@ def test_one_principal_provisioned_from_many_threads_and_processes_is_one_user(p
         assert count == 1
         # known now: further calls record nothing and do not even look
         for container in containers:
+            assert container.users.is_known(principal)
             container.users.provision(principal, "req-later")
+        assert not containers[0].users.is_known(Principal(id=_uid("never-seen")))
         user = client.get(f"/management/v1/user/{principal.id}").json()
         assert (user["name"], user["email"], user["user-type"]) == ("Sam Sso", "sam@x.org", "human")
         assert user["last-updated-with"] == "config-call-creation"
