@@ -13,8 +13,12 @@ TRINO_SERVER := $(TRINO_DIR)/trino-server-$(TRINO_VERSION)
 # MinIO has no tagged Go module versions: this pseudo-version is its newest commit on the Go module proxy
 MINIO_VERSION ?= v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_BIN := .cache/minio/bin/minio
+OPENFGA_VERSION ?= v1.22.1
+OPENFGA_BIN := .cache/openfga/bin/openfga
 
 export LAKELEDGER_MINIO ?= $(abspath $(MINIO_BIN))
+
+export LAKELEDGER_OPENFGA ?= $(abspath $(OPENFGA_BIN))
 
 export LAKELEDGER_TRINO_SERVER ?= $(abspath $(TRINO_SERVER))
 
@@ -24,7 +28,7 @@ export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: oidc-deps minio-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps
+.PHONY: oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps
 
 setup: $(VENV)/.installed
 
@@ -77,6 +81,15 @@ $(MINIO_BIN):
 	GOPATH=$(abspath .cache/go) GOCACHE=$(abspath .cache/go/build) GOFLAGS=-modcacherw GOBIN=$(abspath .cache/minio/bin) \
 		go install github.com/minio/minio@$(MINIO_VERSION)
 
+# OpenFGA, the authorization server of the authz tests (run with its memory datastore), compiled from the Go module
+# proxy into .cache/openfga/bin, sharing MinIO's module and build caches.
+openfga-deps: $(OPENFGA_BIN)
+
+$(OPENFGA_BIN):
+	@command -v go >/dev/null || { echo "Go is needed to build OpenFGA (apt-get install golang)"; exit 1; }
+	GOPATH=$(abspath .cache/go) GOCACHE=$(abspath .cache/go/build) GOFLAGS=-modcacherw GOBIN=$(abspath .cache/openfga/bin) \
+		go install github.com/openfga/openfga/cmd/openfga@$(OPENFGA_VERSION)
+
 # The OpenID provider the authentication tests start (tests/oidc/provider.mjs): oidc-provider at the version
 # tests/oidc/package-lock.json pins, installed with the machine's Node.js and npm into .cache/oidc.
 oidc-deps: $(OIDC_DIR)/node_modules/oidc-provider/package.json
@@ -89,7 +102,7 @@ $(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tes
 	npm ci --prefix $(OIDC_DIR) --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps
+test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps
 	$(PY) -m pytest -q
 
 unit: setup

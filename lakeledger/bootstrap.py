@@ -5,6 +5,7 @@ import logging
 
 from psycopg_pool import ConnectionPool
 
+from lakeledger.authz.setup import authorizer
 from lakeledger.domain.project import DEFAULT_PROJECT_ID
 from lakeledger.domain.provenance import SYSTEM, Provenance
 from lakeledger.eventstore.log import EventLog
@@ -46,6 +47,8 @@ class Lakeledger:
         self.settings = settings
         self.postgres = PostgresSettings.from_url(url or postgres_url(settings))
         self.conninfo = self.postgres.conninfo()
+        # who may do what (authz/); first, so that a backend that cannot be used stops us before anything opens
+        self.authorizer = authorizer(settings, self.conninfo)
         self.log = EventLog(self.postgres, pool_size=settings.pg_pool_size)
         self.pool = ConnectionPool(self.conninfo, min_size=1, max_size=settings.pg_pool_size, open=True,
                                    name="lakeledger-sync")
@@ -90,6 +93,7 @@ class Lakeledger:
                                                  {"type": "file", "location": f"file://{location}"}, by)
 
     def close(self) -> None:
+        self.authorizer.close()
         self.pool.close()
         self.log.close()
 
@@ -118,6 +122,14 @@ def migrate(settings: Settings, url: str | None = None) -> list[str]:
             for projection in ("catalog", "purger", "history", "expiry-schedule"):
                 conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, 0)"
                              " ON CONFLICT (name) DO NOTHING", (projection,))
+            if settings.authz_backend == "openfga":
+                from lakeledger.authz.setup import set_up_openfga
+
+                openfga = set_up_openfga(conn, settings)
+                if openfga.created_store:
+                    applied.append(f"OpenFGA store {settings.openfga.store_name} ({openfga.store_id})")
+                if openfga.wrote_model:
+                    applied.append(f"OpenFGA authorization model {openfga.model_id}")
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
     return applied

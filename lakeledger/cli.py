@@ -11,13 +11,17 @@ from lakeledger.settings import Settings
 
 
 def _container(settings: Settings):
+    from lakeledger.authz.setup import AuthorizationSetupError
     from lakeledger.bootstrap import Lakeledger, migrate
     from lakeledger.postgres import postgres_url
 
     url = postgres_url(settings)
-    if settings.auto_migrate:
-        migrate(settings, url)
-    return Lakeledger(settings, url)
+    try:
+        if settings.auto_migrate:
+            migrate(settings, url)
+        return Lakeledger(settings, url)
+    except AuthorizationSetupError as e:
+        raise SystemExit(f"lakeledger: {e}") from None
 
 
 def _workers(container):
@@ -88,9 +92,13 @@ def run_workers(settings: Settings) -> None:
 
 
 def run_migrate(settings: Settings) -> None:
+    from lakeledger.authz.setup import AuthorizationSetupError
     from lakeledger.bootstrap import migrate
 
-    applied = migrate(settings)
+    try:
+        applied = migrate(settings)
+    except AuthorizationSetupError as e:
+        raise SystemExit(f"lakeledger migrate: {e}") from None
     print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
 
 
@@ -176,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as e:
         # a setting the server cannot run with is a message naming it, not a traceback (and never its value)
         raise SystemExit("lakeledger: invalid settings: " + "; ".join(
-            f"LAKELEDGER__{'__'.join(map(str, err['loc'])).upper()} {err['msg'].removeprefix('Value error, ')}"
-            for err in e.errors(include_input=False, include_url=False))) from None
+            (f"LAKELEDGER__{'__'.join(map(str, err['loc'])).upper()} " if err["loc"] else "")  # loc: one setting
+            + err["msg"].removeprefix("Value error, ") for err in e.errors(include_input=False, include_url=False))
+        ) from None
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # botocore's debug log prints whole responses, STS AssumeRole's session credentials among them: never below INFO
     for name in ("boto3", "botocore", "s3transfer"):

@@ -4,14 +4,26 @@ from pathlib import Path
 from typing import Literal
 from uuid import UUID
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lakeledger.secretstore.cipher import MIN_KEY_LENGTH
 
 
+class OpenFgaSettings(BaseModel):
+    """``LAKELEDGER__OPENFGA__*``: where OpenFGA is and which store this installation uses."""
+
+    endpoint: str | None = Field(default=None, pattern=r"^https?://")
+    # what OpenFGA accepts as a store name
+    store_name: str = Field(default="lakeledger", pattern=r"^[a-zA-Z0-9\s.\-/^_&@]{3,64}$")
+    # a pre-shared key OpenFGA was started with (--authn-method preshared)
+    api_key: SecretStr | None = None
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="LAKELEDGER__", case_sensitive=False, extra="ignore")
+    # nested settings (LAKELEDGER__OPENFGA__ENDPOINT) split on "__" after the prefix; no flat name contains "__"
+    model_config = SettingsConfigDict(env_prefix="LAKELEDGER__", env_nested_delimiter="__", case_sensitive=False,
+                                      extra="ignore")
 
     data_dir: Path = Field(default=Path("./.lakeledger"))
     pg_url: str | None = None
@@ -44,6 +56,9 @@ class Settings(BaseSettings):
     pg_encryption_key: SecretStr | None = None
     # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's
     base_uri: str | None = None
+    # who may do what: allowall (every caller may do everything) or openfga (LAKELEDGER__OPENFGA__*)
+    authz_backend: Literal["allowall", "openfga"] = "allowall"
+    openfga: OpenFgaSettings = Field(default_factory=OpenFgaSettings)
     # OpenID Connect (identity/oidc.py): set, every request but /health needs a bearer token from this issuer
     openid_provider_uri: str | None = None
     # comma lists: tokens must name one of these audiences; more issuers trusted with the provider's keys; the
@@ -59,3 +74,10 @@ class Settings(BaseSettings):
         if value is not None and len(value.get_secret_value()) < MIN_KEY_LENGTH:
             raise ValueError(f"must be at least {MIN_KEY_LENGTH} characters")
         return value
+
+    @model_validator(mode="after")
+    def _openfga_has_an_endpoint(self):
+        if self.authz_backend == "openfga" and not self.openfga.endpoint:
+            raise ValueError("LAKELEDGER__AUTHZ_BACKEND=openfga needs LAKELEDGER__OPENFGA__ENDPOINT "
+                             "(e.g. http://localhost:8080)")
+        return self

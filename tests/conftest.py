@@ -13,7 +13,7 @@ import httpx
 import leftovers
 import psycopg
 import pytest
-from support import SCHEMA, MinioServer, OidcProvider, Server
+from support import SCHEMA, MinioServer, OidcProvider, OpenFgaServer, Server
 
 # The session's servers keep storage credentials encrypted with this key (LAKELEDGER__PG_ENCRYPTION_KEY).
 ENCRYPTION_KEY = "lakeledger-tests-encryption-key"
@@ -102,6 +102,14 @@ def second_server(pg_url, data_dir, server):
                LAKELEDGER__PG_ENCRYPTION_KEY=ENCRYPTION_KEY)
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="session")
+def openfga(tmp_path_factory):
+    """One OpenFGA (memory datastore) for the whole session; tests keep apart by using stores of their own."""
+    server = OpenFgaServer(tmp_path_factory.mktemp("openfga"))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

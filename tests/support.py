@@ -322,6 +322,49 @@ class MinioServer:
         self._log.close()
 
 
+class OpenFgaServer:
+    """`openfga run` (`make openfga-deps`) with its memory datastore on free ports (HTTP, gRPC); the playground
+    and metrics are off. With ``preshared_key`` it accepts only requests carrying that key."""
+
+    def __init__(self, home: Path, preshared_key: str | None = None):
+        binary = Path(os.environ.get("LAKELEDGER_OPENFGA", ROOT / ".cache/openfga/bin/openfga"))
+        if not binary.exists():
+            pytest.fail(f"OpenFGA ({binary}) is missing: run `make openfga-deps`")
+        self.port, grpc_port = free_port(), free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        home.mkdir(parents=True, exist_ok=True)
+        self.log_path = home / f"openfga-{self.port}.log"
+        self._log = open(self.log_path, "ab")
+        command = [str(binary), "run", "--datastore-engine", "memory", "--http-addr", f"127.0.0.1:{self.port}",
+                   "--grpc-addr", f"127.0.0.1:{grpc_port}", "--playground-enabled=false", "--metrics-enabled=false",
+                   "--log-level", "warn"]
+        if preshared_key:
+            command += ["--authn-method", "preshared", "--authn-preshared-keys", preshared_key]
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"OpenFGA exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.endpoint}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"OpenFGA did not start: {self.log_path.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()
+
+
 class OidcProvider:
     """A real OpenID provider: the npm library oidc-provider (`make oidc-deps`) configured by tests/oidc/provider.mjs,
     on a free port, with keys of its own. Its clients `spark`, `bob` and `brief` (tokens live two seconds) get JWT
