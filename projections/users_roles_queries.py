@@ -44,11 +44,19 @@ def _page_params(after: list | None, limit: int) -> dict[str, Any]:
     return {"after_time": after_time, "after_id": after[1] if after else None, "limit": limit}
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    return isinstance(value, (list, tuple)) and any(_has_nul(v) for v in value)
+
+
 class UsersRolesQueries:
     def __init__(self, pool: AsyncConnectionPool):
         self.pool = pool
 
     async def _all(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if any(_has_nul(value) for value in params.values()):
+            return []  # Postgres text cannot hold NUL, so nothing stored matches it (and psycopg refuses to send it)
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
             await cur.execute(sql, params)

@@ -64,7 +64,16 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
     for response in responses:
         assert response.status_code == 200, response.text
     namespace, table, view = (r.json() for r in responses)
-    return {"project_id": project_id, "prefix": warehouse_id, "warehouse_id": warehouse_id,
+    user_id = f"oidc~fuzz-{uuid.uuid4().hex[:8]}"
+    user = client.post("/management/v1/user", json={"id": user_id, "name": "Fuzz User", "user-type": "human"})
+    role = client.post("/management/v1/role", headers={"x-project-id": project_id}, json={"name": "fuzz-role"})
+    assert user.status_code == 201 and role.status_code == 201, (user.text, role.text)
+    role_id = role.json()["id"]
+    member = client.post(f"/management/v1/role/{role_id}/members", headers={"x-project-id": project_id},
+                         json={"members": [{"type": "user", "id": user_id}]})
+    assert member.status_code == 200, member.text
+    return {"project_id": project_id, "user_id": user_id, "role_id": role_id, "member_type": "user",
+            "member_id": user_id, "prefix": warehouse_id, "warehouse_id": warehouse_id,
             "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location),
             "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
             "view_id": view["metadata"]["view-uuid"], "scope": "not-a-signer-scope"}
@@ -231,6 +240,34 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},
            query={"namespace": NAMESPACE, "since": "2020-01-01T00:00:00Z", "pageSize": "2"})
     answer("GET /management/v1/history", {200}, query={"type": "project.created", "pageSize": "5"})
+
+    # users and roles (the user and role of `objects` are in the project of `project`)
+    someone = f"oidc~good-{uuid.uuid4().hex[:8]}"
+    answer("POST /management/v1/user", {201}, body={"id": someone, "name": "Good", "user-type": "human"})
+    answer("POST /management/v1/user", {200}, body={"id": someone, "name": "Good Again", "user-type": "human",
+                                                    "update-if-exists": True})
+    answer("GET /management/v1/user", {200}, query={"name": "good", "pageSize": "5"})
+    answer("GET /management/v1/user/{user_id}", {200})
+    answer("PUT /management/v1/user/{user_id}", {200}, body={"name": "Put", "user-type": "application"})
+    answer("POST /management/v1/user/{user_id}", {200}, body={"name": "Posted", "email": "p@x.org",
+                                                            "user-type": "human"})
+    answer("GET /management/v1/user/{user_id}/roles", {200}, headers=project)
+    answer("POST /management/v1/search/user", {200}, body={"search": "good"})
+    answer("GET /management/v1/whoami", {401})  # anonymous here: authentication is off
+    answer("POST /management/v1/role", {201}, headers=project, body={"name": "good-role", "description": "d"})
+    nested = client.post("/management/v1/role", headers=project, json={"name": "nested"}).json()["id"]
+    answer("GET /management/v1/role", {200}, headers=project, query={"pageSize": "5"})
+    answer("GET /management/v1/role/{role_id}", {200}, headers=project)
+    answer("POST /management/v1/role/{role_id}", {200}, headers=project, body={"name": "renamed-role"})
+    answer("POST /management/v1/search/role", {200}, headers=project, body={"search": "role"})
+    answer("POST /management/v1/role/{role_id}/members", {200}, headers=project,
+           body={"members": [{"type": "role", "id": nested}, {"type": "user", "id": someone}]})
+    answer("GET /management/v1/role/{role_id}/members", {200}, headers=project)
+    answer("GET /management/v1/role/{role_id}/member-of", {200}, headers=project, role_id=nested)
+    answer("DELETE /management/v1/role/{role_id}/members/{member_type}/{member_id}", {204}, headers=project,
+           member_type="role", member_id=nested)
+    answer("DELETE /management/v1/role/{role_id}", {204}, headers=project)
+    answer("DELETE /management/v1/user/{user_id}", {204}, user_id=someone)
 
     # object storage: an S3 warehouse on MinIO, its storage and credential replaced, and one request signed
     bucket = f"fuzz-{uuid.uuid4().hex[:8]}"
