@@ -129,6 +129,18 @@ class OpenFga:
                 self._sync.write(ClientWriteRequest(writes=as_client["write"], deletes=as_client["delete"]),
                                  dict(_IDEMPOTENT))
 
+    def tuples(self) -> list[RelationTuple]:
+        """Every tuple in the store (synchronous: ``lakeledger rebuild`` and tests compare and wipe stores)."""
+        found, token = [], None
+        with _Answering("a read of every tuple"):
+            while True:
+                options = {"page_size": 100, **({"continuation_token": token} if token else {})}
+                page = self._sync.read(ReadRequestTupleKey(), options)
+                found += [RelationTuple(t.key.user, t.key.relation, t.key.object) for t in page.tuples]
+                token = page.continuation_token
+                if not token:
+                    return found
+
     def close(self) -> None:
         self._sync.close()
 

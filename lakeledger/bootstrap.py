@@ -12,6 +12,8 @@ from lakeledger.eventstore.log import EventLog
 from lakeledger.eventstore.settings import PostgresSettings
 from lakeledger.migrations import sql_files
 from lakeledger.postgres import postgres_url
+from lakeledger.projections.authz_tuples import AuthzTuplesProjection
+from lakeledger.projections.authz_tuples_runner import TupleProjectionRunner
 from lakeledger.projections.catalog import CatalogProjection
 from lakeledger.projections.catalog_queries import CatalogQueries
 from lakeledger.projections.expiry_schedule import ExpirySchedule
@@ -65,6 +67,15 @@ class Lakeledger:
         self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
                          if settings.change_approval_url else ApproveAll())
         self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool), self.approval)
+        # OpenFGA's tuples: written by the request that appends what changes them, before it answers. With allowall
+        # there is no store to write; the projection stays where it was, so a later switch to openfga fills the
+        # store from the log (a store it has not written to starts it over from the beginning).
+        self.authz_tuples: TupleProjectionRunner | None = None
+        if settings.authz_backend == "openfga":
+            self.authz_tuples = TupleProjectionRunner(AuthzTuplesProjection(settings.server_id), self.log, self.pool,
+                                                      self.authorizer)
+            self.ledger.after_append.append(self.authz_tuples.follow)
+            self.read_models += (self.authz_tuples,)
         self.files = MetadataFiles(settings.metadata_cache_entries)
         key = settings.pg_encryption_key.get_secret_value() if settings.pg_encryption_key else None
         self.secrets = SecretStore(self.pool, key)

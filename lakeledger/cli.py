@@ -39,6 +39,8 @@ def _workers(container):
     # the next user or role append has no long gap to read past
     runners = [container.catalog_view, container.history_view, container.users_roles_view,
                ProjectionRunner(purger, container.log, container.pool)]
+    if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
+        runners.append(container.authz_tuples)
     followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds),
                  PurgeRetries(purger, container.pool, min(5.0, settings.purge_retry_seconds))]
     if settings.nats_address:

@@ -3,16 +3,18 @@
 from typing import Callable, TypeVar
 from uuid import UUID, uuid4
 
+from lakeledger.authz.objects import obj, user
 from lakeledger.domain.errors import (
     AlreadyExists,
     BadRequest,
     CommitFailed,
     NoSuchProject,
 )
+from lakeledger.domain.grant import Grant, grant_aggregate_id
 from lakeledger.domain.name_claim import WAREHOUSE
 from lakeledger.domain.names import server_aggregate_id
 from lakeledger.domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
-from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.provenance import ANONYMOUS, SYSTEM, Provenance
 from lakeledger.domain.server import Server
 from lakeledger.domain.storage_credential import SecretRef, StorageCredential, parse_storage_credential
 from lakeledger.domain.storage_profile import StorageProfile
@@ -46,11 +48,20 @@ class ManagementService:
         def command() -> None:
             server = Server.bootstrap(server_aggregate_id(self.server_id), self.server_id, accept_terms_of_use,
                                       is_operator, by, already=self.is_bootstrapped())
-            self.ledger.append(server)
+            self.ledger.append(server, self._first_admin(is_operator, by))
 
         self.ledger.retrying(command)
         if with_default_project:
             self.ensure_default_project(by)
+
+    def _first_admin(self, is_operator: bool, by: Provenance) -> Grant | None:
+        """Who bootstraps administers the server (``operator`` if it said so, as in Lakekeeper): a grant like any
+        other, recorded with the bootstrap. An anonymous bootstrap (no identity provider) makes nobody admin."""
+        if by.actor in (ANONYMOUS, SYSTEM):
+            return None
+        server, relation, grantee = obj("server", self.server_id), "operator" if is_operator else "admin", user(by.actor)
+        known = self.ledger.log.get(Grant, grant_aggregate_id(server, relation, grantee))
+        return Grant.add(known, server, relation, grantee, by)
 
     def ensure_default_project(self, by: Provenance) -> None:
         if self.ledger.log.get(Project, DEFAULT_PROJECT_ID) is not None:

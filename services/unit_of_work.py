@@ -39,6 +39,9 @@ class Ledger:
         self.catalog_view = catalog_view
         self.queries = queries
         self.approval: ChangeApproval = approval or ApproveAll()
+        # called after every append with the appended events' classes and the log position of the last one:
+        # what must see an append before its request answers but cannot run inside it (OpenFGA's tuples)
+        self.after_append: list[Callable[[set[type], int], None]] = []
 
     @staticmethod
     def now() -> datetime:
@@ -57,6 +60,14 @@ class Ledger:
                 view.apply_in_transaction(conn, appended, conditions if view is views[0] else ())
             self.catalog_view.apply_in_transaction(conn, appended, () if views else conditions)
 
+        kinds = {type(e) for a in aggregates if a is not None for e in a.pending_events}
+        position = self._save(aggregates, in_transaction)
+        if position is not None:
+            for follower in self.after_append:
+                follower(kinds, position)
+        return position
+
+    def _save(self, aggregates, in_transaction) -> int | None:
         keyed = idempotency.current.get()
         by = _provenance_of(aggregates)
         if keyed is None or keyed.recorded or by is None:
