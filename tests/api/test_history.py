@@ -162,7 +162,7 @@ def test_server_history(client):
     assert [e["summary"] for e in mine] == [f"renamed project {name} to {name}-2"]
     assert mine[0]["entity"] == {"type": "project", "id": project_id, "name": [name + "-2"]}
     every = client.get("/management/v1/history", params={"pageSize": 1000}).json()["events"]
-    assert {e["entity"]["type"] for e in every} <= {"server", "project", "warehouse"}
+    assert {e["entity"]["type"] for e in every} <= {"server", "project", "warehouse", "user", "role"}
     assert any(e["entity"]["id"] == project_id and e["request-id"] == "rq-p" for e in every)
 
 
