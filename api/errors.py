@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from lakeledger.authz.authorizer import AuthorizationUnavailable
 from lakeledger.domain import errors as e
 from lakeledger.secretstore.cipher import WrongKey
 
@@ -71,6 +72,13 @@ def install(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         type_ = _HTTP_TYPES.get(exc.status_code, "RESTException")
         return error_response(exc.status_code, type_, str(exc.detail), head=request.method == "HEAD")
+
+    @app.exception_handler(AuthorizationUnavailable)
+    async def authorization_unavailable(request: Request, exc: AuthorizationUnavailable) -> Response:
+        # no answer is not a "no": a refusal would read as a decision, and a retry may succeed
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return error_response(503, "ServiceUnavailableException", "The authorization backend could not answer; "
+                              "try again", head=request.method == "HEAD")
 
     @app.exception_handler(WrongKey)
     async def wrong_key(request: Request, exc: WrongKey) -> Response:

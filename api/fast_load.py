@@ -7,11 +7,13 @@ the reference behaviour, so both paths answer identically."""
 
 from uuid import UUID
 
+from lakeledger.authz.authorizer import AuthorizationUnavailable
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.names import check_name
 from starlette.requests import Request
 
 from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
+from lakeledger.api.authorization import WRITE, guard_of_scope, table as table_object
 from lakeledger.api.etags import etag, matches
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 from lakeledger.services.resolve import storage_settings
@@ -67,13 +69,21 @@ class FastLoadTable:
         body = self.container.files.response_body(metadata_location)
         if body is None:
             return None
-        if location.startswith("file:"):
+        az = guard_of_scope(self.container, scope)
+        rights = WRITE
+        if not az.off:
+            try:
+                rights = await az.storage_rights(table_object(table_id), LookupError())
+            except (LookupError, AuthorizationUnavailable):
+                # not visible to the caller, or no answer: the route says so (404 as if absent, or 503)
+                return None
+        if location.startswith("file:") or rights is None:
             return etag(metadata_location), body
         try:
             wh = storage_settings(UUID(parts[3]), profile_json, secret_json)
             access = self.container.table_access.cached_for_table(
                 wh, table_id, location, _header(scope, DELEGATION_HEADER.encode()),
-                lambda: str(Request(scope).base_url))  # only a signer URL needs it
+                lambda: str(Request(scope).base_url), rights == WRITE)  # only a signer URL needs the base URL
         except BadRequest:
             return None
         if access is None:

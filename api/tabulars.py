@@ -6,7 +6,9 @@ from uuid import UUID
 from lakeledger.domain.errors import NoSuchNamespace, NoSuchWarehouse
 from lakeledger.domain.names import dotted
 from lakeledger.api.identifiers import parse_namespace
-from lakeledger.api.pagination import NAME, Page, fetch
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, fetch_visible
+from lakeledger.api.pagination import NAME, Page
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.warehouses import active_warehouse
 
@@ -18,12 +20,22 @@ async def namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:
     return row["id"]
 
 
-async def listed(ll, prefix: str, namespace: str, typ: str, paging: Page) -> JSONResponse:
-    """ListTablesResponse / ListViewsResponse: the live tables or views of a namespace, by name."""
+async def listed(ll, prefix: str, namespace: str, typ: str, paging: Page, az: Guard) -> JSONResponse:
+    """ListTablesResponse / ListViewsResponse: the live tables or views of a namespace the caller may see, by
+    name."""
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
     container_id = await namespace_id(ll, wh["id"], path)
-    names, token = await fetch(paging, lambda after, limit: ll.queries.tabulars(container_id, typ, after, limit), NAME)
+    await az.require(f"can_list_{typ}s", authz.namespace(container_id),
+                     NoSuchNamespace(f"Namespace does not exist: {dotted(path)}"))
+
+    async def objects(names):
+        ids = await ll.queries.tabular_ids(container_id, typ, list(names))
+        return [authz.tabular(typ, ids[n]) if n in ids else None for n in names]
+
+    names, token = await fetch_visible(
+        az, paging, lambda after, limit: ll.queries.tabulars(container_id, typ, after, limit), NAME,
+        lambda name: name, objects, "can_include_in_list")
     return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names], "next-page-token": token})
 
 

@@ -95,6 +95,8 @@ class PastCatalog:
         self.files = ll.files
         self.storages = ll.storages
         self.table_access = ll.table_access
+        # who may read the past is decided on today's grants
+        self.authorizer = ll.authorizer
         self.queries = PastQueries(ll.queries, state)
 
 
@@ -129,6 +131,19 @@ class PastQueries:
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int | None) -> list[str]:
         return self._state.tabular_names(namespace_id, typ, after, limit)
+
+    async def namespace_ids(self, warehouse_id: UUID, paths: list[list[str]]) -> dict[tuple[str, ...], UUID]:
+        found = {}
+        for path in paths:
+            row = await self.namespace(warehouse_id, path)
+            if row is not None:
+                found[tuple(path)] = row["id"]
+        return found
+
+    async def tabular_ids(self, namespace_id: UUID, typ: str, names: list[str]) -> dict[str, UUID]:
+        wanted = set(names)
+        return {t.name: t.id for t in self._state.tabulars.values()
+                if t.namespace_id == namespace_id and t.typ == typ and t.name in wanted}
 
 
 class ReadOnlyPast:

@@ -5,6 +5,8 @@ import logging
 
 from psycopg_pool import ConnectionPool
 
+from lakeledger.authz.authorizer import AllowAll
+from lakeledger.authz.decisions import RememberedDecisions
 from lakeledger.authz.setup import authorizer
 from lakeledger.domain.project import DEFAULT_PROJECT_ID
 from lakeledger.domain.provenance import SYSTEM, Provenance
@@ -51,6 +53,8 @@ class Lakeledger:
         self.conninfo = self.postgres.conninfo()
         # who may do what (authz/); first, so that a backend that cannot be used stops us before anything opens
         self.authorizer = authorizer(settings, self.conninfo)
+        if not isinstance(self.authorizer, AllowAll):
+            self.authorizer = RememberedDecisions(self.authorizer, settings.authz_cache_seconds)
         self.log = EventLog(self.postgres, pool_size=settings.pg_pool_size)
         self.pool = ConnectionPool(self.conninfo, min_size=1, max_size=settings.pg_pool_size, open=True,
                                    name="lakeledger-sync")

@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     # who may do what: allowall (every caller may do everything) or openfga (LAKELEDGER__OPENFGA__*)
     authz_backend: Literal["allowall", "openfga"] = "allowall"
     openfga: OpenFgaSettings = Field(default_factory=OpenFgaSettings)
+    # how long an allow or deny of the backend is remembered per process (authz/decisions.py); 0: ask every time
+    authz_cache_seconds: float = Field(default=2.0, ge=0, le=60)
+    # allowall with an OpenID provider: every authenticated caller may do everything; refused unless asked for
+    authz_allowall_with_openid: bool = False
     # OpenID Connect (identity/oidc.py): set, every request but /health needs a bearer token from this issuer
     openid_provider_uri: str | None = None
     # comma lists: tokens must name one of these audiences; more issuers trusted with the provider's keys; the

@@ -101,6 +101,14 @@ ACTIVE_TABULAR = ("SELECT t.id, t.metadata_location, t.location, w.storage_profi
                   " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
                   " AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'")
 
+# The ids of listed rows, for the authorization of a list (api/authorization.py): siblings under one parent.
+SIBLING_NAMESPACE_IDS = ("SELECT id, path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"
+                         " AND cardinality(path) = %(depth)s + 1 AND path[1:%(depth)s] = %(parent)s"
+                         " AND path[%(depth)s + 1] = ANY(%(names)s)")
+
+TABULAR_IDS_BY_NAME = ("SELECT name, id FROM ll_tabulars WHERE namespace_id = %(namespace_id)s AND typ = %(typ)s"
+                       " AND dropped_at IS NULL AND name = ANY(%(names)s)")
+
 TABULARS = ("SELECT name FROM ll_tabulars WHERE namespace_id = %(namespace_id)s AND typ = %(typ)s"
             " AND dropped_at IS NULL AND (%(after)s::text IS NULL OR name > %(after)s)"
             " ORDER BY name LIMIT %(limit)s")
@@ -206,3 +214,16 @@ class AsyncCatalogQueries:
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
         rows = await self.all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})
         return [r["name"] for r in rows]
+
+    async def namespace_ids(self, warehouse_id: UUID, paths: list[list[str]]) -> dict[tuple[str, ...], UUID]:
+        """The ids of sibling namespaces (one parent), by path."""
+        if not paths:
+            return {}
+        parent = list(paths[0][:-1])
+        rows = await self.all(SIBLING_NAMESPACE_IDS, {"warehouse_id": warehouse_id, "depth": len(parent),
+                                                      "parent": parent, "names": [p[-1] for p in paths]})
+        return {tuple(r["path"]): r["id"] for r in rows}
+
+    async def tabular_ids(self, namespace_id: UUID, typ: str, names: list[str]) -> dict[str, UUID]:
+        rows = await self.all(TABULAR_IDS_BY_NAME, {"namespace_id": namespace_id, "typ": typ, "names": names})
+        return {r["name"]: r["id"] for r in rows}

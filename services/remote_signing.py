@@ -37,8 +37,17 @@ class RemoteSigning:
             scope["x"] = int(self._clock()) + STAGED_SCOPE_SECONDS
         return self.secrets.seal(scope)
 
+    def table_of(self, token: str) -> tuple[UUID, bool] | None:
+        """(table id, whether the table was only staged when the URL was issued) of a signer URL's scope; None for
+        a token this catalog did not seal."""
+        scope = self.secrets.unseal(token)
+        if scope is None:
+            return None
+        return UUID(scope["t"]), "x" in scope
+
     def sign(self, token: str, region: str, method: str, uri: str, headers: dict[str, list[str]],
-             body: str | None) -> dict:
+             body: str | None, may_write: bool = True) -> dict:
+        """``may_write`` False (a caller who may only read the table's data): anything that writes is refused."""
         scope = self.secrets.unseal(token)
         if scope is None:
             raise Forbidden("This signer URL was not issued by this catalog")
@@ -47,6 +56,9 @@ class RemoteSigning:
         if not isinstance(profile, S3StorageProfile):
             raise Forbidden("The warehouse of this signer URL has no S3 storage")
         request = s3_signer.touched(profile, method.upper(), uri, body)
+        if request.writes and not may_write:
+            raise Forbidden("Signing refused: the caller may read this table's data but not write it "
+                            "(can_write_data)")
         location = self._current_location(wh.id, UUID(scope["t"]), scope, request.writes)
         if request.bucket != profile.bucket:
             raise Forbidden(f"Signing refused: bucket {request.bucket} is not the warehouse's bucket")

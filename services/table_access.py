@@ -58,18 +58,21 @@ class TableAccess:
         self.base_uri = base_uri
 
     def for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                  request_base_url: str, staged: bool = False) -> Access:
-        """Access to the table at ``location`` (may call STS). A ``staged`` table is not in the catalog yet."""
-        return self._access(wh, table_id, location, delegation, request_base_url, staged, cached_only=False)
+                  request_base_url: str, staged: bool = False, write: bool = True) -> Access:
+        """Access to the table at ``location`` (may call STS). A ``staged`` table is not in the catalog yet.
+        Without ``write`` (a caller who may only read the table's data) vended credentials are read-only; a
+        signer checks each request against its caller's rights itself."""
+        return self._access(wh, table_id, location, delegation, request_base_url, staged, False, write)
 
     def cached_for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                         request_base_url: str | Callable[[], str]) -> Access | None:
+                         request_base_url: str | Callable[[], str], write: bool = True) -> Access | None:
         """The same without any I/O, or None when that would need STS (loadTable's fast path). The base URL may
         be given as a function: only a signer URL needs it, so a vended load does not pay for working it out."""
-        return self._access(wh, table_id, location, delegation, request_base_url, False, cached_only=True)
+        return self._access(wh, table_id, location, delegation, request_base_url, False, True, write)
 
     def _access(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                request_base_url: str | Callable[[], str], staged: bool, cached_only: bool) -> Access | None:
+                request_base_url: str | Callable[[], str], staged: bool, cached_only: bool,
+                write: bool) -> Access | None:
         modes = requested_modes(delegation)
         profile = wh.profile()
         if not isinstance(profile, S3StorageProfile):
@@ -90,18 +93,21 @@ class TableAccess:
             return Access(config, [], "remote-signing")
         secret = wh.secret()
         if cached_only:
-            session = self.vendor.cached(_secret_key(secret), profile, location, True)
+            session = self.vendor.cached(_secret_key(secret), profile, location, write)
             if session is None:
                 return None
         else:
             credential = self.storages.credential(wh)
-            session = self.vendor.vend(_secret_key(secret), profile, credential, location, True)
+            session = self.vendor.vend(_secret_key(secret), profile, credential, location, write)
         vended = {**config, **_session_config(session)}
-        return Access(vended, [{"prefix": location, "config": vended}], f"vended:{session.expires_at_ms}")
+        # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
+        variant = f"vended:{session.expires_at_ms}" if write else f"vended-read:{session.expires_at_ms}"
+        return Access(vended, [{"prefix": location, "config": vended}], variant)
 
-    def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str) -> Access:
+    def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str,
+                    write: bool = True) -> Access:
         """loadCredentials: vended credentials for the table, if its warehouse vends them."""
-        return self.for_table(wh, table_id, location, VENDED_CREDENTIALS, request_base_url)
+        return self.for_table(wh, table_id, location, VENDED_CREDENTIALS, request_base_url, write=write)
 
 
 def _secret_key(secret: SecretRef | None) -> object:

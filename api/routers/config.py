@@ -4,6 +4,8 @@ from fastapi import APIRouter, Depends, Header, Query
 
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
 from lakeledger.api import time_travel
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import CatalogConfig, errors, ok
 from lakeledger.api.responses import JSONResponse
@@ -43,7 +45,8 @@ ENDPOINTS = [
 
 @router.get("/config", responses=ok(CatalogConfig, "The catalog configuration of a warehouse"))
 async def get_config(warehouse: str | None = Query(default=None),
-                     x_project_id: str | None = Header(default=None), ll=Depends(container)) -> JSONResponse:
+                     x_project_id: str | None = Header(default=None), ll=Depends(container),
+                     az: Guard = Depends(guard)) -> JSONResponse:
     warehouse = warehouse or ll.settings.default_warehouse
     if not warehouse:
         raise BadRequest("Query parameter 'warehouse' is required: the name of a warehouse "
@@ -56,6 +59,8 @@ async def get_config(warehouse: str | None = Query(default=None),
         row = await _warehouse(ll, x_project_id, warehouse)
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}")
+    await az.require("can_get_config", authz.warehouse(row["id"]), NoSuchWarehouse(f"Warehouse does not exist: "
+                                                                                   f"{warehouse}"))
     if row["status"] != "active":
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
     prefix, endpoints = str(row["id"]), ENDPOINTS

@@ -12,6 +12,8 @@ from fastapi.concurrency import run_in_threadpool
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
 from lakeledger.domain.instants import parse_instant
 from lakeledger.services.history import Filters, HistoryQueries, catch_up
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container, uuid_param
 from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.openapi import HistoryPage, errors, ok
@@ -37,11 +39,12 @@ async def warehouse_history(
         since: str | None = Query(default=None, description="RFC 3339; events at or after it"),
         until: str | None = Query(default=None, description="RFC 3339; events before it"),
         pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-        ll=Depends(container)):
+        ll=Depends(container), az: Guard = Depends(guard)):
     _only(request, _WAREHOUSE_FILTERS)
     filters = Filters(namespace=parse_namespace(namespace) if namespace is not None else None,
                       tabular_id=uuid_param(tabular_id, "tabular-id") if tabular_id is not None else None,
                       actor=actor, type=type, **_window(since, until))
+    await _authorize(ll, az, warehouse_id, filters)
     await run_in_threadpool(catch_up, ll.history_view)
     queries = HistoryQueries(ll.queries.pool)
     try:
@@ -60,11 +63,37 @@ async def server_history(
         since: str | None = Query(default=None, description="RFC 3339; events at or after it"),
         until: str | None = Query(default=None, description="RFC 3339; events before it"),
         pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-        ll=Depends(container)):
+        ll=Depends(container), az: Guard = Depends(guard)):
     _only(request, _SERVER_FILTERS)
+    await az.require_on_server("can_read_history")
     filters = Filters(actor=actor, type=type, **_window(since, until))
     await run_in_threadpool(catch_up, ll.history_view)
     return await _page(HistoryQueries(ll.queries.pool), None, filters, pageToken, pageSize, ll)
+
+
+async def _authorize(ll, az: Guard, warehouse_id: str, filters: Filters) -> None:
+    """can_read_history on the warehouse; or, for a history narrowed to a namespace or a table or view, on that.
+    A warehouse the caller may not see is missing."""
+    if az.off:
+        return
+    ident = authz.as_uuid(warehouse_id)
+    if ident is None:
+        return
+    warehouse = authz.warehouse(ident)
+    checks = [(authz.SEE, warehouse), ("can_read_history", warehouse)]
+    if filters.tabular_id is not None:
+        checks += [("can_read_history", authz.table(filters.tabular_id)),
+                   ("can_read_history", authz.view(filters.tabular_id))]
+    if filters.namespace is not None:
+        row = await ll.queries.namespace(ident, filters.namespace)
+        if row is not None:
+            checks.append(("can_read_history", authz.namespace(row["id"])))
+    answers = await az.allowed(checks)
+    if any(answers[1:]):
+        return
+    if not answers[0]:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
+    raise az.forbidden("can_read_history", warehouse)
 
 
 async def _page(queries: HistoryQueries, warehouse_id: UUID | None, filters: Filters, token: str | None,

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from lakeledger import __version__
 from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
 from lakeledger.domain.provenance import Provenance
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
 from lakeledger.api.openapi import (
@@ -86,6 +88,20 @@ async def warehouse_row(ll, warehouse_id: str) -> dict:
     return row
 
 
+async def authorize_warehouse(az: Guard, warehouse_id: str, action: str) -> None:
+    """``action`` on a warehouse named by id in a path; a malformed id is left to the route (404)."""
+    if az.off:
+        return
+    ident = authz.as_uuid(warehouse_id)
+    if ident is not None:
+        await az.require(action, authz.warehouse(ident), NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}"))
+
+
+async def authorize_project(az: Guard, project_id: UUID, action: str) -> None:
+    await az.require(action, authz.project(project_id), NoSuchProject(f"Project does not exist: {project_id}"))
+
+
+# Bootstrap stays open: before it nobody holds any right, and once done it is refused to everyone.
 @router.post("/bootstrap", status_code=204, responses=errors(400))
 async def bootstrap(body: BootstrapRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
     await run_in_threadpool(ll.management.bootstrap, body.accept_terms_of_use, body.is_operator, by,
@@ -102,7 +118,7 @@ async def info(ll=Depends(container)):
         "bootstrapped": server is not None,
         "server-id": str(ll.settings.server_id),
         "default-project-id": str(UUID(int=0)) if ll.settings.enable_default_project else None,
-        "authz-backend": "allow-all",
+        "authz-backend": ll.settings.authz_backend.replace("allowall", "allow-all"),
         "aws-system-identities-enabled": False,
         "azure-system-identities-enabled": False,
         "gcp-system-identities-enabled": False,
@@ -112,14 +128,18 @@ async def info(ll=Depends(container)):
 
 @router.post("/project", status_code=201,
              responses={**ok(CreateProjectResponse, "The project was created", 201), **errors(400, 409)})
-async def create_project(body: CreateProjectRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
+async def create_project(body: CreateProjectRequest, ll=Depends(container), by: Provenance = Depends(provenance),
+                         az: Guard = Depends(guard)):
+    await az.require_on_server("can_create_project")
     project_id = await run_in_threadpool(ll.management.create_project, body.project_name, body.project_id, by)
     return JSONResponse({"project-id": str(project_id)}, status_code=201)
 
 
 @router.get("/project", responses={**ok(GetProjectResponse, "The project of `x-project-id`"), **errors(400, 404)})
-async def get_project(x_project_id: str | None = Header(default=None), ll=Depends(container)):
+async def get_project(x_project_id: str | None = Header(default=None), ll=Depends(container),
+                      az: Guard = Depends(guard)):
     project_id = project_id_of(x_project_id, ll)
+    await authorize_project(az, project_id, authz.SEE)
     row = await ll.queries.project(project_id)
     if row is None:
         raise NoSuchProject(f"Project does not exist: {project_id}")
@@ -129,22 +149,27 @@ async def get_project(x_project_id: str | None = Header(default=None), ll=Depend
 @router.post("/project/rename", response_class=Response,
              responses={**bodiless("The project was renamed"), **errors(400, 404)})
 async def rename_project(body: RenameRequest, x_project_id: str | None = Header(default=None),
-                         ll=Depends(container), by: Provenance = Depends(provenance)):
+                         ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authorize_project(az, project_id_of(x_project_id, ll), "can_rename")
     await run_in_threadpool(ll.management.rename_project, project_id_of(x_project_id, ll), body.new_name, by)
     return Response(status_code=200)
 
 
 @router.get("/project-list", responses=ok(ListProjectsResponse, "Every project"))
-async def list_projects(ll=Depends(container)):
+async def list_projects(ll=Depends(container), az: Guard = Depends(guard)):
     rows = await ll.queries.projects()
+    if not az.off and not await az.may("can_list_all_projects", az.server):
+        seen = await az.visible([authz.project(r["id"]) for r in rows])
+        rows = [r for r, yes in zip(rows, seen) if yes]
     return JSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
 
 
 @router.post("/warehouse", status_code=201,
              responses={**ok(GetWarehouseResponse, "The warehouse was created", 201), **errors(400, 404, 409)})
 async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | None = Header(default=None),
-                           ll=Depends(container), by: Provenance = Depends(provenance)):
+                           ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     project_id = body.project_id or project_id_of(x_project_id, ll)
+    await authorize_project(az, project_id, "can_create_warehouse")
     warehouse_id = await run_in_threadpool(
         ll.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
         body.storage_credential, body.delete_profile, by, body.drop_purge_default)
@@ -157,22 +182,29 @@ async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | Non
                                                     "`warehouseStatus` says otherwise)"), **errors(400)})
 async def list_warehouses(projectId: UUID | None = Query(default=None),
                           warehouseStatus: list[Literal["active", "inactive"]] | None = Query(default=None),
-                          x_project_id: str | None = Header(default=None), ll=Depends(container)):
+                          x_project_id: str | None = Header(default=None), ll=Depends(container),
+                          az: Guard = Depends(guard)):
     project_id = projectId or project_id_of(x_project_id, ll)
     statuses = set(warehouseStatus or ["active"])
+    await authorize_project(az, project_id, "can_list_warehouses")
     rows = await ll.queries.warehouses(project_id)
+    if not az.off:
+        seen = await az.visible([authz.warehouse(r["id"]) for r in rows], "can_include_in_list")
+        rows = [r for r, yes in zip(rows, seen) if yes]
     return JSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
 
 
 @router.get("/warehouse/{warehouse_id}", responses={**ok(GetWarehouseResponse, "The warehouse"), **errors(404)})
-async def get_warehouse(warehouse_id: str, ll=Depends(container)):
+async def get_warehouse(warehouse_id: str, ll=Depends(container), az: Guard = Depends(guard)):
+    await authorize_warehouse(az, warehouse_id, authz.SEE)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 
 @router.delete("/warehouse/{warehouse_id}", status_code=204, responses=errors(400, 404, 409))
 async def delete_warehouse(warehouse_id: str, force: str | None = Query(default=None, description="Delete it even "
                                                                          "if it is protected"),
-                           ll=Depends(container), by: Provenance = Depends(provenance)):
+                           ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authorize_warehouse(az, warehouse_id, "can_delete")
     await run_in_threadpool(ll.management.delete_warehouse, warehouse_id, boolean_param(force, "force", False), by)
     return Response(status_code=204)
 
@@ -185,7 +217,8 @@ class SetDeleteProfileRequest(_Body):
              responses={**ok(GetWarehouseResponse, "The warehouse, with the profile that later drops follow"),
                         **errors(400, 404)})
 async def set_delete_profile(warehouse_id: str, body: SetDeleteProfileRequest, ll=Depends(container),
-                             by: Provenance = Depends(provenance)):
+                             by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authorize_warehouse(az, warehouse_id, "can_modify_soft_deletion")
     await run_in_threadpool(ll.management.set_delete_profile, warehouse_id, body.delete_profile, by)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
@@ -198,9 +231,10 @@ class SetDropPurgeDefaultRequest(_Body):
              responses={**ok(GetWarehouseResponse, "The warehouse, with the default that later table drops follow"),
                         **errors(400, 404)})
 async def set_drop_purge_default(warehouse_id: str, body: SetDropPurgeDefaultRequest, ll=Depends(container),
-                                 by: Provenance = Depends(provenance)):
+                                 by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """What a table drop without `purgeRequested` does: `purge` its files (Lakekeeper's default for managed
     tables) or `keep` them (the REST spec's default)."""
+    await authorize_warehouse(az, warehouse_id, "can_modify_soft_deletion")
     await run_in_threadpool(ll.management.set_drop_purge_default, warehouse_id, body.drop_purge_default, by)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
@@ -223,9 +257,10 @@ class UpdateCredentialRequest(_StrictBody):
              responses={**ok(GetWarehouseResponse, "The warehouse, with its new storage profile"),
                         **errors(400, 404)})
 async def update_storage(warehouse_id: str, body: UpdateStorageRequest, ll=Depends(container),
-                         by: Provenance = Depends(provenance)):
+                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """A new storage profile and credential for the same location (bucket and key prefix, or path), proven to
     work before it is recorded; the history records the credential's fingerprint, never the credential."""
+    await authorize_warehouse(az, warehouse_id, "can_update_storage")
     await run_in_threadpool(ll.management.change_storage, warehouse_id, body.storage_profile,
                             body.storage_credential, by)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
@@ -234,8 +269,9 @@ async def update_storage(warehouse_id: str, body: UpdateStorageRequest, ll=Depen
 @router.post("/warehouse/{warehouse_id}/storage-credential",
              responses={**ok(GetWarehouseResponse, "The warehouse, with its new credential"), **errors(400, 404)})
 async def update_storage_credential(warehouse_id: str, body: UpdateCredentialRequest, ll=Depends(container),
-                                    by: Provenance = Depends(provenance)):
+                                    by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Rotates the storage credential, proven to work before it is recorded; the old one is forgotten."""
+    await authorize_warehouse(az, warehouse_id, "can_update_storage_credential")
     await run_in_threadpool(ll.management.rotate_credential, warehouse_id, body.new_storage_credential, by)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
@@ -243,20 +279,25 @@ async def update_storage_credential(warehouse_id: str, body: UpdateCredentialReq
 @router.post("/warehouse/{warehouse_id}/rename",
              responses={**ok(GetWarehouseResponse, "The warehouse, renamed"), **errors(400, 404, 409)})
 async def rename_warehouse(warehouse_id: str, body: RenameRequest, ll=Depends(container),
-                           by: Provenance = Depends(provenance)):
+                           by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authorize_warehouse(az, warehouse_id, "can_rename")
     await run_in_threadpool(ll.management.rename_warehouse, warehouse_id, body.new_name, by)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/deactivate", response_class=Response,
              responses={**bodiless("The warehouse is deactivated"), **errors(404)})
-async def deactivate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
+async def deactivate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance),
+                               az: Guard = Depends(guard)):
+    await authorize_warehouse(az, warehouse_id, "can_deactivate")
     await run_in_threadpool(ll.management.set_active, warehouse_id, False, by)
     return Response(status_code=200)
 
 
 @router.post("/warehouse/{warehouse_id}/activate", response_class=Response,
              responses={**bodiless("The warehouse is active"), **errors(404)})
-async def activate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
+async def activate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance),
+                             az: Guard = Depends(guard)):
+    await authorize_warehouse(az, warehouse_id, "can_activate")
     await run_in_threadpool(ll.management.set_active, warehouse_id, True, by)
     return Response(status_code=200)

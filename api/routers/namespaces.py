@@ -5,6 +5,8 @@ from lakeledger.domain.errors import NoSuchNamespace
 from lakeledger.domain.names import dotted
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.warehouse import parse_storage_profile
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
 from lakeledger.api.identifiers import parse_namespace
@@ -17,7 +19,7 @@ from lakeledger.api.openapi import (
     errors,
     ok,
 )
-from lakeledger.api.pagination import PATH, Page, fetch, page
+from lakeledger.api.pagination import PATH, Page, page
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.time_travel import as_of
 from lakeledger.api.routers.warehouses import active_warehouse
@@ -28,20 +30,34 @@ router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 @router.get("/{prefix}/namespaces",
             responses=ok(ListNamespacesResponse, "The namespaces, or the children of `parent`"))
 async def list_namespaces(prefix: str, parent: str | None = Query(default=None), ll=Depends(container),
-                          paging: Page = Depends(page)):
+                          paging: Page = Depends(page), az: Guard = Depends(guard)):
     ll, prefix = await as_of(ll, prefix)
     wh = await active_warehouse(ll, prefix)
     parent_path = parse_namespace(parent) if parent else None
-    if parent_path and await ll.queries.namespace(wh["id"], parent_path) is None:
-        raise NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
-    paths, token = await fetch(
-        paging, lambda after, limit: ll.queries.child_namespaces(wh["id"], parent_path, after, limit), PATH)
+    if parent_path:
+        row = await ll.queries.namespace(wh["id"], parent_path)
+        missing = NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
+        if row is None:
+            raise missing
+        await az.require("can_list_namespaces", authz.namespace(row["id"]), missing)
+    else:
+        await az.require("can_list_namespaces", authz.warehouse(wh["id"]), authz.no_warehouse(prefix))
+
+    async def objects(paths):
+        ids = await ll.queries.namespace_ids(wh["id"], paths)
+        return [authz.namespace(ids[tuple(p)]) if tuple(p) in ids else None for p in paths]
+
+    paths, token = await fetch_visible(
+        az, paging, lambda after, limit: ll.queries.child_namespaces(wh["id"], parent_path, after, limit), PATH,
+        lambda path: path, objects)
     return JSONResponse({"namespaces": paths, "next-page-token": token})
 
 
 @router.post("/{prefix}/namespaces", responses=ok(CreateNamespaceResponse, "The namespace was created"))
 async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
-                           by: Provenance = Depends(provenance)):
+                           by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    if body.namespace:
+        await authz.create_in(ll, az, prefix, list(body.namespace[:-1]), "can_create_namespace")
     ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
     wh = await active_warehouse(ll, prefix)
     return JSONResponse({"namespace": ns.path, "properties": _with_location(wh, ns.path, ns.properties),
@@ -54,27 +70,29 @@ def _with_location(wh: dict, path: list[str], properties: dict) -> dict:
     return {"location": parse_storage_profile(wh["storage_profile"]).namespace_location(path), **properties}
 
 
-async def _load(ll, prefix: str, namespace: str) -> tuple[dict, dict]:
+async def _load(ll, prefix: str, namespace: str, az: Guard) -> tuple[dict, dict]:
     ll, prefix = await as_of(ll, prefix)
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
     row = await ll.queries.namespace(wh["id"], path)
+    missing = NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
     if row is None:
-        raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
+        raise missing
+    await az.require(authz.SEE, authz.namespace(row["id"]), missing)
     return wh, row
 
 
 @router.get("/{prefix}/namespaces/{namespace}",
             responses=ok(GetNamespaceResponse, "The namespace and its properties"))
-async def load_namespace(prefix: str, namespace: str, ll=Depends(container)):
-    wh, row = await _load(ll, prefix, namespace)
+async def load_namespace(prefix: str, namespace: str, ll=Depends(container), az: Guard = Depends(guard)):
+    wh, row = await _load(ll, prefix, namespace, az)
     return JSONResponse({"namespace": row["path"], "properties": _with_location(wh, row["path"], row["properties"]),
                          "namespace-uuid": str(row["id"])})
 
 
 @router.head("/{prefix}/namespaces/{namespace}", status_code=204)
-async def namespace_exists(prefix: str, namespace: str, ll=Depends(container)):
-    await _load(ll, prefix, namespace)
+async def namespace_exists(prefix: str, namespace: str, ll=Depends(container), az: Guard = Depends(guard)):
+    await _load(ll, prefix, namespace, az)
     return Response(status_code=204)
 
 
@@ -88,7 +106,8 @@ async def drop_namespace(
                                                             "at once even in a soft warehouse"),
         purge: str | None = Query(default=None, description="With recursive: delete the tables' files when their "
                                                             "deletion is final (default true)"),
-        ll=Depends(container), by: Provenance = Depends(provenance)):
+        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authz.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_delete")
     await run_in_threadpool(ll.namespaces.drop, prefix, parse_namespace(namespace), by,
                             boolean_param(recursive, "recursive", False), boolean_param(force, "force", False),
                             boolean_param(purge, "purge", True))
@@ -98,7 +117,9 @@ async def drop_namespace(
 @router.post("/{prefix}/namespaces/{namespace}/properties",
              responses=ok(UpdateNamespacePropertiesResponse, "The properties were updated"))
 async def update_namespace_properties(prefix: str, namespace: str, body: UpdateNamespacePropertiesRequest,
-                                      ll=Depends(container), by: Provenance = Depends(provenance)):
+                                      ll=Depends(container), by: Provenance = Depends(provenance),
+                                      az: Guard = Depends(guard)):
+    await authz.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_update_properties")
     updated, removed, missing = await run_in_threadpool(
         ll.namespaces.update_properties, prefix, parse_namespace(namespace), body.updates, body.removals, by)
     return JSONResponse({"updated": updated, "removed": removed, "missing": missing})

@@ -8,15 +8,18 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict
 
+from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
 from lakeledger.domain.provenance import Provenance
 from lakeledger.projections.catalog_queries import DELETED_TABULARS
 from lakeledger.services.recycle_bin import UndropTarget
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container, uuid_param
 from lakeledger.api.openapi import ListDeletedTabularsResponse, errors, ok
-from lakeledger.api.pagination import fetch, page
+from lakeledger.api.pagination import page
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.routers.management import warehouse_row
+from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 
@@ -37,7 +40,8 @@ class UndropRequest(BaseModel):
                                                          "dropped"), **errors(400, 404)})
 async def list_deleted_tabulars(warehouse_id: str, namespaceId: str | None = Query(default=None),
                                 pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-                                ll=Depends(container)):
+                                ll=Depends(container), az: Guard = Depends(guard)):
+    await authorize_warehouse(az, warehouse_id, "can_list_deleted_tabulars")
     row = await warehouse_row(ll, warehouse_id)
     namespace_id = uuid_param(namespaceId, "namespaceId") if namespaceId is not None else None
     # always paged, as in Lakekeeper: no pageToken means the first page
@@ -49,17 +53,33 @@ async def list_deleted_tabulars(warehouse_id: str, namespaceId: str | None = Que
                                                        "after_time": after_time, "after_id": after_id,
                                                        "limit": limit})
 
-    found, next_token = await fetch(paging, rows, valid_key=_is_key,
-                                    key=lambda r: [r["dropped_at"].isoformat(), str(r["id"])])
+    async def objects(found):
+        return [authz.tabular(r["typ"], r["id"]) for r in found]
+
+    found, next_token = await fetch_visible(az, paging, rows, _is_key,
+                                            lambda r: [r["dropped_at"].isoformat(), str(r["id"])], objects,
+                                            "can_include_in_list")
     return JSONResponse({"tabulars": [_entry(r) for r in found], "next-page-token": next_token})
 
 
 @router.post("/warehouse/{warehouse_id}/deleted-tabulars/undrop", status_code=204,
              responses=errors(400, 404, 409))
-async def undrop(warehouse_id: str, body: UndropRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
+async def undrop(warehouse_id: str, body: UndropRequest, ll=Depends(container), by: Provenance = Depends(provenance),
+                 az: Guard = Depends(guard)):
     targets = [UndropTarget(t.type, t.id) for t in body.targets]
+    if not az.off:
+        await warehouse_row(ll, warehouse_id)
+        for t in body.targets:
+            # a namespace has no undrop of its own: bringing it back is a change to it, as dropping it was
+            action = "can_delete" if t.type == "namespace" else "can_undrop"
+            missing = _MISSING[t.type](f"{t.type.capitalize()} does not exist: {t.id}")
+            await az.require(action, authz.tabular(t.type, t.id) if t.type != "namespace" else authz.namespace(t.id),
+                             missing)
     await run_in_threadpool(ll.recycle_bin.undrop, warehouse_id, targets, by)
     return Response(status_code=204)
+
+
+_MISSING = {"namespace": NoSuchNamespace, "table": NoSuchTable, "view": NoSuchView}
 
 
 def _entry(row: dict) -> dict:

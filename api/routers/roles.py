@@ -9,14 +9,17 @@ from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.pagination import fetch
 from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.management import authorize_project
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.api.routers.users import (SearchRequest, UserType, first_page, is_time_key, queries, time_key,
-                                          user_row)
+from lakeledger.api.routers.users import (SearchRequest, UserType, authorize_user, first_page, is_time_key, queries,
+                                          time_key, user_row)
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import NoSuchRole, check_member
 
@@ -142,6 +145,12 @@ async def role_row(ll, project_id: UUID, role_id: UUID) -> dict:
     return row
 
 
+async def authorize_role(az: Guard, project_id: UUID, role_id: UUID, action: str) -> None:
+    """``action`` on the role; one the caller may not read is missing."""
+    await az.require(action, authz.role(role_id), NoSuchRole(f"Role does not exist in project {project_id}: "
+                                                             f"{role_id}"), see="can_read")
+
+
 def _is_member_key(key: Any) -> bool:
     return isinstance(key, list) and len(key) == 2 and key[0] in ("user", "role") and isinstance(key[1], str)
 
@@ -159,8 +168,9 @@ def _is_role_key(key: Any) -> bool:
 @router.post("/role", status_code=201,
              responses={**ok(RoleModel, "The role was created", 201), **errors(400, 404, 409)})
 async def create_role(body: CreateRoleRequest, x_project_id: str | None = Header(default=None),
-                      ll=Depends(container), by: Provenance = Depends(provenance)):
+                      ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     project_id = body.project_id or project_id_of(x_project_id, ll)
+    await authorize_project(az, project_id, "can_create_role")
     role_id = await run_in_threadpool(ll.roles.create, project_id, body.name, body.description, body.provider_id,
                                       body.source_id, by)
     return JSONResponse(role_json(await role_row(ll, project_id, role_id)), status_code=201)
@@ -172,8 +182,10 @@ async def list_roles(pageToken: str | None = Query(default=None), pageSize: str 
                      projectId: UUID | None = Query(default=None, description="Deprecated: use x-project-id"),
                      roleIds: list[UUID] | None = Query(default=None), sourceIds: list[str] | None = Query(default=None),
                      providerIds: list[str] | None = Query(default=None),
-                     x_project_id: str | None = Header(default=None), ll=Depends(container)):
+                     x_project_id: str | None = Header(default=None), ll=Depends(container),
+                     az: Guard = Depends(guard)):
     project_id = projectId or project_id_of(x_project_id, ll)
+    await authorize_project(az, project_id, "can_list_roles")
     paging = await first_page(ll, pageToken, pageSize)
     found, next_token = await fetch(
         paging, lambda after, limit: queries(ll).roles(project_id, roleIds, sourceIds, providerIds, after, limit),
@@ -184,30 +196,35 @@ async def list_roles(pageToken: str | None = Query(default=None), pageSize: str 
 @router.post("/search/role", responses={**ok(SearchRoleResponse, "Up to 10 roles of the project, best match first"),
                                         **errors(400)})
 async def search_roles(body: SearchRoleRequest, x_project_id: str | None = Header(default=None),
-                       ll=Depends(container)):
+                       ll=Depends(container), az: Guard = Depends(guard)):
     """An exact id first, then roles whose name or source id equals, starts with, or contains the search string."""
     project_id = body.project_id or project_id_of(x_project_id, ll)
+    await authorize_project(az, project_id, "can_search_roles")
     return JSONResponse({"roles": [role_json(r) for r in await queries(ll).search_roles(project_id, body.search)]})
 
 
 @router.get("/role/{role_id}", responses={**ok(RoleModel, "The role"), **errors(400, 404)})
-async def get_role(role_id: UUID, x_project_id: str | None = Header(default=None), ll=Depends(container)):
+async def get_role(role_id: UUID, x_project_id: str | None = Header(default=None), ll=Depends(container),
+                   az: Guard = Depends(guard)):
+    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_read")
     return JSONResponse(role_json(await role_row(ll, project_id_of(x_project_id, ll), role_id)))
 
 
 @router.post("/role/{role_id}", responses={**ok(RoleModel, "The role, updated"), **errors(400, 404)})
 async def update_role(role_id: UUID, body: UpdateRoleRequest, x_project_id: str | None = Header(default=None),
-                      ll=Depends(container), by: Provenance = Depends(provenance)):
+                      ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Sets the name and the description (an absent description removes it), as Lakekeeper's update does."""
     project_id = project_id_of(x_project_id, ll)
+    await authorize_role(az, project_id, role_id, "can_update")
     await run_in_threadpool(ll.roles.update, project_id, role_id, body.name, body.description, by)
     return JSONResponse(role_json(await role_row(ll, project_id, role_id)))
 
 
 @router.delete("/role/{role_id}", status_code=204, responses=errors(400, 404))
 async def delete_role(role_id: UUID, x_project_id: str | None = Header(default=None), ll=Depends(container),
-                      by: Provenance = Depends(provenance)):
+                      by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Deletes the role, removes its members from it and it from the roles it is a member of."""
+    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_delete")
     await run_in_threadpool(ll.roles.delete, project_id_of(x_project_id, ll), role_id, by)
     return Response(status_code=204)
 
@@ -217,7 +234,9 @@ async def delete_role(role_id: UUID, x_project_id: str | None = Header(default=N
                        **errors(400, 404)})
 async def list_role_members(role_id: UUID, type: MemberType | None = Query(default=None),
                             pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-                            x_project_id: str | None = Header(default=None), ll=Depends(container)):
+                            x_project_id: str | None = Header(default=None), ll=Depends(container),
+                            az: Guard = Depends(guard)):
+    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_read_assignments")
     await role_row(ll, project_id_of(x_project_id, ll), role_id)
     paging = await first_page(ll, pageToken, pageSize)
     found, next_token = await fetch(paging, lambda after, limit: queries(ll).members(role_id, type, after, limit),
@@ -229,11 +248,13 @@ async def list_role_members(role_id: UUID, type: MemberType | None = Query(defau
              responses={**ok(AddRoleMembersResponse, "The members asked for, all present now"),
                         **errors(400, 404)})
 async def add_role_members(role_id: UUID, body: AddRoleMembersRequest, x_project_id: str | None = Header(default=None),
-                           ll=Depends(container), by: Provenance = Depends(provenance)):
+                           ll=Depends(container), by: Provenance = Depends(provenance),
+                           az: Guard = Depends(guard)):
     """Adds users and roles, all or none; members already present are accepted. A user must exist (create it
     with `POST /management/v1/user` first), a role must be of the same project, and a role that already contains
     this one (directly or through nested roles) is refused with 400: it would make a membership loop."""
     members = [check_member(m.model_dump()) for m in body.members]
+    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_grant_assignee")
     await run_in_threadpool(ll.roles.add_members, project_id_of(x_project_id, ll), role_id, members, by)
     return JSONResponse({"members": [{"type": t, "id": m} for t, m in members]})
 
@@ -241,9 +262,10 @@ async def add_role_members(role_id: UUID, body: AddRoleMembersRequest, x_project
 @router.delete("/role/{role_id}/members/{member_type}/{member_id}", status_code=204, responses=errors(400, 404))
 async def remove_role_member(role_id: UUID, member_type: MemberType, member_id: str,
                              x_project_id: str | None = Header(default=None), ll=Depends(container),
-                             by: Provenance = Depends(provenance)):
+                             by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Idempotent: removing a member that is not there is answered 204 too."""
     member = check_member({"type": member_type, "id": member_id})
+    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_grant_assignee")
     await run_in_threadpool(ll.roles.remove_member, project_id_of(x_project_id, ll), role_id, member, by)
     return Response(status_code=204)
 
@@ -253,8 +275,10 @@ async def remove_role_member(role_id: UUID, member_type: MemberType, member_id: 
                        **errors(400, 404)})
 async def list_role_member_of(role_id: UUID, pageToken: str | None = Query(default=None),
                               pageSize: str | None = Query(default=None),
-                              x_project_id: str | None = Header(default=None), ll=Depends(container)):
+                              x_project_id: str | None = Header(default=None), ll=Depends(container),
+                              az: Guard = Depends(guard)):
     project_id = project_id_of(x_project_id, ll)
+    await authorize_role(az, project_id, role_id, "can_read")
     await role_row(ll, project_id, role_id)
     return await _memberships(ll, project_id, "role", str(role_id), pageToken, pageSize)
 
@@ -264,7 +288,8 @@ async def list_role_member_of(role_id: UUID, pageToken: str | None = Query(defau
                        **errors(400, 404)})
 async def list_user_roles(user_id: str, pageToken: str | None = Query(default=None),
                           pageSize: str | None = Query(default=None), x_project_id: str | None = Header(default=None),
-                          ll=Depends(container)):
+                          ll=Depends(container), az: Guard = Depends(guard)):
+    await authorize_user(az, user_id, "can_list_users")
     await user_row(ll, user_id)
     return await _memberships(ll, project_id_of(x_project_id, ll), "user", user_id, pageToken, pageSize)
 

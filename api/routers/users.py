@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
+from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container
 from lakeledger.api.errors import error_response
@@ -94,6 +95,13 @@ def caller(request: Request) -> Principal:
     return getattr(request.state, "principal", ANONYMOUS_PRINCIPAL)
 
 
+async def authorize_user(az: Guard, user_id: str | None, action: str) -> None:
+    """A caller acts on its own user freely; on another's it needs ``action`` on the server."""
+    if az.off or user_id is None or user_id == az.principal.id:
+        return
+    await az.require_on_server(action)
+
+
 def queries(ll) -> UsersRolesQueries:
     return UsersRolesQueries(ll.queries.pool)
 
@@ -136,10 +144,11 @@ async def first_page(ll, pageToken: str | None, pageSize: str | None):
                         **ok(UserModel, "The user existed and was updated (`update-if-exists`)"),
                         **errors(400, 409)})
 async def create_user(body: CreateUserRequest, request: Request, ll=Depends(container),
-                      by: Provenance = Depends(provenance)):
+                      by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Creates a user, or updates one with `update-if-exists`. Without `id`, or with the caller's own, the caller
     provisions itself and what its token says fills in name, email and type; otherwise `name` and `user-type` are
     required (anonymous callers, when authentication is off, always name the id)."""
+    await authorize_user(az, body.id, "can_provision_users")
     fields = UserFields(body.id, body.name, body.email, body.user_type)
     user_id, created = await run_in_threadpool(ll.users.create, fields, body.update_if_exists, caller(request), by)
     return JSONResponse(user_json(await user_row(ll, user_id)), status_code=201 if created else 200)
@@ -148,7 +157,8 @@ async def create_user(body: CreateUserRequest, request: Request, ll=Depends(cont
 @router.get("/user", responses={**ok(ListUsersResponse, "Users in the order they were created"), **errors(400)})
 async def list_users(name: str | None = Query(default=None, description="A part of the name, any case"),
                      pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-                     ll=Depends(container)):
+                     ll=Depends(container), az: Guard = Depends(guard)):
+    await az.require_on_server("can_list_users")
     paging = await first_page(ll, pageToken, pageSize)
     found, next_token = await fetch(paging, lambda after, limit: queries(ll).users(name or None, after, limit),
                                     valid_key=is_time_key, key=time_key)
@@ -177,7 +187,8 @@ async def search_users(body: SearchRequest, ll=Depends(container)):
 
 
 @router.get("/user/{user_id}", responses={**ok(UserModel, "The user"), **errors(404)})
-async def get_user(user_id: str, ll=Depends(container)):
+async def get_user(user_id: str, ll=Depends(container), az: Guard = Depends(guard)):
+    await authorize_user(az, user_id, "can_list_users")
     return JSONResponse(user_json(await user_row(ll, user_id)))
 
 
@@ -188,21 +199,25 @@ async def _update_user(user_id: str, body: UpdateUserRequest, ll, by: Provenance
 
 @router.put("/user/{user_id}", responses={**ok(UserModel, "The user, replaced"), **errors(400, 404)})
 async def replace_user(user_id: str, body: UpdateUserRequest, ll=Depends(container),
-                       by: Provenance = Depends(provenance)):
+                       by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Lakekeeper's update: name, email and type are replaced (an absent email removes it)."""
+    await authorize_user(az, user_id, "can_update_users")
     return await _update_user(user_id, body, ll, by)
 
 
 @router.post("/user/{user_id}", responses={**ok(UserModel, "The user, replaced"), **errors(400, 404)})
 async def update_user(user_id: str, body: UpdateUserRequest, ll=Depends(container),
-                      by: Provenance = Depends(provenance)):
+                      by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """The same as `PUT`, for clients that update with `POST`."""
+    await authorize_user(az, user_id, "can_update_users")
     return await _update_user(user_id, body, ll, by)
 
 
 @router.delete("/user/{user_id}", status_code=204, responses=errors(404))
-async def delete_user(user_id: str, ll=Depends(container), by: Provenance = Depends(provenance)):
+async def delete_user(user_id: str, ll=Depends(container), by: Provenance = Depends(provenance),
+                      az: Guard = Depends(guard)):
     """Deletes the user and removes it from every role. A later request of the same principal provisions it
     again, with no memberships."""
+    await authorize_user(az, user_id, "can_delete_users")
     await run_in_threadpool(ll.users.delete, user_id, by)
     return Response(status_code=204)

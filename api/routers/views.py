@@ -7,6 +7,8 @@ from lakeledger.domain.names import check_name, dotted
 from lakeledger.domain.provenance import Provenance
 from lakeledger.services.metadata_files import load_result_body
 from lakeledger.services.views import ViewState
+from lakeledger.api import authorization as authz
+from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
 from lakeledger.api.identifiers import parse_namespace
@@ -33,7 +35,7 @@ def _view_result(state: ViewState) -> Response:
     return Response(load_result_body(state.metadata_location, state.metadata), media_type=JSON)
 
 
-async def _find_view(ll, prefix: str, namespace: str, view: str) -> tuple:
+async def _find_view(ll, prefix: str, namespace: str, view: str, az: Guard) -> tuple:
     """(id, metadata_location) of the view, or the 404 for what is missing: the warehouse, or else the view.
     A table of that name is not a view, and a view in a namespace that does not exist does not exist:
     NoSuchViewException for both, as Iceberg's reference server answers (Java's loadView raises it)."""
@@ -42,30 +44,33 @@ async def _find_view(ll, prefix: str, namespace: str, view: str) -> tuple:
     warehouse_id = warehouse_id_of(prefix)
     row = await ll.queries.active_view(warehouse_id, path, view)
     if row is not None:
+        await az.require(authz.SEE, authz.view(row[0]), authz.no_tabular("view", path, view))
         return row
     await active_warehouse(ll, prefix)
     raise NoSuchView(f"View does not exist: {dotted([*path, view])}")
 
 
 @router.get("/{prefix}/namespaces/{namespace}/views", responses=ok(ListViewsResponse, "The views of the namespace"))
-async def list_views(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page)):
+async def list_views(prefix: str, namespace: str, ll=Depends(container), paging: Page = Depends(page),
+                     az: Guard = Depends(guard)):
     ll, prefix = await as_of(ll, prefix)
-    return await listed(ll, prefix, namespace, "view", paging)
+    return await listed(ll, prefix, namespace, "view", paging, az)
 
 
 @router.post("/{prefix}/namespaces/{namespace}/views", responses=ok(LoadViewResult, "The view was created"))
 async def create_view(prefix: str, namespace: str, body: CreateViewRequest, request: Request,
-                      ll=Depends(container), by: Provenance = Depends(provenance)):
+                      ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     raw = await request.json()
+    await authz.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_view")
     state = await run_in_threadpool(ll.views.create, prefix, parse_namespace(namespace), body, raw, by)
     return _view_result(state)
 
 
 @router.get("/{prefix}/namespaces/{namespace}/views/{view}",
             responses=ok(LoadViewResult, "The view's current metadata"))
-async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container)):
+async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container), az: Guard = Depends(guard)):
     ll, prefix = await as_of(ll, prefix)
-    metadata_location = (await _find_view(ll, prefix, namespace, view))[1]
+    metadata_location = (await _find_view(ll, prefix, namespace, view, az))[1]
     body = ll.files.response_body(metadata_location)
     if body is None:
         wh = await active_warehouse(ll, prefix)
@@ -75,16 +80,17 @@ async def load_view(prefix: str, namespace: str, view: str, ll=Depends(container
 
 
 @router.head("/{prefix}/namespaces/{namespace}/views/{view}", status_code=204)
-async def view_exists(prefix: str, namespace: str, view: str, ll=Depends(container)):
+async def view_exists(prefix: str, namespace: str, view: str, ll=Depends(container), az: Guard = Depends(guard)):
     ll, prefix = await as_of(ll, prefix)
-    await _find_view(ll, prefix, namespace, view)
+    await _find_view(ll, prefix, namespace, view, az)
     return Response(status_code=204)
 
 
 @router.post("/{prefix}/namespaces/{namespace}/views/{view}",
              responses=ok(LoadViewResult, "The view's new version was committed"))
 async def replace_view(prefix: str, namespace: str, view: str, body: CommitViewRequest,
-                       ll=Depends(container), by: Provenance = Depends(provenance)):
+                       ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), view, "view", "can_commit")
     state = await run_in_threadpool(ll.views.replace, prefix, parse_namespace(namespace), view, body.requirements,
                                     body.updates, by)
     return _view_result(state)
@@ -93,7 +99,8 @@ async def replace_view(prefix: str, namespace: str, view: str, body: CommitViewR
 @router.delete("/{prefix}/namespaces/{namespace}/views/{view}", status_code=204)
 async def drop_view(prefix: str, namespace: str, view: str,
                     force: str | None = Query(default=None, description="Drop it even if it is protected"),
-                    ll=Depends(container), by: Provenance = Depends(provenance)):
+                    ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), view, "view", "can_drop")
     await run_in_threadpool(ll.views.drop, prefix, parse_namespace(namespace), view,
                             boolean_param(force, "force", default=False), by)
     return Response(status_code=204)
@@ -101,8 +108,9 @@ async def drop_view(prefix: str, namespace: str, view: str,
 
 @router.post("/{prefix}/namespaces/{namespace}/register-view", responses=ok(LoadViewResult, "The view was registered"))
 async def register_view(prefix: str, namespace: str, body: RegisterViewRequest, request: Request,
-                        ll=Depends(container), by: Provenance = Depends(provenance)):
+                        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     raw = await request.json()
+    await authz.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_view")
     state = await run_in_threadpool(ll.views.register, prefix, parse_namespace(namespace), body.name,
                                     body.metadata_location, raw, by)
     return _view_result(state)
@@ -110,7 +118,8 @@ async def register_view(prefix: str, namespace: str, body: RegisterViewRequest, 
 
 @router.post("/{prefix}/views/rename", status_code=204)
 async def rename_view(prefix: str, body: RenameTableRequest, ll=Depends(container),
-                      by: Provenance = Depends(provenance)):
+                      by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authz.rename(ll, az, prefix, "view", body)
     await run_in_threadpool(ll.views.rename, prefix, (body.source.namespace, body.source.name),
                             (body.destination.namespace, body.destination.name), by)
     return Response(status_code=204)

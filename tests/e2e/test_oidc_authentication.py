@@ -49,7 +49,8 @@ def jetstream(tmp_path_factory):
 def api(oidc, own_database, jetstream, tmp_path_factory):
     s = Server(own_database, tmp_path_factory.mktemp("oidc-serve"), LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
                LAKELEDGER__OPENID_AUDIENCE=f"{AUDIENCE},another-audience", LAKELEDGER__NATS_ADDRESS=jetstream.url,
-               LAKELEDGER__WORKER_POLL_SECONDS="0.2", LAKELEDGER__PG_POOL_SIZE="3")
+               LAKELEDGER__WORKER_POLL_SECONDS="0.2", LAKELEDGER__PG_POOL_SIZE="3",
+               LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true")
     yield s
     s.stop()
 
@@ -280,7 +281,7 @@ def test_pyiceberg_authenticates_with_client_credentials(api, oidc, warehouse, s
 def test_serve_refuses_to_start_when_the_discovery_document_cannot_be_fetched(own_database, tmp_path):
     with pytest.raises(RuntimeError) as failure:
         Server(own_database, tmp_path, LAKELEDGER__OPENID_PROVIDER_URI="http://127.0.0.1:9/realms/nowhere",
-               LAKELEDGER__WORKERS="off")
+               LAKELEDGER__WORKERS="off", LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true")
     assert "cannot fetch the OpenID discovery document http://127.0.0.1:9/realms/nowhere/.well-known/" \
            "openid-configuration" in str(failure.value)
     assert "Traceback" not in str(failure.value)
