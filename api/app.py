@@ -13,8 +13,8 @@ from lakeledger.api.context import RequestContext
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.routers import (config, history, management, namespaces, protection, recycle_bin, roles, signer,
-                                    tables, users, views)
+from lakeledger.api.routers import (access_history, config, history, management, namespaces, permissions, protection,
+                                    recycle_bin, roles, signer, tables, users, views)
 from lakeledger.api.time_travel import ReadOnlyPast
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 
@@ -58,6 +58,8 @@ def create_app(container) -> FastAPI:
     app.include_router(signer.router)
     app.include_router(users.router)
     app.include_router(roles.router)
+    app.include_router(permissions.router)
+    app.include_router(access_history.router)
 
     @app.get("/health", include_in_schema=False)
     async def health():

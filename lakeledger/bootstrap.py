@@ -14,6 +14,7 @@ from lakeledger.eventstore.log import EventLog
 from lakeledger.eventstore.settings import PostgresSettings
 from lakeledger.migrations import sql_files
 from lakeledger.postgres import postgres_url
+from lakeledger.projections.access_history import AccessHistoryProjection
 from lakeledger.projections.authz_tuples import AuthzTuplesProjection
 from lakeledger.projections.authz_tuples_runner import TupleProjectionRunner
 from lakeledger.projections.catalog import CatalogProjection
@@ -30,6 +31,7 @@ from lakeledger.storage import Storages
 from lakeledger.storage.s3_sts import S3CredentialVendor
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.approval import ApproveAll, HttpApproval
+from lakeledger.services.grants import GrantService
 from lakeledger.services.namespaces import NamespaceService
 from lakeledger.services.protection import ProtectionService
 from lakeledger.services.recycle_bin import RecycleBin
@@ -65,8 +67,12 @@ class Lakeledger:
         self.expiry_schedule = ProjectionRunner(ExpirySchedule(), self.log, self.pool)
         # applied inside every append of a user or role event (services/users.py, services/roles.py)
         self.users_roles_view = ProjectionRunner(UsersRolesProjection(), self.log, self.pool)
+        # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
+        # access-history and assignments endpoints before they answer
+        self.access_history = ProjectionRunner(AccessHistoryProjection(settings.server_id), self.log, self.pool)
         # what `rebuild` replays
-        self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view)
+        self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view,
+                            self.access_history)
         self.time_travel = TimeTravel(self.log)  # folded past states of warehouses, for read-only past prefixes
         self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
                          if settings.change_approval_url else ApproveAll())
@@ -94,6 +100,7 @@ class Lakeledger:
         self.protection = ProtectionService(self.ledger)
         self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request
         self.roles = RoleService(self.ledger, self.users_roles_view)
+        self.grants = GrantService(self.ledger, self.roles, self.access_history)
         self.queries = None  # the API's async read-model queries, opened with its event loop
 
     def start(self) -> None:

@@ -37,7 +37,7 @@ def _workers(container):
                     settings.purge_retry_seconds)
     # users-roles, like the catalog, is applied inside its appends; here it keeps up with the other events, so
     # the next user or role append has no long gap to read past
-    runners = [container.catalog_view, container.history_view, container.users_roles_view,
+    runners = [container.catalog_view, container.history_view, container.users_roles_view, container.access_history,
                ProjectionRunner(purger, container.log, container.pool)]
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)

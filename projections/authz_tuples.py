@@ -90,42 +90,54 @@ class AuthzTuplesProjection:
         self._local.changes = {}
         return [t for t, w in changes.items() if w], [t for t, w in changes.items() if not w]
 
+    def _changes(self) -> dict:
+        if not hasattr(self._local, "changes"):
+            self._local.changes = {}
+        return self._local.changes
+
+    # ---- the stored tuples: the mirror here; with validity ranges in the access-history read model ------------
+
+    table = "ll_authz_tuples"
+    current = "true"
+
+    def _store(self, cur: Cursor, t: RelationTuple, source: str) -> None:
+        cur.execute('INSERT INTO ll_authz_tuples (object, relation, "user", source) VALUES (%s, %s, %s, %s)'
+                    ' ON CONFLICT (object, relation, "user") DO UPDATE SET source = EXCLUDED.source',
+                    (t.object, t.relation, t.user, source))
+
+    def _unstore(self, cur: Cursor, t: RelationTuple) -> None:
+        cur.execute('DELETE FROM ll_authz_tuples WHERE object = %s AND relation = %s AND "user" = %s',
+                    (t.object, t.relation, t.user))
+
+    def _stored(self, cur: Cursor, where: str, params: tuple) -> list[RelationTuple]:
+        cur.execute(f'SELECT object, relation, "user" FROM {self.table} WHERE {self.current} AND ({where})', params)
+        return [RelationTuple(u, r, o) for o, r, u in cur.fetchall()]
+
     def _write(self, cur: Cursor, tuples: list[RelationTuple], source: str) -> None:
         changes = self._changes()
         for t in tuples:
-            cur.execute('INSERT INTO ll_authz_tuples (object, relation, "user", source) VALUES (%s, %s, %s, %s)'
-                        ' ON CONFLICT (object, relation, "user") DO UPDATE SET source = EXCLUDED.source',
-                        (t.object, t.relation, t.user, source))
+            self._store(cur, t, source)
             changes.pop(t, None)
             changes[t] = True
 
     def _delete(self, cur: Cursor, tuples: list[RelationTuple]) -> None:
         changes = self._changes()
         for t in tuples:
-            cur.execute('DELETE FROM ll_authz_tuples WHERE object = %s AND relation = %s AND "user" = %s',
-                        (t.object, t.relation, t.user))
+            self._unstore(cur, t)
             changes.pop(t, None)
             changes[t] = False
 
-    def _changes(self) -> dict:
-        if not hasattr(self._local, "changes"):
-            self._local.changes = {}
-        return self._local.changes
-
     def _forget(self, cur: Cursor, object_: str, sources: tuple[str, ...] = (HIERARCHY, CREATION, MEMBERSHIP)) -> None:
         """Every tuple naming ``object_`` (as object, as user, or as a role's members) that ``sources`` wrote."""
-        cur.execute('SELECT object, relation, "user" FROM ll_authz_tuples WHERE source = ANY(%s)'
-                    ' AND (object = %s OR "user" = %s OR "user" LIKE %s)',
-                    (list(sources), object_, object_, object_.replace("%", r"\%").replace("_", r"\_") + "#%"))
-        self._delete(cur, [RelationTuple(u, r, o) for o, r, u in cur.fetchall()])
+        like = object_.replace("%", r"\%").replace("_", r"\_") + "#%"
+        self._delete(cur, self._stored(cur, 'source = ANY(%s) AND (object = %s OR "user" = %s OR "user" LIKE %s)',
+                                       (list(sources), object_, object_, like)))
 
     def _detach(self, cur: Cursor, child: str) -> None:
         """The links between ``child`` and whatever parent it has now."""
-        cur.execute('SELECT object, relation, "user" FROM ll_authz_tuples WHERE source = %s'
-                    ' AND ((object = %s AND relation IN (\'parent\', \'project\', \'server\'))'
-                    ' OR ("user" = %s AND relation IN (\'child\', \'warehouse\', \'namespace\')))',
-                    (HIERARCHY, child, child))
-        self._delete(cur, [RelationTuple(u, r, o) for o, r, u in cur.fetchall()])
+        self._delete(cur, self._stored(
+            cur, "source = %s AND ((object = %s AND relation IN ('parent', 'project', 'server'))"
+                 " OR (\"user\" = %s AND relation IN ('child', 'warehouse', 'namespace')))", (HIERARCHY, child, child)))
 
     def _place(self, cur: Cursor, child: str, parent: str) -> None:
         self._detach(cur, child)
@@ -137,54 +149,58 @@ class AuthzTuplesProjection:
 
     # ---- events ----------------------------------------------------------------------------------------------
 
-    @singledispatchmethod
     def apply(self, event: Any, cur: Cursor) -> None:
+        self._local.event = event
+        self._apply(event, cur)
+
+    @singledispatchmethod
+    def _apply(self, event: Any, cur: Cursor) -> None:
         """Events that change no tuple."""
 
-    @apply.register
+    @_apply.register
     def _(self, e: Project.Created, cur: Cursor) -> None:
         project = obj("project", e.originator_id)
         self._place(cur, project, self.server)
         self._owned(cur, e.actor, "project_admin", project)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Warehouse.Created, cur: Cursor) -> None:
         warehouse = obj("warehouse", e.originator_id)
         self._place(cur, warehouse, obj("project", e.project_id))
         self._owned(cur, e.actor, "ownership", warehouse)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Warehouse.Deleted, cur: Cursor) -> None:
         self._forget(cur, obj("warehouse", e.originator_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Namespace.Created, cur: Cursor) -> None:
         namespace = obj("namespace", e.originator_id)
         self._place(cur, namespace, _namespace_parent(e))
         self._owned(cur, e.actor, "ownership", namespace)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Namespace.Dropped, cur: Cursor) -> None:
         if e.expires_at is None:
             self._forget(cur, obj("namespace", e.originator_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Namespace.Undropped, cur: Cursor) -> None:
         self._place(cur, obj("namespace", e.originator_id), _namespace_parent(e))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Namespace.Expired, cur: Cursor) -> None:
         self._forget(cur, obj("namespace", e.originator_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Table.Created, cur: Cursor) -> None:
         self._created(cur, "table", e)
 
-    @apply.register
+    @_apply.register
     def _(self, e: View.Created, cur: Cursor) -> None:
         self._created(cur, "view", e)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Table.Registered, cur: Cursor) -> None:
         self._created(cur, "table", e)
 
@@ -193,47 +209,47 @@ class AuthzTuplesProjection:
         self._place(cur, object_, obj("namespace", e.namespace_id))
         self._owned(cur, e.actor, "ownership", object_)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Tabular.Renamed, cur: Cursor) -> None:
         if e.to_namespace_id != e.from_namespace_id:
             self._place(cur, tabular(e.typ, e.originator_id), obj("namespace", e.to_namespace_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Tabular.Dropped, cur: Cursor) -> None:
         if e.expires_at is None:
             self._forget(cur, tabular(e.typ, e.originator_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Tabular.Undropped, cur: Cursor) -> None:
         self._place(cur, tabular(e.typ, e.originator_id), obj("namespace", e.namespace_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Tabular.Expired, cur: Cursor) -> None:
         self._forget(cur, tabular(e.typ, e.originator_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Role.Created, cur: Cursor) -> None:
         role = obj("role", e.originator_id)
         self._write(cur, [RelationTuple(obj("project", e.project_id), "project", role)], HIERARCHY)
         self._owned(cur, e.actor, "ownership", role)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Role.MemberAdded, cur: Cursor) -> None:
         self._write(cur, [_membership(e)], MEMBERSHIP)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Role.MemberRemoved, cur: Cursor) -> None:
         self._delete(cur, [_membership(e)])
 
-    @apply.register
+    @_apply.register
     def _(self, e: Role.Deleted, cur: Cursor) -> None:
         self._forget(cur, obj("role", e.originator_id))
 
-    @apply.register
+    @_apply.register
     def _(self, e: Grant.Added, cur: Cursor) -> None:
         self._write(cur, [RelationTuple(e.grantee, e.relation, e.object)], GRANT)
 
-    @apply.register
+    @_apply.register
     def _(self, e: Grant.Removed, cur: Cursor) -> None:
         self._delete(cur, [RelationTuple(e.grantee, e.relation, e.object)])
 

@@ -21,6 +21,7 @@ from eventsourcing.utils import get_topic
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
+from lakeledger.domain.grant import Grant
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
@@ -35,8 +36,8 @@ from lakeledger.eventstore.identity import event_id, event_type_of
 from lakeledger.projections import commit_summaries
 
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
-USER, ROLE = "user", "role"
-SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE)
+USER, ROLE, GRANT = "user", "role", "grant"
+SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE, GRANT)
 
 # what every event has; "change" is the rest
 _ENVELOPE = {"originator_id", "originator_version", "timestamp", "originator_topic", "actor", "request_id"}
@@ -412,6 +413,23 @@ def _(e: Role.MemberRemoved, before: Entity | None) -> Told:
 @_tell.register
 def _(e: Role.Deleted, before: Entity | None) -> Told:
     return Told(Entity(ROLE, None, [e.name]), f"deleted role {e.name}")
+
+
+@_tell.register
+def _(e: Grant.Added, before: Entity | None) -> Told:
+    return Told(Entity(GRANT, None, [e.object]), f"granted {e.relation} on {_named(e.object)} to {_named(e.grantee)}")
+
+
+@_tell.register
+def _(e: Grant.Removed, before: Entity | None) -> Told:
+    return Told(Entity(GRANT, None, [e.object]), f"revoked {e.relation} on {_named(e.object)} from "
+                                                 f"{_named(e.grantee)}")
+
+
+def _named(tuple_end: str) -> str:
+    """``table:<id>`` as "table <id>", ``role:<id>#assignee`` as "role <id>" (its members)."""
+    kind, _, rest = tuple_end.partition(":")
+    return f"{kind} {rest.partition('#')[0]}"
 
 
 def _tabular(e: Any, typ: str, fields: dict | None) -> Entity:

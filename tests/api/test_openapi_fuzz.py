@@ -266,6 +266,22 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("GET /management/v1/role/{role_id}/member-of", {200}, headers=project, role_id=nested)
     answer("DELETE /management/v1/role/{role_id}/members/{member_type}/{member_id}", {204}, headers=project,
            member_type="role", member_id=nested)
+    # permissions (issue 13): every object kind's assignments and access, checks, the access history
+    for kind, path in (("server", "/server"), ("project", "/project"), ("project", "/project/{project_id}"),
+                       ("warehouse", "/warehouse/{warehouse_id}"), ("namespace", "/namespace/{namespace_id}"),
+                       ("table", "/warehouse/{warehouse_id}/table/{table_id}"),
+                       ("view", "/warehouse/{warehouse_id}/view/{view_id}"), ("role", "/role/{role_id}")):
+        relation = {"server": "operator", "project": "describe", "role": "ownership"}.get(kind, "select")
+        base = f"/management/v1/permissions{path}"
+        answer(f"POST {base}/assignments", {204}, headers=project, body={"writes": [{"type": relation, "user": someone}]})
+        answer(f"GET {base}/assignments", {200}, headers=project)
+        answer(f"GET {base}/access", {200}, headers=project)
+    answer("POST /management/v1/permissions/check", {200}, body={"operation": {"table": {
+        "action": "read_data", "table-id": objects["table_id"], "warehouse-id": objects["warehouse_id"]}}})
+    answer("GET /management/v1/permissions/check", {200}, query={"type": "warehouse", "action": "use",
+                                                               "id": objects["warehouse_id"]})
+    answer("GET /management/v1/warehouse/{warehouse_id}/access-history", {200},
+           query={"table": objects["table_id"], "at": "2030-01-01T00:00:00Z"})
     answer("DELETE /management/v1/role/{role_id}", {204}, headers=project)
     answer("DELETE /management/v1/user/{user_id}", {204}, user_id=someone)
 

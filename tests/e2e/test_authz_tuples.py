@@ -53,8 +53,10 @@ def spark(setup, oidc):
                       headers={"Authorization": f"Bearer {oidc.token('spark')}"}) as c:
         response = c.post("/management/v1/bootstrap", json={"accept-terms-of-use": True})
         assert response.status_code == 204, response.text
-        # the server admin makes itself admin of the default project, as an operator would
-        setup["fga"].write([T(user(SPARK), "project_admin", obj("project", DEFAULT_PROJECT))])
+        # the server admin makes itself admin of the default project, through the permission endpoint
+        response = c.post("/management/v1/permissions/project/assignments",
+                          json={"writes": [{"type": "project_admin", "user": SPARK}]})
+        assert response.status_code == 204, response.text
         yield c
 
 
@@ -103,3 +105,163 @@ def test_the_hierarchy_and_ownership_follow_creates_renames_and_drops(setup, spa
 
     assert spark.delete(f"{prefix}/namespaces/b/tables/t2").status_code == 204
     assert not [t for t in tuples(setup) if table in (t.object, t.user)]
+
+
+def client(setup, oidc, name: str) -> httpx.Client:
+    return httpx.Client(base_url=setup["api"].url, timeout=60,
+                        headers={"Authorization": f"Bearer {oidc.token(name)}"})
+
+
+def events(setup) -> int:
+    with psycopg.connect(setup["database"]) as conn:
+        return conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def table(setup, spark, tmp_path_factory) -> dict:
+    """A warehouse with namespace ns and table t, all spark's."""
+    path = tmp_path_factory.mktemp("authz-wh")
+    response = spark.post("/management/v1/warehouse", json={
+        "warehouse-name": f"wh-{uuid.uuid4().hex[:8]}", "storage-profile": {"type": "file", "location": f"file://{path}"}})
+    assert response.status_code == 201, response.text
+    warehouse_id = response.json()["warehouse-id"]
+    prefix = f"/catalog/v1/{warehouse_id}"
+    assert spark.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+    response = spark.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA})
+    assert response.status_code == 200, response.text
+    table_id = response.json()["metadata"]["table-uuid"]
+    return {"warehouse": warehouse_id, "id": table_id, "path": f"{prefix}/namespaces/ns/tables/t",
+            "assignments": f"/management/v1/permissions/warehouse/{warehouse_id}/table/{table_id}/assignments"}
+
+
+def test_a_grant_is_a_tuple_and_effective_when_its_call_returns(setup, spark, oidc, table):
+    with client(setup, oidc, "bob") as bob:
+        assert bob.get(table["path"]).status_code in (403, 404)
+        response = spark.post(table["assignments"], json={"writes": [{"type": "select", "user": BOB}]})
+        assert response.status_code == 204, response.text
+        assert T(user(BOB), "select", obj("table", table["id"])) in tuples(setup)
+        assert bob.get(table["path"]).status_code == 200  # at once: no wait, no retry
+        before = events(setup)
+        refused = bob.post(table["path"], json={"requirements": [], "updates": [
+            {"action": "set-properties", "updates": {"by": "bob"}}]})
+        assert refused.status_code == 403, refused.text
+        assert events(setup) == before
+    listed = spark.get(table["assignments"]).json()["assignments"]
+    assert {"type": "select", "user": BOB} in listed and {"type": "ownership", "user": SPARK} in listed
+    access = spark.get(table["assignments"].replace("/assignments", "/access")).json()["allowed-actions"]
+    assert "read_data" in access and "commit" in access
+    check = spark.post("/management/v1/permissions/check", json={
+        "identity": {"user": BOB}, "operation": {"table": {"action": "read_data", "table-id": table["id"],
+                                                            "warehouse-id": table["warehouse"]}}})
+    assert check.json() == {"allowed": True}, check.text
+    history = spark.get("/management/v1/history", params={"type": "grant.added"})
+    assert history.status_code == 200, history.text
+    granted = [e for e in history.json()["events"] if e["summary"] == f"granted select on table {table['id']} to user {BOB}"]
+    assert granted and granted[0]["actor"] == SPARK
+
+
+def test_granting_needs_manage_grants_and_pass_grants_cannot_escalate(setup, spark, oidc, table):
+    with client(setup, oidc, "bob") as bob:
+        before = events(setup)
+        refused = bob.post(table["assignments"], json={"writes": [{"type": "modify", "user": BOB}]})
+        assert refused.status_code == 403, refused.text
+        assert events(setup) == before
+        # pass_grants lets bob pass on what he holds (select), nothing more
+        response = spark.post(table["assignments"], json={"writes": [{"type": "select", "user": BOB},
+                                                                     {"type": "pass_grants", "user": BOB}]})
+        assert response.status_code == 204, response.text
+        passed = bob.post(table["assignments"], json={"writes": [{"type": "select", "user": "oidc~trino"}]})
+        assert passed.status_code == 204, passed.text
+        before = events(setup)
+        for escalation in ({"type": "modify", "user": "oidc~trino"}, {"type": "pass_grants", "user": "oidc~trino"},
+                           {"type": "manage_grants", "user": BOB}, {"type": "ownership", "user": BOB}):
+            refused = bob.post(table["assignments"], json={"writes": [escalation]})
+            assert refused.status_code == 403, (escalation, refused.text)
+        assert events(setup) == before
+    assert T(user("oidc~trino"), "select", obj("table", table["id"])) in tuples(setup)
+    assert T(user("oidc~trino"), "modify", obj("table", table["id"])) not in tuples(setup)
+
+
+def test_a_role_loop_is_refused_through_the_permission_endpoints(setup, spark):
+    roles = []
+    for name in ("outer", "inner"):
+        response = spark.post("/management/v1/role", json={"name": f"{name}-{uuid.uuid4().hex[:6]}"})
+        assert response.status_code == 201, response.text
+        roles.append(response.json()["id"])
+    outer, inner = roles
+    response = spark.post(f"/management/v1/permissions/role/{outer}/assignments",
+                          json={"writes": [{"type": "assignee", "role": inner}]})
+    assert response.status_code == 204, response.text
+    assert T(f"role:{inner}#assignee", "assignee", f"role:{outer}") in tuples(setup)
+    before = events(setup)
+    loop = spark.post(f"/management/v1/permissions/role/{inner}/assignments",
+                      json={"writes": [{"type": "assignee", "role": outer}]})
+    assert loop.status_code == 400, loop.text
+    assert events(setup) == before
+    assert T(f"role:{outer}#assignee", "assignee", f"role:{inner}") not in tuples(setup)
+
+
+def test_rebuild_fills_an_emptied_store_with_identical_tuples(setup, spark, table):
+    before = tuples(setup)
+    assert len(before) > 10
+    setup["fga"].write(deletes=list(before))
+    assert tuples(setup) == set()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
+    done = subprocess.run([sys.executable, "-m", "lakeledger.cli", "rebuild"], capture_output=True, text=True,
+                          timeout=300, env={**env, **setup["env"], "LAKELEDGER__DATA_DIR": str(setup["data_dir"]),
+                                            "LAKELEDGER__LOG_LEVEL": "warning"})
+    assert done.returncode == 0, done.stderr
+    assert "authz-tuples" in done.stdout
+    assert tuples(setup) == before
+
+
+def test_access_history_answers_who_held_what_at_each_instant_from_the_log(setup, spark, oidc, table):
+    from datetime import datetime, timezone
+    import time
+
+    with client(setup, oidc, "trino") as trino:
+        assert trino.get("/management/v1/whoami").status_code == 200  # provisions the user
+
+    prefix = f"/catalog/v1/{table['warehouse']}"
+    response = spark.post(f"{prefix}/namespaces/ns/tables", json={"name": f"h{uuid.uuid4().hex[:6]}",
+                                                                  "schema": SCHEMA})
+    assert response.status_code == 200, response.text
+    table_id = response.json()["metadata"]["table-uuid"]
+    assignments = f"/management/v1/permissions/warehouse/{table['warehouse']}/table/{table_id}/assignments"
+    role = spark.post("/management/v1/role", json={"name": f"readers-{uuid.uuid4().hex[:6]}"}).json()["id"]
+    instants = {}
+
+    def step(name: str, method: str, path: str, body: dict) -> None:
+        response = spark.request(method, path, json=body)
+        assert response.status_code in (200, 204), response.text
+        time.sleep(0.05)
+        instants[name] = datetime.now(timezone.utc).isoformat()
+        time.sleep(0.05)
+
+    instants["start"] = datetime.now(timezone.utc).isoformat()
+    time.sleep(0.05)
+    step("granted", "POST", assignments, {"writes": [{"type": "select", "user": BOB}]})
+    step("revoked", "POST", assignments, {"deletes": [{"type": "select", "user": BOB}]})
+    step("role granted", "POST", assignments, {"writes": [{"type": "select", "role": role}]})
+    step("member added", "POST", f"/management/v1/role/{role}/members",
+         {"members": [{"type": "user", "id": "oidc~trino"}]})
+    step("member removed", "DELETE", f"/management/v1/role/{role}/members/user/oidc~trino", None)
+
+    def holders(at: str) -> dict:
+        response = spark.get(f"/management/v1/warehouse/{table['warehouse']}/access-history",
+                             params={"table": table_id, "at": at})
+        assert response.status_code == 200, response.text
+        return {h["user"]: h for h in response.json()["holders"]}
+
+    start, granted = holders(instants["start"]), holders(instants["granted"])
+    assert BOB not in start and "ownership" in start[SPARK]["rights"]
+    assert granted[BOB]["rights"] == ["describe", "select"]
+    [how] = granted[BOB]["through"]
+    assert (how["relation"], how["source"], how["granted-by"], how["roles"]) == ("select", "grant", SPARK, [])
+    assert BOB not in holders(instants["revoked"])
+    assert "oidc~trino" not in holders(instants["role granted"])
+    with_role = holders(instants["member added"])["oidc~trino"]
+    assert with_role["rights"] == ["describe", "select"] and with_role["through"][0]["roles"] == [role]
+    assert "oidc~trino" not in holders(instants["member removed"])
+    # the project admin's rights flow down from the project (spark is project_admin of the default project)
+    assert any(t["on"]["type"] == "project" for t in start[SPARK]["through"])

@@ -1,0 +1,259 @@
+"""Lakekeeper's permission endpoints: who is assigned what on an object (``assignments``, read and changed), what
+the caller may do there (``access``), and single decisions (``check``).
+
+Assignments are read from the access-history read model's current ranges (the log's consequences, the same tuples
+the projection writes to OpenFGA), so they answer under either backend. Changing them is granting: the caller needs
+``can_grant_<relation>`` on the object (``can_change_ownership`` for ownership), asked of OpenFGA before anything is
+appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded."""
+
+from typing import Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+
+from lakeledger.api.context import principal, provenance
+from lakeledger.api.dependencies import container
+from lakeledger.api.openapi import errors, ok
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.projects import project_id_of
+from lakeledger.authz.authorizer import Check
+from lakeledger.authz.model import authorization_model
+from lakeledger.authz.objects import obj, role_members, type_of, user
+from lakeledger.domain.errors import BadRequest, Forbidden, NotFound, NoSuchWarehouse
+from lakeledger.domain.provenance import Provenance
+from lakeledger.services.grants import RELATIONS, from_tuple, parse_assignment
+from lakeledger.services.history import catch_up
+
+router = APIRouter(prefix="/management/v1/permissions", tags=["Permissions"])
+
+ACTIONS = {d["type"]: sorted(r for r in d.get("relations", {}) if r.startswith("can_"))
+           for d in authorization_model()["type_definitions"]}
+
+
+def _grant_relation(object_: str, relation: str) -> str:
+    if relation == "ownership":
+        return "can_change_ownership"
+    return f"can_grant_{relation}"
+
+
+Relation = Literal[tuple(sorted({r for rs in RELATIONS.values() for r in rs}))]  # type: ignore[valid-type]
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class AssignmentModel(_Shape):
+    type: Relation
+    user: str | None = None
+    role: UUID | None = None
+
+
+class AssignmentsResponse(_Shape):
+    assignments: list[AssignmentModel]
+    project_id: UUID | None = Field(default=None, alias="project-id")
+
+
+class AccessResponse(_Shape):
+    allowed_actions: list[str] = Field(alias="allowed-actions")
+
+
+class CheckResponse(_Shape):
+    allowed: bool
+
+
+class UpdateAssignments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    writes: list[Any] = Field(default_factory=list)
+    deletes: list[Any] = Field(default_factory=list)
+
+
+def _uuid(value: object, what: str) -> UUID:
+    try:
+        return UUID(value) if isinstance(value, str) else UUID(str(None))
+    except ValueError:
+        raise BadRequest(f"{what} must be a UUID, not {value!r}") from None
+
+
+async def _exists(ll, object_: str) -> None:
+    kind, id_ = type_of(object_), object_.partition(":")[2]
+    sql = {"warehouse": "SELECT 1 FROM ll_warehouses WHERE id = %(id)s",
+           "project": "SELECT 1 FROM ll_projects WHERE id = %(id)s",
+           "namespace": "SELECT 1 FROM ll_namespaces WHERE id = %(id)s",
+           "table": "SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'table' AND deleted_at IS NULL",
+           "view": "SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'view' AND deleted_at IS NULL",
+           "role": "SELECT 1 FROM ll_roles WHERE id = %(id)s"}.get(kind)
+    if sql and await ll.queries.one(sql, {"id": UUID(id_)}) is None:
+        raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist: {id_}")
+
+
+async def _allowed(ll, request: Request, checks: list[tuple[str, str]]) -> list[bool]:
+    who = user(principal(request).id)
+    return await ll.authorizer.check_many([Check(who, relation, object_) for relation, object_ in checks])
+
+
+async def require(ll, request: Request, relation: str, object_: str) -> None:
+    [allowed] = await _allowed(ll, request, [(relation, object_)])
+    if not allowed:
+        raise Forbidden(f"{principal(request).id} may not {relation} on {object_}")
+
+
+async def assignments(ll, request: Request, object_: str, relations: list[str] | None) -> list[dict]:
+    await _exists(ll, object_)
+    await require(ll, request, "can_read_assignments", object_)
+    await run_in_threadpool(catch_up, ll.access_history)
+    rows = await ll.queries.all('SELECT relation, "user" FROM ll_access_ranges WHERE object = %(object)s'
+                                " AND to_seq IS NULL ORDER BY from_seq, id", {"object": object_})
+    wanted = set(relations or RELATIONS[type_of(object_)]) & set(RELATIONS[type_of(object_)])
+    found = [from_tuple(r["user"], r["relation"]) for r in rows if r["relation"] in wanted]
+    return [a.json() for a in found if a is not None]
+
+
+async def update(ll, request: Request, object_: str, body: UpdateAssignments, by: Provenance) -> Response:
+    await _exists(ll, object_)
+    writes = [parse_assignment(a, object_) for a in body.writes]
+    deletes = [parse_assignment(a, object_) for a in body.deletes]
+    needed = sorted({_grant_relation(object_, a.relation) for a in [*writes, *deletes]})
+    refused = [r for r, ok in zip(needed, await _allowed(ll, request, [(r, object_) for r in needed])) if not ok]
+    if refused:
+        raise Forbidden(f"{principal(request).id} may not {', '.join(refused)} on {object_}")
+    await run_in_threadpool(ll.grants.update, object_, writes, deletes, by)
+    return Response(status_code=204)
+
+
+async def access(ll, request: Request, object_: str, principal_user: str | None, principal_role: str | None) -> dict:
+    await _exists(ll, object_)
+    who = user(principal(request).id)
+    if principal_user or principal_role:
+        if principal_user and principal_role:
+            raise BadRequest("Give principalUser or principalRole, not both")
+        await require(ll, request, "can_read_assignments", object_)
+        who = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
+    actions = ACTIONS[type_of(object_)]
+    answers = await ll.authorizer.check_many([Check(who, a, object_) for a in actions])
+    return {"allowed-actions": [a.removeprefix("can_") for a, ok in zip(actions, answers) if ok]}
+
+
+def _project(x_project_id: str | None, ll, project_id: str | None = None) -> str:
+    return obj("project", _uuid(project_id, "project id") if project_id else project_id_of(x_project_id, ll))
+
+
+# ---- routes: one object kind after another, each with assignments (GET, POST) and access ------------------------
+
+def _objects(ll, kind: str, **ids) -> str:
+    if kind == "server":
+        return obj("server", ll.settings.server_id)
+    if kind == "project":
+        return _project(ids.get("x_project_id"), ll, ids.get("project_id"))
+    return obj(kind, _uuid(ids[f"{kind}_id"], f"{kind} id"))
+
+
+_ROUTES = (("server", "/server"), ("project", "/project"), ("project", "/project/{project_id}"),
+           ("warehouse", "/warehouse/{warehouse_id}"), ("namespace", "/namespace/{namespace_id}"),
+           ("table", "/warehouse/{warehouse_id}/table/{table_id}"), ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
+           ("role", "/role/{role_id}"))
+
+
+def _register(kind: str, path: str) -> None:
+    def ids_of(request: Request, x_project_id: str | None) -> dict:
+        return {**{k: str(v) for k, v in request.path_params.items()}, "x_project_id": x_project_id}
+
+    async def get_assignments(request: Request, relations: list[Relation] | None = Query(default=None),
+                              x_project_id: str | None = Header(default=None), ll=Depends(container)):
+        object_ = _objects(ll, kind, **ids_of(request, x_project_id))
+        body: dict = {"assignments": await assignments(ll, request, object_, relations)}
+        if kind == "project":
+            body["project-id"] = object_.partition(":")[2]
+        return JSONResponse(body)
+
+    async def post_assignments(request: Request, body: UpdateAssignments,
+                               x_project_id: str | None = Header(default=None), ll=Depends(container),
+                               by: Provenance = Depends(provenance)):
+        return await update(ll, request, _objects(ll, kind, **ids_of(request, x_project_id)), body, by)
+
+    async def get_access(request: Request, principalUser: str | None = Query(default=None),
+                         principalRole: str | None = Query(default=None),
+                         x_project_id: str | None = Header(default=None), ll=Depends(container)):
+        object_ = _objects(ll, kind, **ids_of(request, x_project_id))
+        return JSONResponse(await access(ll, request, object_, principalUser, principalRole))
+
+    name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
+    router.add_api_route(f"{path}/assignments", get_assignments, methods=["GET"], name=f"get_{name}_assignments",
+                         responses={**ok(AssignmentsResponse, f"Who is assigned what on the {kind}"),
+                                    **errors(400, 403, 404)})
+    router.add_api_route(f"{path}/assignments", post_assignments, methods=["POST"], status_code=204,
+                         response_class=Response, name=f"update_{name}_assignments", responses=errors(400, 403, 404))
+    router.add_api_route(f"{path}/access", get_access, methods=["GET"], name=f"get_{name}_access",
+                         responses={**ok(AccessResponse, f"What the caller (or the principal asked) may do on the "
+                                                         f"{kind}"), **errors(400, 403, 404)})
+
+
+for _kind, _path in _ROUTES:
+    _register(_kind, _path)
+
+
+# ---- check -----------------------------------------------------------------------------------------------------
+
+_ID_FIELDS = {"project": "project-id", "warehouse": "warehouse-id", "namespace": "namespace-id", "table": "table-id",
+              "view": "view-id"}
+
+
+class CheckRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    identity: dict[str, str] | None = None
+    operation: dict[str, dict[str, Any]]
+
+
+async def _check(ll, request: Request, kind: str, fields: dict, identity: dict | None,
+                 x_project_id: str | None) -> dict:
+    if kind not in ACTIONS or kind in ("user", "role"):
+        raise BadRequest(f"Unknown operation {kind!r}: server, project, warehouse, namespace, table or view")
+    action = fields.get("action")
+    if not isinstance(action, str) or f"can_{action}" not in ACTIONS[kind]:
+        raise BadRequest(f"A {kind} has the actions {', '.join(a.removeprefix('can_') for a in ACTIONS[kind])}, "
+                         f"not {action!r}")
+    if kind == "server":
+        object_ = obj("server", ll.settings.server_id)
+    elif kind == "project":
+        object_ = _project(x_project_id, ll, fields.get("project-id"))
+    else:
+        id_ = fields.get(_ID_FIELDS[kind])
+        if not isinstance(id_, str):
+            raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
+        object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
+    await _exists(ll, object_)
+    who = user(principal(request).id)
+    if identity:
+        if len(identity) != 1 or not ({"user", "role"} & set(identity)):
+            raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
+        asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
+        if asked != who:
+            await require(ll, request, "can_read_assignments", object_)
+            who = asked
+    [allowed] = await ll.authorizer.check_many([Check(who, f"can_{action}", object_)])
+    return {"allowed": allowed}
+
+
+@router.post("/check", responses={**ok(CheckResponse, "Whether the action is allowed"), **errors(400, 403, 404)})
+async def check(request: Request, body: CheckRequest, x_project_id: str | None = Header(default=None),
+                ll=Depends(container)):
+    """Whether the caller (or ``identity``, which needs ``can_read_assignments`` there) may do one action."""
+    if len(body.operation) != 1:
+        raise BadRequest("operation names exactly one of server, project, warehouse, namespace, table, view")
+    [(kind, fields)] = body.operation.items()
+    return JSONResponse(await _check(ll, request, kind, fields, body.identity, x_project_id))
+
+
+@router.get("/check", responses={**ok(CheckResponse, "Whether the action is allowed"), **errors(400, 403, 404)})
+async def check_by_query(request: Request, kind: str = Query(alias="type"), action: str = Query(),
+                         id: str | None = Query(default=None), principalUser: str | None = Query(default=None),
+                         principalRole: str | None = Query(default=None),
+                         x_project_id: str | None = Header(default=None), ll=Depends(container)):
+    """The same decision as POST, asked with ``type``, ``action`` and ``id`` (not for the server) in the query."""
+    fields: dict = {"action": action}
+    if kind in _ID_FIELDS and id is not None:
+        fields[_ID_FIELDS[kind]] = id
+    identity = ({"user": principalUser} if principalUser else {"role": principalRole} if principalRole else None)
+    return JSONResponse(await _check(ll, request, kind, fields, identity, x_project_id))
