@@ -232,8 +232,10 @@ class ProtectionResponse(BaseModel):
 
 _ERRORS = {
     400: "Bad request: malformed input, or a request the catalog refuses as it stands",
-    403: "The warehouse is deactivated, or the change-approval hook refused the change (the message says why)",
-    404: "Not found: the warehouse, project, namespace, table or view named does not exist",
+    403: "Forbidden: the caller sees the object but lacks the right (the message names the relation), the "
+         "warehouse is deactivated, or the change-approval hook refused the change (the message says why)",
+    404: "Not found: the warehouse, project, namespace, table or view named does not exist, or the caller may not "
+         "see it",
     409: "Conflict: the object exists, is not empty, or a concurrent change won",
     413: "The request body is larger than the server accepts",
     422: "The Idempotency-Key was already used for a different request",
@@ -281,10 +283,31 @@ def install(app: FastAPI) -> None:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
+            _declare_refusals(app)
             app.openapi_schema = _describe(generate())
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _declare_refusals(app: FastAPI) -> None:
+    """Every route that asks the authorizer (it depends on api.authorization.guard) may answer 403."""
+    from fastapi.routing import APIRoute
+
+    from lakeledger.api.authorization import guard
+
+    def asks(dependant) -> bool:
+        return any(d.call is guard or asks(d) for d in dependant.dependencies)
+
+    def routes(container):
+        for route in container.routes:
+            # FastAPI 0.165 keeps an included router as one entry, its routes on the router itself
+            inner = getattr(route, "original_router", None)
+            yield from routes(inner) if inner is not None else (route,)
+
+    for route in routes(app):
+        if isinstance(route, APIRoute) and 403 not in route.responses and asks(route.dependant):
+            route.responses[403] = errors(403)[403]
 
 
 def _describe(document: dict[str, Any]) -> dict[str, Any]:
