@@ -38,6 +38,7 @@ def create_app(container) -> FastAPI:
             yield
         finally:
             await pool.close()
+            await container.authorizer.aclose()
 
     app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=JSONResponse,
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
@@ -69,6 +70,6 @@ def create_app(container) -> FastAPI:
     app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)
     if verifier:
-        app.add_middleware(Authentication, verifier=verifier)
+        app.add_middleware(Authentication, verifier=verifier, users=container.users)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
     return app

@@ -5,12 +5,14 @@ provider this middleware is not installed and requests run as the anonymous prin
 
 A token seen before is answered from identity's cache of verified tokens (a dictionary lookup): the hot read path
 pays no signature check. Only a new token is verified, on a worker thread, since fetching the provider's keys
-blocks."""
+blocks. A principal not seen lately is provisioned as a user (services/users.py) before its request runs, as
+Lakekeeper does on a first authenticated request."""
 
 from starlette.concurrency import run_in_threadpool
 
 from lakeledger.api.errors import error_response
 from lakeledger.identity.oidc import InvalidToken, OpenIdVerifier, ProviderUnavailable
+from lakeledger.services.users import UserService
 
 OPEN_PATHS = frozenset({"/health"})
 _AUTHORIZATION = b"authorization"
@@ -18,9 +20,10 @@ _REALM = 'Bearer realm="lakeledger"'
 
 
 class Authentication:
-    def __init__(self, app, verifier: OpenIdVerifier):
+    def __init__(self, app, verifier: OpenIdVerifier, users: UserService | None = None):
         self.app = app
         self.verifier = verifier
+        self.users = users
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
@@ -47,7 +50,10 @@ class Authentication:
                 # throw its token away)
                 return await error_response(503, "ServiceUnavailableException", str(e),
                                             head=scope["method"] == "HEAD")(scope, receive, send)
-        scope.setdefault("state", {})["principal"] = principal
+        state = scope.setdefault("state", {})
+        state["principal"] = principal
+        if self.users is not None and not self.users.is_known(principal):
+            await run_in_threadpool(self.users.provision, principal, state.get("request_id"))
         await self.app(scope, receive, send)
 
 

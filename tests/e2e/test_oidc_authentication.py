@@ -306,3 +306,17 @@ def test_spark_authenticates_with_client_credentials(spark, api, oidc, warehouse
     events = _history(spark_client, warehouse["id"], **{"tabular-id": table.json()["metadata"]["table-uuid"]})
     assert {e["type"] for e in events} >= {"table.created", "table.committed"}
     assert {e["actor"] for e in events} == {"oidc~spark"}
+
+
+def test_a_principal_is_provisioned_as_a_user_on_its_first_request(api, oidc, spark_client, own_database):
+    with _client(api, oidc.token("bob")) as bob:
+        for _ in range(3):
+            assert bob.get("/management/v1/whoami").status_code == 200
+        me = bob.get("/management/v1/whoami").json()
+    assert me["id"] == "oidc~bob" and me["user-type"] == "application"
+    users = spark_client.get("/management/v1/user", params={"pageSize": 100}).json()["users"]
+    assert {"oidc~spark", "oidc~bob"} <= {u["id"] for u in users}
+    with psycopg.connect(own_database) as conn:
+        created = conn.execute("SELECT count(*) FROM lakeledger_events WHERE topic LIKE '%%user:User.%%'"
+                               " AND convert_from(state, 'UTF8') LIKE '%%oidc~bob%%'").fetchone()[0]
+    assert created == 1  # provisioned once, however many requests followed
