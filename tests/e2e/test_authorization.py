@@ -6,6 +6,7 @@ once granted select on one table, loads and reads it (vended credentials that Mi
 that refuses his writes) but may not change it. A principal of project A sees nothing of project B, whatever
 ``x-project-id`` it sends. Every refusal leaves the log as it was."""
 
+import re
 import time
 import uuid
 
@@ -345,6 +346,46 @@ def test_vended_credentials_and_the_signer_are_read_only_for_a_reader(api, oidc,
     time.sleep(CACHE_SECONDS + 0.2)
     with _client(api, oidc, "bob", s3["project"]) as bob:
         assert bob.post(signer, json={**request, "method": "GET"}).status_code == 403
+
+
+def test_pyiceberg_as_a_reader_scans_but_cannot_append(api, oidc, world, fga, own_database, monkeypatch):
+    """Both principals through pyiceberg with OAuth2 client credentials: spark writes; bob, granted select, scans
+    with vended (read-only) credentials and through the remote signer, and his appends fail either way."""
+    import pyarrow as pa
+    import s3fs
+    from pyiceberg.catalog.rest import RestCatalog
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "cachable", False)  # see tests/e2e/test_pyiceberg_s3.py
+    s3 = world["S3"]
+
+    def catalog(who: str, **extra) -> RestCatalog:
+        return RestCatalog(who, uri=f"{api.url}/catalog", warehouse=s3["name"], credential=f"{who}:{who}-secret",
+                           scope="catalog", **{"oauth2-server-uri": oidc.token_endpoint,
+                                               "header.x-project-id": s3["project"], **extra})
+
+    rows = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "data": pa.array(["a", "b", "c"])})
+    written = catalog("spark").create_table("ns.py", schema=rows.schema)
+    written.append(rows)
+    table_id = str(written.metadata.table_uuid)
+    grant = RelationTuple(user("oidc~bob"), "select", obj("table", table_id))
+    fga.write(grant)
+    try:
+        time.sleep(CACHE_SECONDS + 0.2)
+        signing = {"header.X-Iceberg-Access-Delegation": "remote-signing",
+                   "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"}
+        for bob in (catalog("bob"), catalog("bob", **signing)):
+            table = bob.load_table("ns.py")
+            assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+            before = log_length(own_database)
+            with pytest.raises(Exception) as refused:
+                table.append(rows)
+            # the data file cannot even be written (AccessDenied from MinIO, 403 from the signer)
+            assert re.search(r"access.?denied|403|forbidden", str(refused.value), re.I), refused.value
+            assert log_length(own_database) == before
+        assert len(catalog("spark").load_table("ns.py").metadata.snapshots) == 1
+    finally:
+        fga.delete(grant)
+        time.sleep(CACHE_SECONDS + 0.2)
 
 
 def test_a_principal_of_project_a_sees_nothing_of_project_b(api, oidc, world, fga, own_database):
