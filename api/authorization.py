@@ -233,8 +233,11 @@ async def create_in(ll, az: Guard, prefix: str, parent: Sequence[str], action: s
         await warehouse_action(ll, az, prefix, action)
 
 
-async def tabular_action(ll, az: Guard, prefix: str, path: Sequence[str], name: str, typ: str, action: str) -> None:
-    """``action`` on the live table or view ``path.name``; nothing to decide when there is none."""
+async def tabular_action(ll, az: Guard, prefix: str, path: Sequence[str], name: str, typ: str, action: str,
+                         absent: str | None = None) -> None:
+    """``action`` on the live table or view ``path.name``. When there is none: ``absent`` (a relation on the
+    namespace, for a commit that creates a staged table) if given, else nothing to decide (the service says it is
+    missing)."""
     if az.off:
         return
     warehouse_id = as_uuid(prefix)
@@ -244,6 +247,8 @@ async def tabular_action(ll, az: Guard, prefix: str, path: Sequence[str], name: 
     row = await lookup(warehouse_id, list(path), name)
     if row is not None:
         await az.require(action, tabular(typ, row[0]), no_tabular(typ, path, name))
+    elif absent is not None:
+        await namespace_action(ll, az, prefix, path, absent)
 
 
 async def rename(ll, az: Guard, prefix: str, typ: str, body) -> None:

@@ -157,7 +157,9 @@ async def table_exists(prefix: str, namespace: str, table: str, ll=Depends(conta
              responses=ok(CommitTableResponse, "The change was committed", etag=False))
 async def update_table(prefix: str, namespace: str, table: str, body: CommitTableRequest,
                        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_commit")
+    # a commit may create a staged table (assert-create): then it is a create in the namespace
+    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_commit",
+                               "can_create_table")
     change = TableChange(tuple(parse_namespace(namespace)), table, body.requirements, body.updates)
     [state] = await run_in_threadpool(ll.tables.commit, prefix, [change], by)
     return Response(b'{"metadata-location":' + orjson.dumps(state.metadata_location) + b',"metadata":'
@@ -184,6 +186,8 @@ async def register_table(prefix: str, namespace: str, body: RegisterTableRequest
     raw = await request.json()
     requested_modes(request.headers.get(DELEGATION_HEADER))
     await authz.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_table")
+    if body.overwrite:  # replaces what a table of that name holds: a commit to it
+        await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), body.name, "table", "can_commit")
     state = await run_in_threadpool(ll.tables.register, prefix, parse_namespace(namespace), body.name,
                                     body.metadata_location, body.overwrite, raw, by)
     return await _table_result(ll, prefix, state, request)
@@ -216,6 +220,7 @@ async def commit_transaction(prefix: str, body: CommitTransactionRequest, ll=Dep
         changes.append(TableChange(tuple(change.identifier.namespace), change.identifier.name,
                                    change.requirements, change.updates))
     for change in changes:
-        await authz.tabular_action(ll, az, prefix, change.namespace, change.name, "table", "can_commit")
+        await authz.tabular_action(ll, az, prefix, change.namespace, change.name, "table", "can_commit",
+                                   "can_create_table")
     await run_in_threadpool(ll.tables.commit, prefix, changes, by)
     return Response(status_code=204)

@@ -271,7 +271,13 @@ def test_a_grant_of_select_lets_bob_read_but_not_change(api, oidc, world, own_da
                           "destination": {"namespace": ["ns"], "name": "mine"}}),
                       bob.post(f"/management/v1/warehouse/{a['warehouse']}/table/{table_id}/protection",
                                json={"protected": True}),
-                      bob.post(f"{a['prefix']}/namespaces/ns/tables", json={"name": "bobs", "schema": SCHEMA})):
+                      bob.post(f"{a['prefix']}/namespaces/ns/tables", json={"name": "bobs", "schema": SCHEMA}),
+                      # a commit that creates a staged table is a create in the namespace
+                      bob.post(f"{a['prefix']}/namespaces/ns/tables/staged", json={
+                          "requirements": [{"type": "assert-create"}], "updates": []}),
+                      bob.post(f"{a['prefix']}/transactions/commit", json={"table-changes": [{
+                          "identifier": {"namespace": ["ns"], "name": "staged"},
+                          "requirements": [{"type": "assert-create"}], "updates": []}]})):
                 assert r.status_code == 403, (r.request.method, r.request.url, r.text)
             history = bob.get(f"/management/v1/warehouse/{a['warehouse']}/history", params={"tabular-id": table_id})
             assert history.status_code == 200
