@@ -483,3 +483,46 @@ def test_load_table_with_authorization_is_within_reach_of_without(api, oidc, wor
           f"OIDC + OpenFGA {on:.0f} ({on / off:.2f})")
     # a loose floor: the load generator shares the two cores with both servers; the README gives the figures
     assert on >= 0.5 * off
+
+
+def test_an_unreachable_openfga_is_a_503_never_a_refusal(oidc, pg_url, tmp_path):
+    """No answer is not a no: with OpenFGA gone, requests that need a decision are 503 (clients retry those), the
+    loadTable fast path included, and nothing is appended."""
+    from urllib.parse import urlsplit
+
+    from support import OpenFgaServer
+
+    name = f"authz_down_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    database = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    openfga = OpenFgaServer(tmp_path / "openfga")
+    api = None
+    try:
+        api = Server(database, tmp_path, LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
+                     LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
+                     LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint, LAKELEDGER__AUTHZ_CACHE_SECONDS="0",
+                     LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
+        with _client(api, oidc, "spark") as spark:
+            assert spark.post("/management/v1/bootstrap", json={"accept-terms-of-use": True,
+                                                                "is-operator": True}).status_code == 204
+            r = spark.post("/management/v1/warehouse", json={"warehouse-name": "w", "storage-profile": {
+                "type": "file", "location": f"file://{tmp_path}/w"}})
+            assert r.status_code == 201, r.text
+            prefix = f"/catalog/v1/{r.json()['warehouse-id']}"
+            assert spark.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+            assert spark.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}).status_code \
+                == 200
+            assert spark.get(f"{prefix}/namespaces/ns/tables/t").status_code == 200
+            openfga.stop()
+            before = log_length(database)
+            for r in (spark.get(f"{prefix}/namespaces/ns/tables/t"), spark.get(f"{prefix}/namespaces"),
+                      spark.post(f"{prefix}/namespaces", json={"namespace": ["more"]}),
+                      spark.delete(f"{prefix}/namespaces/ns/tables/t")):
+                assert r.status_code == 503, (r.request.method, r.request.url, r.text)
+                assert r.json()["error"]["type"] == "ServiceUnavailableException"
+            assert log_length(database) == before
+    finally:
+        if api is not None:
+            api.stop()
+        openfga.stop()
