@@ -114,7 +114,7 @@ bench-tools:
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
 		|| echo "wrk could not be installed (apt-get install -y wrk); the bench uses its Python load generator"
 
-bench: setup bench-tools nats-deps minio-deps
+bench: setup bench-tools nats-deps minio-deps oidc-deps openfga-deps
 	$(PY) -m bench
 
 clean:

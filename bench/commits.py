@@ -37,15 +37,18 @@ class CommitResult:
         return self.ok / self.duration_s if self.duration_s else 0.0
 
 
-def run(base_url: str, tables: list[TableHandle], clients: int, duration_s: float) -> CommitResult:
+def run(base_url: str, tables: list[TableHandle], clients: int, duration_s: float,
+        headers: dict[str, str] | None = None) -> CommitResult:
+    """``headers`` go with every request (e.g. Authorization)."""
     try:
         import uvloop
-        return uvloop.run(_run(base_url, tables, clients, duration_s))
+        return uvloop.run(_run(base_url, tables, clients, duration_s, headers or {}))
     except ImportError:
-        return asyncio.run(_run(base_url, tables, clients, duration_s))
+        return asyncio.run(_run(base_url, tables, clients, duration_s, headers or {}))
 
 
-async def _run(base_url: str, tables: list[TableHandle], clients: int, duration_s: float) -> CommitResult:
+async def _run(base_url: str, tables: list[TableHandle], clients: int, duration_s: float,
+               headers: dict[str, str]) -> CommitResult:
     clients = max(1, min(clients, len(tables)))
     owned = [tables[i::clients] for i in range(clients)]  # disjoint: client i owns tables i, i+clients, ...
     latencies: list[float] = []
@@ -58,7 +61,8 @@ async def _run(base_url: str, tables: list[TableHandle], clients: int, duration_
     async def client(mine: list[TableHandle]) -> None:
         nonlocal errors
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_TIMEOUT_S, limits=limits) as http:
+        async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_TIMEOUT_S, limits=limits,
+                                     headers=headers) as http:
             for i in range(MAX_COMMITS_PER_CLIENT):
                 if time.perf_counter() >= deadline:
                     return

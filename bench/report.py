@@ -130,3 +130,82 @@ def render_s3(file_loads: list[LoadResult], vended_loads: list[LoadResult], sign
 def _mean_cpu(results: list[LoadResult]) -> float | None:
     measured = [r.server_cpu_us for r in results if r.server_cpu_us is not None]
     return sum(measured) / len(measured) if measured else None
+
+
+AUTH_RATIO_TARGET = 0.7  # PRODUCT.md: loadTable and commits with OIDC + OpenFGA at >= 70 % of auth off
+
+
+def render_auth(results, context: dict) -> tuple[str, bool]:
+    """The authorization section (bench/auth.py ``AuthResults``): per metric, the median of the rounds for each
+    server and the ratio of ``on`` (and ``uncached``) to ``off``."""
+    from statistics import median
+
+    def med(values) -> float:
+        return median(values) if values else 0.0
+
+    def load_rows(title: str, runs: dict[str, list[LoadResult]]) -> list[tuple[str, dict[str, float], bool]]:
+        return [(f"{title} req/s", {k: med([r.rps for r in v]) for k, v in runs.items()}, True),
+                (f"{title} p50 ms", {k: med([r.p50_ms for r in v]) for k, v in runs.items()}, False),
+                (f"{title} p99 ms", {k: med([r.p99_ms for r in v]) for k, v in runs.items()}, False),
+                (f"{title} server CPU us/req", {k: med([r.server_cpu_us or 0.0 for r in v])
+                                                    for k, v in runs.items()}, False)]
+
+    rows = load_rows("loadTable", results.load) + load_rows("loadTable 304", results.revalidate)
+    rows += [("commits/s", {k: med([r.rps for r in v]) for k, v in results.commits.items()}, True),
+             ("commit p50 ms", {k: med([r.p50_ms for r in v]) for k, v in results.commits.items()}, False),
+             ("commit p99 ms", {k: med([r.p99_ms for r in v]) for k, v in results.commits.items()}, False),
+             ("commit server CPU us/commit", {k: med(v) for k, v in results.commit_cpu_us.items()}, False)]
+
+    def ratio(values: dict[str, float], label: str) -> str:
+        if label not in values:
+            return "-"
+        return f"{values[label] / values['off']:.2f}" if values["off"] else "-"
+
+    def cell(values: dict[str, float], label: str, per_second: bool) -> str:
+        if label not in values:
+            return "-"
+        return f"{values[label]:.0f}" if per_second or values[label] >= 100 else f"{values[label]:.2f}"
+
+    widths = (30, 9, 9, 7, 9, 12)
+    header = "  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(
+        ("what (median of rounds)", "off", "on", "on/off", "uncached", "uncached/off"), widths)))
+    rule = "-" * len(header)
+    lines = [
+        "",
+        "Authorization: OIDC + OpenFGA (on) against neither (off), the same tables on the same Postgres",
+        f"  loadTable: {context['load_tool']}, {context['snapshots']} snapshots, {context['body_bytes']} bytes, each "
+        f"{context['seconds']:g} s after a {context['warmup_seconds']:g} s warm-up; commits: {context['clients']} "
+        f"clients over {context['tables']} tables, {context['seconds']:g} s; rounds: {context['rounds']}, servers in "
+        f"rotating order; 304: If-None-Match with the load's ETag",
+        f"  on: decisions remembered {context['cache_seconds']} s (LAKELEDGER__AUTHZ_CACHE_SECONDS); uncached: 0, "
+        f"every request asks OpenFGA (a cache miss each time); every server 1 uvicorn process, workers off",
+        "",
+        header,
+        rule,
+    ]
+    for name, values, per_second in rows:
+        cells = (f"{name:<{widths[0]}}", f"{cell(values, 'off', per_second):>{widths[1]}}",
+                 f"{cell(values, 'on', per_second):>{widths[2]}}", f"{ratio(values, 'on'):>{widths[3]}}",
+                 f"{cell(values, 'uncached', per_second):>{widths[4]}}",
+                 f"{ratio(values, 'uncached'):>{widths[5]}}")
+        lines.append("  ".join(cells))
+    lines.append(rule)
+    for title, runs in (("loadTable req/s", {k: [r.rps for r in v] for k, v in results.load.items()}),
+                        ("commits/s", {k: [r.rps for r in v] for k, v in results.commits.items()})):
+        lines.append(f"{title} by round: " + "; ".join(f"{k} " + ", ".join(f"{x:.0f}" for x in v)
+                                                        for k, v in runs.items()))
+    load_rps, commit_rps = rows[0][1], next(v for n, v, _ in rows if n == "commits/s")
+    load_ratio = load_rps["on"] / load_rps["off"] if load_rps["off"] else 0.0
+    commit_ratio = commit_rps["on"] / commit_rps["off"] if commit_rps["off"] else 0.0
+    failed = sum(r.non_2xx + r.errors for runs in (results.load, results.revalidate) for v in runs.values()
+                 for r in v) + sum(r.non_200 + r.errors for v in results.commits.values() for r in v)
+    ok = load_ratio >= AUTH_RATIO_TARGET and commit_ratio >= AUTH_RATIO_TARGET and not failed
+    cpu = rows[3][1]
+    lines.append(f"a decision cache miss (uncached - on): {cpu['uncached'] - cpu['on']:+.0f} us server CPU and "
+                 f"{rows[1][1]['uncached'] - rows[1][1]['on']:+.2f} ms p50 per loadTable")
+    if failed:
+        lines.append(f"failed requests (non-2xx or transport errors) across the section: {failed}")
+    lines.append(f"AUTH SUMMARY: on/off loadTable {load_ratio:.2f}, commits {commit_ratio:.2f} (target >= "
+                 f"{AUTH_RATIO_TARGET:g}: {_mark(ok)}) | uncached/off loadTable "
+                 f"{load_rps['uncached'] / load_rps['off'] if load_rps['off'] else 0:.2f}")
+    return "\n".join(lines), ok
