@@ -150,6 +150,7 @@ def test_a_write_is_in_the_history_as_soon_as_it_is_answered(client, second_serv
 
 
 def test_server_history(client):
+    since = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat()  # other tests' events come before
     name = f"hist-{uuid.uuid4().hex[:8]}"
     created = client.post("/management/v1/project", json={"project-name": name}, headers={"x-request-id": "rq-p"})
     assert created.status_code == 201
@@ -161,8 +162,8 @@ def test_server_history(client):
     mine = [e for e in r.json()["events"] if e["entity"]["id"] == project_id]
     assert [e["summary"] for e in mine] == [f"renamed project {name} to {name}-2"]
     assert mine[0]["entity"] == {"type": "project", "id": project_id, "name": [name + "-2"]}
-    every = client.get("/management/v1/history", params={"pageSize": 1000}).json()["events"]
-    assert {e["entity"]["type"] for e in every} <= {"server", "project", "warehouse", "user", "role"}
+    every = client.get("/management/v1/history", params={"pageSize": 1000, "since": since}).json()["events"]
+    assert {e["entity"]["type"] for e in every} <= {"server", "project", "warehouse", "user", "role", "grant"}
     assert any(e["entity"]["id"] == project_id and e["request-id"] == "rq-p" for e in every)
 
 

@@ -456,35 +456,6 @@ def test_serve_refuses_allowall_with_an_identity_provider(oidc, own_database, tm
     assert "Traceback" not in str(failure.value)
 
 
-def test_load_table_with_authorization_is_within_reach_of_without(api, oidc, world, server):
-    """The same table load (the fast path, 16 connections, wrk when installed) on this server (OIDC + OpenFGA)
-    and on the session's (neither), in alternating rounds: with decisions remembered, authorization costs a few
-    dictionary lookups a request."""
-    from bench import loadgen
-
-    a = world["A"]
-    with httpx.Client(base_url=server.url, timeout=30) as plain:
-        name = f"bench-{uuid.uuid4().hex[:8]}"
-        wh = plain.post("/management/v1/warehouse", json={"warehouse-name": name, "storage-profile": {
-            "type": "file", "location": f"file://{api.log_path.parent}/{name}"}}).json()["warehouse-id"]
-        plain.post(f"/catalog/v1/{wh}/namespaces", json={"namespace": ["ns"]})
-        plain.post(f"/catalog/v1/{wh}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA})
-    tool = "wrk" if loadgen.wrk_path() else "python"
-    runs = {"off": (f"{server.url}/catalog/v1/{wh}/namespaces/ns/tables/t", {}),
-            "on": (f"{api.url}{a['prefix']}/namespaces/ns/tables/t", {"Authorization": f"Bearer {oidc.token('spark')}"})}
-    rates = {"off": [], "on": []}
-    for _ in range(3):
-        for label, (url, headers) in runs.items():
-            result = loadgen.run(url, connections=16, duration_s=3, threads=2, tool=tool, headers=headers)
-            assert result.non_2xx == 0
-            rates[label].append(result.rps)
-    off, on = sorted(rates["off"])[1], sorted(rates["on"])[1]
-    print(f"\nloadTable req/s ({loadgen.describe(tool, 16, 2)}, median of 3 alternating rounds): auth off {off:.0f}, "
-          f"OIDC + OpenFGA {on:.0f} ({on / off:.2f})")
-    # a loose floor: the load generator shares the two cores with both servers; the README gives the figures
-    assert on >= 0.5 * off
-
-
 def test_an_unreachable_openfga_is_a_503_never_a_refusal(oidc, pg_url, tmp_path):
     """No answer is not a no: with OpenFGA gone, requests that need a decision are 503 (clients retry those), the
     loadTable fast path included, and nothing is appended."""
