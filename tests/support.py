@@ -261,10 +261,46 @@ class TrinoServer:
         self._log.close()
 
 
-class MinioServer:
+class _HealthChecked:
+    """A component a test starts as a process of its own: ready once its health URL answers 200, stopped with
+    SIGTERM and killed if it has not stopped after a grace period."""
+
+    name = "process"
+
+    def _start(self, command: list[str], env: dict | None, health_url: str, timeout: float, log_path: Path,
+               log_mode: str = "wb") -> None:
+        self.log_path = log_path
+        self._log = open(log_path, log_mode)
+        self.process = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(health_url, timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not start: {self.log_path.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()
+
+
+class MinioServer(_HealthChecked):
     """One MinIO (`make minio-deps`) on a free port with its own data directory. Its root user may call STS
     AssumeRole with a session policy, which is what the catalog's credential vending does."""
 
+    name = "MinIO"
     user = "lakeledger-root"
     password = "lakeledger-root-secret-0123456789"
 
@@ -275,25 +311,10 @@ class MinioServer:
             pytest.fail(f"MinIO ({binary}) is missing: run `make minio-deps`")
         self.port = port or free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.log_path = home / "minio.log"
-        self._log = open(self.log_path, "ab")
         env = {**os.environ, "MINIO_ROOT_USER": self.user, "MINIO_ROOT_PASSWORD": self.password,
                "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
-        self.process = subprocess.Popen(
-            [str(binary), "server", str(home / "data"), "--address", f"127.0.0.1:{self.port}", "--quiet"],
-            env=env, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"MinIO exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.endpoint}/minio/health/live", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"MinIO did not start: {self.log_path.read_text()[-3000:]}")
+        self._start([str(binary), "server", str(home / "data"), "--address", f"127.0.0.1:{self.port}", "--quiet"],
+                    env, f"{self.endpoint}/minio/health/live", 60, home / "minio.log", "ab")
 
     def client(self, **credentials):
         import boto3
@@ -322,20 +343,12 @@ class MinioServer:
         return {"type": "s3", "credential-type": "access-key", "aws-access-key-id": self.user,
                 "aws-secret-access-key": self.password}
 
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
 
-
-class OpenFgaServer:
+class OpenFgaServer(_HealthChecked):
     """`openfga run` (`make openfga-deps`) with its memory datastore on free ports (HTTP, gRPC); the playground
     and metrics are off. With ``preshared_key`` it accepts only requests carrying that key."""
+
+    name = "OpenFGA"
 
     def __init__(self, home: Path, preshared_key: str | None = None):
         binary = Path(os.environ.get("LAKELEDGER_OPENFGA", ROOT / ".cache/openfga/bin/openfga"))
@@ -344,43 +357,20 @@ class OpenFgaServer:
         self.port, grpc_port = free_port(), free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         home.mkdir(parents=True, exist_ok=True)
-        self.log_path = home / f"openfga-{self.port}.log"
-        self._log = open(self.log_path, "ab")
         command = [str(binary), "run", "--datastore-engine", "memory", "--http-addr", f"127.0.0.1:{self.port}",
                    "--grpc-addr", f"127.0.0.1:{grpc_port}", "--playground-enabled=false", "--metrics-enabled=false",
                    "--log-level", "warn"]
         if preshared_key:
             command += ["--authn-method", "preshared", "--authn-preshared-keys", preshared_key]
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"OpenFGA exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.endpoint}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"OpenFGA did not start: {self.log_path.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
+        self._start(command, None, f"{self.endpoint}/healthz", 60, home / f"openfga-{self.port}.log", "ab")
 
 
-class OidcProvider:
+class OidcProvider(_HealthChecked):
     """A real OpenID provider: the npm library oidc-provider (`make oidc-deps`) configured by tests/oidc/provider.mjs,
     on a free port, with keys of its own. Its clients `spark`, `bob`, `trino` and `brief` (tokens live two seconds) get
     JWT access tokens for ``audience`` by OAuth2 client credentials, secret `<client>-secret`, as engines get theirs."""
 
+    name = "oidc-provider"
     clients = ("spark", "bob", "trino", "brief")
 
     def __init__(self, home: Path, audience: str = "lakeledger"):
@@ -393,24 +383,9 @@ class OidcProvider:
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.token_endpoint = f"{self.issuer}/token"
         home.mkdir(parents=True, exist_ok=True)
-        self.log_path = home / f"oidc-{self.port}.log"
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(
-            [node, str(ROOT / "tests/oidc/provider.mjs")],
-            env={**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(self.port), "OIDC_AUDIENCE": audience},
-            stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"oidc-provider exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.issuer}/.well-known/openid-configuration", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"oidc-provider did not start: {self.log_path.read_text()[-3000:]}")
+        self._start([node, str(ROOT / "tests/oidc/provider.mjs")],
+                    {**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(self.port), "OIDC_AUDIENCE": audience},
+                    f"{self.issuer}/.well-known/openid-configuration", 30, home / f"oidc-{self.port}.log")
 
     def token(self, client: str = "spark", **params: str) -> str:
         """An access token for ``client`` from the token endpoint, as an engine asks for one (``params``: e.g.
@@ -420,13 +395,3 @@ class OidcProvider:
             "scope": "catalog", **params}, timeout=10)
         assert response.status_code == 200, response.text
         return response.json()["access_token"]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
