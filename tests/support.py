@@ -182,12 +182,12 @@ class TrinoServer:
     """One Trino coordinator (`make trino-deps`) on a free port, with the Iceberg connector pointed at a Lakeledger
     warehouse as catalog `lake`, loading only the Iceberg plugin (start-up time counts against CI's budget).
     ``s3_warehouse`` and ``s3_endpoint`` add catalog `lake_s3` on an S3 warehouse, reached with the credentials the
-    catalog vends: Trino holds no S3 keys of its own. ``oauth2`` (keys ``uri``, ``warehouse``, ``credential``
-    `client:secret`, ``server-uri`` the token endpoint, ``scope``) adds catalog `lake_oidc` on a catalog that wants
-    bearer tokens, which Trino obtains by OAuth2 client credentials and refreshes itself."""
+    catalog vends: Trino holds no S3 keys of its own. ``oauth2`` maps catalog names to catalogs that want bearer
+    tokens (keys ``uri``, ``warehouse``, ``credential`` `client:secret`, ``server-uri`` the token endpoint,
+    ``scope``), which Trino obtains by OAuth2 client credentials and refreshes itself."""
 
     def __init__(self, home: Path, catalog_uri: str, warehouse: str, s3_warehouse: str | None = None,
-                 s3_endpoint: str | None = None, oauth2: dict[str, str] | None = None):
+                 s3_endpoint: str | None = None, oauth2: dict[str, dict[str, str]] | None = None):
         server = Path(os.environ.get("LAKELEDGER_TRINO_SERVER", ROOT / ".cache/trino/trino-server-476"))
         launcher = server / "bin" / "launcher"
         try:
@@ -219,14 +219,14 @@ class TrinoServer:
                 "iceberg.rest-catalog.vended-credentials-enabled=true\n"
                 f"fs.native-s3.enabled=true\ns3.region=us-east-1\ns3.endpoint={s3_endpoint}\n"
                 "s3.path-style-access=true\n")
-        if oauth2:
-            (etc / "catalog" / "lake_oidc.properties").write_text(
+        for name, catalog in (oauth2 or {}).items():
+            (etc / "catalog" / f"{name}.properties").write_text(
                 "connector.name=iceberg\niceberg.catalog.type=rest\n"
-                f"iceberg.rest-catalog.uri={oauth2['uri']}\niceberg.rest-catalog.warehouse={oauth2['warehouse']}\n"
+                f"iceberg.rest-catalog.uri={catalog['uri']}\niceberg.rest-catalog.warehouse={catalog['warehouse']}\n"
                 "iceberg.rest-catalog.security=OAUTH2\n"
-                f"iceberg.rest-catalog.oauth2.credential={oauth2['credential']}\n"
-                f"iceberg.rest-catalog.oauth2.server-uri={oauth2['server-uri']}\n"
-                f"iceberg.rest-catalog.oauth2.scope={oauth2['scope']}\n"
+                f"iceberg.rest-catalog.oauth2.credential={catalog['credential']}\n"
+                f"iceberg.rest-catalog.oauth2.server-uri={catalog['server-uri']}\n"
+                f"iceberg.rest-catalog.oauth2.scope={catalog['scope']}\n"
                 "fs.native-local.enabled=true\nlocal.location=/\n")
         self.log_path = home / "trino.log"
         self._log = open(self.log_path, "wb")
@@ -367,11 +367,12 @@ class OpenFgaServer(_HealthChecked):
 
 class OidcProvider(_HealthChecked):
     """A real OpenID provider: the npm library oidc-provider (`make oidc-deps`) configured by tests/oidc/provider.mjs,
-    on a free port, with keys of its own. Its clients `spark`, `bob`, `trino` and `brief` (tokens live two seconds) get
-    JWT access tokens for ``audience`` by OAuth2 client credentials, secret `<client>-secret`, as engines get theirs."""
+    on a free port, with keys of its own. Its clients `spark`, `bob`, `trino`, `trino-reader` and `brief` (tokens live
+    two seconds) get JWT access tokens for ``audience`` by OAuth2 client credentials, secret `<client>-secret`, as
+    engines get theirs."""
 
     name = "oidc-provider"
-    clients = ("spark", "bob", "trino", "brief")
+    clients = ("spark", "bob", "trino", "trino-reader", "brief")
 
     def __init__(self, home: Path, audience: str = "lakeledger"):
         modules = Path(os.environ.get("LAKELEDGER_OIDC_MODULES", ROOT / ".cache/oidc"))

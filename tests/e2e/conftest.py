@@ -106,29 +106,39 @@ def nats_server(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def oidc_catalog(oidc, pg_url, tmp_path_factory):
-    """A `lakeledger serve` that wants bearer tokens from the session's OpenID provider, on a database of its own,
-    with one file warehouse created by the provider's client `trino`: what the session's Trino reaches as catalog
-    `lake_oidc`. `.client()` is an HTTP client of that server holding a fresh token of ``client``."""
+def oidc_catalog(oidc, openfga, pg_url, tmp_path_factory):
+    """A `lakeledger serve` that wants bearer tokens from the session's OpenID provider and asks the session's OpenFGA
+    who may do what, on a database of its own, bootstrapped by the provider's client `trino` (the operator), with one
+    file warehouse `oidc`, which `trino` created and owns: what the session's Trino reaches as catalogs `lake_oidc`
+    (as `trino`) and `lake_oidc_reader` (as `trino-reader`, granted nothing here). `bob` may create in it (DuckDB's
+    tests).
+    `.client()` is an HTTP client of that server holding a fresh token of ``client``; `.database` its log's."""
     name = f"trino_oidc_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
+    database = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
     home = tmp_path_factory.mktemp("trino-oidc")
-    server = Server(urlsplit(pg_url)._replace(path=f"/{name}").geturl(), home,
-                    LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer, LAKELEDGER__OPENID_AUDIENCE=oidc.audience,
-                    # who may do what is not what this catalog is for: authentication is
-                    LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true", LAKELEDGER__WORKER_POLL_SECONDS="0.2", LAKELEDGER__PG_POOL_SIZE="3")
+    server = Server(database, home, LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
+                    LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
+                    LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint, LAKELEDGER__OPENFGA__STORE_NAME=name,
+                    LAKELEDGER__WORKER_POLL_SECONDS="0.2", LAKELEDGER__PG_POOL_SIZE="3")
 
     def client(who: str = "trino") -> httpx.Client:
         return httpx.Client(base_url=server.url, timeout=60, headers={"Authorization": f"Bearer {oidc.token(who)}"})
 
     try:
         with client() as c:
+            r = c.post("/management/v1/bootstrap", json={"accept-terms-of-use": True, "is-operator": True})
+            assert r.status_code == 204, r.text
             r = c.post("/management/v1/warehouse", json={
                 "warehouse-name": "oidc", "storage-profile": {"type": "file", "location": f"file://{home / 'wh'}"}})
-        assert r.status_code == 201, r.text
-        yield SimpleNamespace(server=server, client=client, warehouse={
-            "name": "oidc", "id": r.json()["warehouse-id"], "prefix": f"/catalog/v1/{r.json()['warehouse-id']}"})
+            assert r.status_code == 201, r.text
+            warehouse_id = r.json()["warehouse-id"]
+            granted = c.post(f"/management/v1/permissions/warehouse/{warehouse_id}/assignments",
+                             json={"writes": [{"type": "create", "user": "oidc~bob"}]})
+            assert granted.status_code == 204, granted.text
+        yield SimpleNamespace(server=server, client=client, database=database, warehouse={
+            "name": "oidc", "id": warehouse_id, "prefix": f"/catalog/v1/{warehouse_id}"})
     finally:
         server.stop()
 
@@ -137,19 +147,20 @@ def oidc_catalog(oidc, pg_url, tmp_path_factory):
 def trino(server, client, minio, bucket, spark_warehouse, oidc, oidc_catalog, tmp_path_factory):
     """One Trino for the whole session, on the Spark tests' warehouse (catalog `lake`), so the two engines share
     tables, on an STS-enabled S3 warehouse on the session's MinIO (catalog `lake_s3`, vended credentials only), and
-    on a server that wants bearer tokens (catalog `lake_oidc`, OAuth2 client credentials of the provider's client
-    `trino`), all created here because Trino reads its catalogs once, at start. `trino.s3_warehouse` describes the
-    S3 warehouse."""
+    on a server that wants bearer tokens and asks OpenFGA (`oidc_catalog`: catalog `lake_oidc` with OAuth2 client
+    credentials of the provider's client `trino`, `lake_oidc_reader` with those of `trino-reader`), all created here
+    because Trino reads its catalogs once, at start. `trino.s3_warehouse` describes the S3 warehouse."""
     name = f"trino-s3-{uuid.uuid4().hex[:12]}"
     response = client.post("/management/v1/warehouse", json={
         "warehouse-name": name, "storage-profile": minio.profile(bucket, name, **{"sts-enabled": True}),
         "storage-credential": minio.credential()})
     assert response.status_code == 201, response.text
+    catalog = {"uri": f"{oidc_catalog.server.url}/catalog", "warehouse": oidc_catalog.warehouse["name"],
+               "server-uri": oidc.token_endpoint, "scope": "catalog"}
     t = TrinoServer(tmp_path_factory.mktemp("trino"), f"{server.url}/catalog", spark_warehouse["name"],
                     s3_warehouse=name, s3_endpoint=minio.endpoint,
-                    oauth2={"uri": f"{oidc_catalog.server.url}/catalog", "warehouse": oidc_catalog.warehouse["name"],
-                            "credential": "trino:trino-secret", "server-uri": oidc.token_endpoint,
-                            "scope": "catalog"})
+                    oauth2={"lake_oidc": {**catalog, "credential": "trino:trino-secret"},
+                            "lake_oidc_reader": {**catalog, "credential": "trino-reader:trino-reader-secret"}})
     t.s3_warehouse = {"name": name, "id": response.json()["warehouse-id"], "bucket": bucket, "key-prefix": name,
                       "prefix": f"/catalog/v1/{response.json()['warehouse-id']}"}
     try:

@@ -21,7 +21,7 @@ def test_duckdb_attaches_with_client_credentials(oidc, oidc_catalog):
     assert con.sql(f"SELECT count(*), sum(sq) FROM lake.{schema}.squares").fetchall() == [(11, 385)]
     con.close()
 
-    with oidc_catalog.client("spark") as client:
+    with oidc_catalog.client("trino") as client:
         r = client.get(f"/management/v1/warehouse/{warehouse['id']}/history",
                        params={"pageSize": 1000, "namespace": schema})
         assert r.status_code == 200, r.text

@@ -44,7 +44,7 @@ def test_create_insert_select_as_the_trino_principal(sql, oidc_catalog):
     assert sql(f"SELECT * FROM {t} ORDER BY id") == [[1, "a"], [3, "c"]]
 
     warehouse = oidc_catalog.warehouse
-    with oidc_catalog.client("spark") as client:
+    with oidc_catalog.client("trino") as client:
         table = client.get(f"{warehouse['prefix']}/namespaces/{schema}/tables/orders")
         assert table.status_code == 200, table.text
         # what Trino committed: an empty first snapshot with the table, the insert, the delete

@@ -41,8 +41,9 @@ const provider = new Provider(issuer, {
   clients: [
     client('spark'),
     client('bob'),
-    // the session's Trino (its catalog lake_oidc)
+    // the session's Trino: its catalog lake_oidc (the owner) and lake_oidc_reader (a second principal)
     client('trino'),
+    client('trino-reader'),
     // tokens that expire after two seconds, for the expiry tests
     client('brief'),
   ],
