@@ -26,13 +26,29 @@ NAMESPACE_EXISTS = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s
 # A dropped table or view not done with: soft-deleted (it may come back), or awaiting the purge it asked for.
 _DROP_UNFINISHED = "(deleted_at IS NULL OR (purge_requested AND purged_at IS NULL))"
 
+# Another table or view at the same place, in a folder above it, or inside it. Index-driven at any size
+# (ll_tabulars_by_location_c, bytewise order): the places above are an equality lookup over the new location's
+# own '/'-prefixes, the places inside a range [location + '/', location + '0') — '0' is the byte after '/'.
+# ``overlap_params`` builds the parameters. A dropped table not done with still owns its location.
+_OVERLAP_CANDIDATE = (
+    "SELECT id, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND {match}"
+    f" AND id <> %(exclude)s AND (dropped_at IS NULL OR {_DROP_UNFINISHED}) LIMIT 1")
+# One lookup per prefix and one range, rather than an OR or `= ANY(...)`: each is then an index condition on
+# both columns at any size (on a small catalog the planner would otherwise read the warehouse's rows).
 OVERLAPPING_TABULAR = (
-    "SELECT id, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND id <> %(exclude)s"
-    " AND (location = %(location)s OR starts_with(%(location)s, location || '/')"
-    "      OR starts_with(location, %(location)s || '/'))"
-    # such a dropped one still owns its location
-    f" AND (dropped_at IS NULL OR {_DROP_UNFINISHED})"
-    " LIMIT 1")
+    "(SELECT o.id, o.location FROM unnest(%(itself_or_above)s::text[]) AS p(place) CROSS JOIN LATERAL ("
+    + _OVERLAP_CANDIDATE.format(match="location COLLATE \"C\" = p.place") + ") o LIMIT 1) UNION ALL ("
+    + _OVERLAP_CANDIDATE.format(match="location COLLATE \"C\" >= %(inside_from)s"
+                                      " AND location COLLATE \"C\" < %(inside_to)s") + ") LIMIT 1")
+
+
+def overlap_params(warehouse_id: UUID, location: str, exclude: UUID) -> dict[str, Any]:
+    """OVERLAPPING_TABULAR's parameters: the same rule as ``location = l OR starts_with(new, l || '/') OR
+    starts_with(l, new || '/')``, in a form an index answers."""
+    above = [location[:i] for i, char in enumerate(location) if char == "/"]
+    return {"warehouse_id": warehouse_id, "exclude": exclude, "itself_or_above": [location, *above],
+            "inside_from": location + "/", "inside_to": location + "0"}
+
 
 # Namespaces below one (itself included) and the live tables and views in them, for a recursive drop.
 NAMESPACE_TREE = (
@@ -136,8 +152,7 @@ class CatalogQueries:
 
     def overlapping_tabular(self, warehouse_id: UUID, location: str, exclude: UUID) -> str | None:
         with self.pool.connection() as conn:
-            row = conn.execute(OVERLAPPING_TABULAR, {"warehouse_id": warehouse_id, "location": location,
-                                                     "exclude": exclude}).fetchone()
+            row = conn.execute(OVERLAPPING_TABULAR, overlap_params(warehouse_id, location, exclude)).fetchone()
         return row[1] if row else None
 
     def overlapping_warehouse(self, location: str) -> str | None:

@@ -24,7 +24,7 @@ from lakeledger.domain.provenance import SYSTEM, Provenance
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import TABLE, Tabular
 from lakeledger.domain.warehouse import Warehouse
-from lakeledger.projections.catalog_queries import OVERLAPPING_TABULAR
+from lakeledger.projections.catalog_queries import OVERLAPPING_TABULAR, overlap_params
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage import Storages
 
@@ -93,7 +93,7 @@ class Purger:
         warehouse = self.ledger.log.get(Warehouse, warehouse_id)
         if warehouse is None:
             return None
-        cur.execute(OVERLAPPING_TABULAR, {"warehouse_id": warehouse_id, "location": location, "exclude": table_id})
+        cur.execute(OVERLAPPING_TABULAR, overlap_params(warehouse_id, location, table_id))
         other = cur.fetchone()
         removed = 0
         if other is not None:
