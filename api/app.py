@@ -9,6 +9,7 @@ from lakeledger.projections.catalog_queries import AsyncCatalogQueries
 from lakeledger.services.idempotency import ResponseStore
 from lakeledger.api import errors, identifiers, openapi
 from lakeledger.api.authentication import Authentication
+from lakeledger.api.compression import CompressedResponses
 from lakeledger.api.context import RequestContext
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
@@ -72,4 +73,6 @@ def create_app(container) -> FastAPI:
     if verifier:
         app.add_middleware(Authentication, verifier=verifier, users=container.users)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
+    # outermost: every answer, the fast path's and refusals included, is compressed in this one place
+    app.add_middleware(CompressedResponses, min_bytes=container.settings.compression_min_bytes)
     return app

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from . import auth, catalog, commits, loadgen, procs, publication, report, s3, soft_deletion
+from . import auth, catalog, commits, compression, loadgen, procs, publication, report, s3, soft_deletion
 
 
 AUTH_WARMUP_S = 1.0  # the authorization section's servers are warm after its first round
@@ -38,6 +38,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                    help="tables in the namespace dropped and undropped recursively (default 200)")
     p.add_argument("--s3-rounds", type=int, default=3,
                    help="rounds of file-warehouse then S3 vended-credential loadTable (default 3)")
+    p.add_argument("--compression-rounds", type=int, default=2,
+                   help="rounds of loadTable plain, gzip and zstd (default 2; 0 leaves the section out)")
     p.add_argument("--auth-rounds", type=int, default=3,
                    help="rounds of the authorization section: loadTable, 304 and commits on each server (default 3)")
     p.add_argument("--auth-seconds", type=float, default=5.0,
@@ -56,6 +58,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     for name in ("load_seconds", "commit_seconds", "auth_seconds"):
         if not 0 < getattr(args, name) <= 600:
             p.error(f"--{name.replace('_', '-')} must be in (0, 600]")
+    if not 0 <= args.compression_rounds <= 10:
+        p.error("--compression-rounds must be between 0 and 10")
     if not 0 <= args.warmup_seconds <= 60:
         p.error("--warmup-seconds must be in [0, 60]")
     return args
@@ -153,6 +157,12 @@ def _core_sections(args, tool: str, work: Path, pg, started: list) -> bool:
     revalidate = _measure_load("loadTable revalidation (If-None-Match, 304)", url, args, tool,
                                {"If-None-Match": tag})
 
+    compression_text = None
+    if args.compression_rounds:
+        compression_text = compression.run(
+            url, body, args.compression_rounds,
+            lambda name, u, headers: _measure_load(name, u, args, tool, headers, server_pid=server.pid), _say)
+
     body_file = work / "load-table-response.json"
     body_file.write_bytes(body)
     _say(f"starting the bare FastAPI server with the same {len(body)} bytes")
@@ -199,6 +209,8 @@ def _core_sections(args, tool: str, work: Path, pg, started: list) -> bool:
                "body_bytes": len(body), "commit_seconds": args.commit_seconds, "snapshots": args.snapshots}
     text, all_ok = report.render(load, bare_result, revalidate, commit_result, context)
     print(text, flush=True)
+    if compression_text:
+        print(compression_text, flush=True)
     print(s3_text, flush=True)
     print(f"Soft deletion, {soft.tables} tables: dropped one request each in {soft.one_by_one_s:.2f} s; as one "
           f"recursive namespace drop in {soft.recursive_drop_s:.2f} s "

@@ -36,13 +36,16 @@ class Settings(BaseSettings):
     default_warehouse: str | None = None
     max_request_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     metadata_cache_entries: int = Field(default=4096, ge=16)
+    # JSON answers this large or larger are compressed for clients that accept gzip or zstd
+    compression_min_bytes: int = Field(default=1024, ge=0)
     auto_migrate: bool = True
     log_level: str = "info"
     namespace_separator: str = Field(default="%1F", min_length=1)
     default_page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1000, ge=1)
     idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)
-    worker_poll_seconds: float = Field(default=1.0, gt=0)
+    # workers are woken by NOTIFY and their own timers; this is only how often they look anyway
+    worker_poll_seconds: float = Field(default=30.0, gt=0)
     nats_address: str | None = None
     nats_stream: str = Field(default="LAKELEDGER", pattern=r"^[A-Za-z0-9_-]+$")
     nats_subject: str = Field(default="lakeledger", pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")

@@ -39,8 +39,10 @@ def test_if_none_match_answers_304_until_the_table_changes(client, table_factory
     tag = first.headers["etag"]
     again = client.get(path + query, headers={"If-None-Match": tag})
     assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
-    # weak form and lists of tags match too; other tags do not
-    assert client.get(path + query, headers={"If-None-Match": f'"other", W/{tag}'}).status_code == 304
+    # weak form and lists of tags match too; other tags do not (httpx asks for compression: the tag came weak)
+    assert tag.startswith("W/")
+    assert client.get(path + query, headers={"If-None-Match": f'"other", {tag.removeprefix("W/")}'}).status_code == 304
+    assert client.get(path + query, headers={"If-None-Match": f'"other", {tag}'}).status_code == 304
     assert client.get(path + query, headers={"If-None-Match": '"other"'}).status_code == 200
     _append(client, path, 7, None, 1)
     changed = client.get(path + query, headers={"If-None-Match": tag})
