@@ -315,7 +315,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                         "commits (default 50)")
     p.add_argument("--pg-url", help="the database to seed (default: an embedded Postgres, removed afterwards)")
     p.add_argument("--data-dir", type=Path,
-                   help="where the warehouse's files go (default: a temporary directory, removed afterwards)")
+                   help="where the warehouse's files go (default: a temporary directory, removed afterwards; "
+                        "required with --pg-url)")
     p.add_argument("--profile", action="store_true",
                    help="cProfile every worker; print each phase's top entries by own time")
     return p.parse_args(argv)
@@ -327,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         plan = Plan(args.namespaces, args.tables, args.views, args.events, args.workers, args.threads, args.batch)
     except ValueError as e:
         raise SystemExit(f"bench.seed: {e}") from None
+    if args.pg_url and not args.data_dir:
+        # the database would outlive the temporary directory and name metadata files that no longer exist
+        raise SystemExit("bench.seed: --pg-url needs --data-dir (where the warehouse's files stay)")
 
     def say(message: str) -> None:
         print(f"[seed {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
