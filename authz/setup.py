@@ -8,11 +8,11 @@ same store and the same model version."""
 from dataclasses import dataclass
 
 import psycopg
-from openfga_sdk.models import CreateStoreRequest
 
 from lakeledger.authz.authorizer import AllowAll, Authorizer, AuthorizationUnavailable
 from lakeledger.authz.model import authorization_model, digest, normalized
-from lakeledger.authz.openfga import OpenFga, sync_client
+
+# openfga_sdk (with aiohttp and OpenTelemetry, ~12 MB resident) is imported only where OpenFGA is used
 
 
 class AuthorizationSetupError(RuntimeError):
@@ -37,6 +37,10 @@ def set_up_openfga(conn, settings) -> StoreAndModel:
     autocommit psycopg connection (migrate's, which holds the migration lock, so that two processes migrating at
     once do not both create a store)."""
     name, endpoint = settings.openfga.store_name, settings.openfga.endpoint
+    from openfga_sdk.models import CreateStoreRequest
+
+    from lakeledger.authz.openfga import sync_client
+
     model = authorization_model()
     client = sync_client(endpoint, _secret(settings))
     try:
@@ -88,6 +92,8 @@ def authorizer(settings, conninfo: str) -> Authorizer:
     (read through ``conninfo``), checked to exist there and to be this version's model."""
     if settings.authz_backend == "allowall":
         return AllowAll()
+    from lakeledger.authz.openfga import OpenFga, sync_client
+
     name, endpoint = settings.openfga.store_name, settings.openfga.endpoint
     with psycopg.connect(conninfo, autocommit=True) as conn:
         exists = conn.execute("SELECT to_regclass('ll_openfga') IS NOT NULL").fetchone()[0]

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from . import auth, catalog, commits, compression, loadgen, procs, publication, report, s3, soft_deletion
+from . import auth, catalog, commits, compression, footprint, loadgen, procs, publication, report, s3, soft_deletion
 
 
 AUTH_WARMUP_S = 1.0  # the authorization section's servers are warm after its first round
@@ -46,6 +46,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                    help="each measurement of the authorization section, after a 1 s warm-up (default 5)")
     p.add_argument("--skip-auth", action="store_true", help="leave out the authorization section")
     p.add_argument("--only", choices=("auth",), help="run only this section (auth: authorization's cost)")
+    p.add_argument("--idle-seconds", type=float, default=footprint.IDLE_SECONDS,
+                   help="idle CPU of serve measured over this long after start and after the run (default 20)")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data) afterwards")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
     args = p.parse_args(argv)
@@ -60,6 +62,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
             p.error(f"--{name.replace('_', '-')} must be in (0, 600]")
     if not 0 <= args.compression_rounds <= 10:
         p.error("--compression-rounds must be between 0 and 10")
+    if not 1 <= args.idle_seconds <= 600:
+        p.error("--idle-seconds must be in [1, 600]")
     if not 0 <= args.warmup_seconds <= 60:
         p.error("--warmup-seconds must be in [0, 60]")
     return args
@@ -132,6 +136,7 @@ def _core_sections(args, tool: str, work: Path, pg, started: list) -> bool:
     _say("starting lakeledger serve (workers on)")
     server = procs.start_lakeledger(pg.url, work / "data", work)
     started.append(server)
+    idle_footprint = footprint.after_start(server.pid, args.idle_seconds, _say)
 
     with httpx.Client(base_url=server.url, timeout=60) as http:
         warehouse_dir = work / "warehouse"
@@ -222,9 +227,11 @@ def _core_sections(args, tool: str, work: Path, pg, started: list) -> bool:
               f"commits): p50 {lag.p50_ms:.2f} ms, p99 {lag.p99_ms:.2f} ms, max {lag.max_ms:.2f} ms; "
               f"backlog of {lag.backlog} events published in {lag.backlog_s:.1f} s "
               f"({lag.backlog / lag.backlog_s if lag.backlog_s else 0:.0f} events/s)", flush=True)
+    footprint_text, footprint_ok = footprint.after_run(idle_footprint, server.pid, args.idle_seconds, _say)
+    print(footprint_text, flush=True)
     server.stop()
     started.remove(server)
-    return all_ok and s3_ok
+    return all_ok and s3_ok and footprint_ok
 
 
 def _auth_section(args, tool: str, work: Path, pg_url: str, started: list) -> bool:

@@ -86,7 +86,7 @@ class Lakeledger:
                                                       self.authorizer)
             self.ledger.after_append.append(self.authz_tuples.follow)
             self.read_models += (self.authz_tuples,)
-        self.files = MetadataFiles(settings.metadata_cache_entries)
+        self.files = MetadataFiles(settings.metadata_cache_entries, settings.metadata_cache_mb * 2**20)
         key = settings.pg_encryption_key.get_secret_value() if settings.pg_encryption_key else None
         self.secrets = SecretStore(self.pool, key)
         self.storages = Storages(self.secrets)

@@ -41,8 +41,10 @@ def _workers(container):
                ProjectionRunner(purger, container.log, container.pool)]
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)
-    followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds),
-                 PurgeRetries(purger, container.pool, min(5.0, settings.purge_retry_seconds))]
+    # woken by NOTIFY and their own timers; the poll is a long safety net (workers/runner.py)
+    followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds,
+                         min(1.0, settings.worker_poll_seconds)),
+                 PurgeRetries(purger, container.pool, settings.worker_poll_seconds)]
     if settings.nats_address:
         from lakeledger.workers.publisher import CloudEventsPublisher
         followers.append(CloudEventsPublisher(
@@ -54,8 +56,7 @@ def _workers(container):
 
 
 def serve(settings: Settings) -> None:
-    import uvicorn
-
+    from lakeledger import http_server
     from lakeledger.api.app import create_app
     from lakeledger.identity.oidc import ProviderUnavailable
 
@@ -81,8 +82,8 @@ def serve(settings: Settings) -> None:
         # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
-        uvicorn.run(app, host=settings.listen_host, port=settings.listen_port,
-                    log_level=settings.log_level, access_log=False)
+        http_server.run(app, host=settings.listen_host, port=settings.listen_port,
+                         log_level=settings.log_level, access_log=False)
     finally:
         if workers:
             workers.stop()

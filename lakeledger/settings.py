@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     default_warehouse: str | None = None
     max_request_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     metadata_cache_entries: int = Field(default=4096, ge=16)
+    # and at most this much memory (estimated: the files, their parsed form, rendered answers)
+    metadata_cache_mb: int = Field(default=32, ge=1)
     # JSON answers this large or larger are compressed for clients that accept gzip or zstd
     compression_min_bytes: int = Field(default=1024, ge=0)
     auto_migrate: bool = True

@@ -11,13 +11,16 @@ The mirror names the store it describes. When the store is another one (a memory
 the log for it: the new store is filled from the log alone."""
 
 import logging
+from typing import TYPE_CHECKING
 
 from psycopg import Cursor
 
-from lakeledger.authz.openfga import OpenFga
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.authz_tuples import RELEVANT, AuthzTuplesProjection
 from lakeledger.projections.runner import ProjectionRunner
+
+if TYPE_CHECKING:  # openfga_sdk loads only with the openfga backend (authz/setup.py)
+    from lakeledger.authz.openfga import OpenFga
 
 log = logging.getLogger("lakeledger.authz")
 
@@ -27,7 +30,7 @@ _LOCK = "SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE
 class TupleProjectionRunner(ProjectionRunner):
     projection: AuthzTuplesProjection
 
-    def __init__(self, projection: AuthzTuplesProjection, log: EventLog, pool, authorizer: OpenFga):
+    def __init__(self, projection: AuthzTuplesProjection, log: EventLog, pool, authorizer: "OpenFga"):
         super().__init__(projection, log, pool)
         self.authorizer = authorizer
 

@@ -1,14 +1,11 @@
 """Signing S3 requests for engines that hold no keys (Iceberg's S3 remote signing): what a request touches,
 read from its URL (and, for a batch delete, its body), and an AWS SigV4 signature over it made by botocore."""
 
+import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote, urlsplit
 from xml.etree import ElementTree
-
-from botocore.auth import S3SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
 
 from lakeledger.domain.errors import BadRequest, Forbidden
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
@@ -104,27 +101,37 @@ def _deleted_keys(body: str | None) -> tuple[str, ...]:
     return keys
 
 
-class _ClientPayloadSigner(S3SigV4Auth):
-    """SigV4 for a request whose body the signer never sees: the payload hash is the one the client sent
-    (``x-amz-content-sha256``), or UNSIGNED-PAYLOAD."""
+@functools.cache
+def _signer_class():
+    # botocore (~9 MB resident with boto3) loads once a server first signs for S3, not in every server
+    from botocore.auth import S3SigV4Auth
 
-    def __init__(self, credentials: Credentials, region: str, payload_hash: str):
-        super().__init__(credentials, "s3", region)
-        self._payload_hash = payload_hash
+    class ClientPayloadSigner(S3SigV4Auth):
+        """SigV4 for a request whose body the signer never sees: the payload hash is the one the client sent
+        (``x-amz-content-sha256``), or UNSIGNED-PAYLOAD."""
 
-    def payload(self, request) -> str:
-        return self._payload_hash
+        def __init__(self, credentials, region: str, payload_hash: str):
+            super().__init__(credentials, "s3", region)
+            self._payload_hash = payload_hash
+
+        def payload(self, request) -> str:
+            return self._payload_hash
+
+    return ClientPayloadSigner
 
 
 def sign(credential: S3AccessKeyCredential, region: str, method: str, uri: str,
          headers: dict[str, list[str]]) -> dict[str, list[str]]:
     """The headers that make the request signed (to be added to the ones it has)."""
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
     sent = {k: ", ".join(v) for k, v in headers.items() if k.lower() not in _SIGNING_HEADERS}
     payload_hash = next((v[0] for k, v in headers.items() if k.lower() == "x-amz-content-sha256" and v),
                         UNSIGNED_PAYLOAD)
     request = AWSRequest(method=method, url=uri, headers=sent)
-    _ClientPayloadSigner(Credentials(credential.aws_access_key_id, credential.aws_secret_access_key), region,
-                         payload_hash).add_auth(request)
+    _signer_class()(Credentials(credential.aws_access_key_id, credential.aws_secret_access_key), region,
+                    payload_hash).add_auth(request)
     signed = {"Authorization": [request.headers["Authorization"]], "X-Amz-Date": [request.headers["X-Amz-Date"]]}
     if not any(k.lower() == "x-amz-content-sha256" for k in headers):
         signed["X-Amz-Content-SHA256"] = [payload_hash]

@@ -9,9 +9,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-import boto3
-from botocore.config import Config
-
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import S3StorageProfile, normalize_location, split_s3_location
@@ -63,6 +60,9 @@ def role_arn(profile: S3StorageProfile) -> str:
 
 def assume_role(profile: S3StorageProfile, credential: S3AccessKeyCredential, policy: str,
                 timeouts: tuple[float, float] = (5, 30), attempts: int = 3) -> SessionCredentials:
+    import boto3  # loaded by the first S3 warehouse that needs it, not by every server
+    from botocore.config import Config
+
     client = boto3.session.Session().client(
         "sts", endpoint_url=sts_endpoint(profile), region_name=profile.region,
         aws_access_key_id=credential.aws_access_key_id, aws_secret_access_key=credential.aws_secret_access_key,

@@ -6,6 +6,7 @@ this at once: the aggregate records at most one expiry per drop, and the loser o
 
 import logging
 import threading
+import time
 from datetime import datetime, timezone
 
 from lakeledger.projections.expiry_schedule import ExpirySchedule
@@ -20,23 +21,28 @@ BATCH = 100
 class Expirer:
     name = "expiry"
 
-    def __init__(self, schedule: ProjectionRunner, recycle_bin: RecycleBin, poll_seconds: float = 1.0):
+    def __init__(self, schedule: ProjectionRunner, recycle_bin: RecycleBin, poll_seconds: float = 30.0,
+                 min_gap_seconds: float = 1.0):
         self.schedule = schedule
         self.recycle_bin = recycle_bin
         self.poll_seconds = poll_seconds
+        self.min_gap_seconds = min_gap_seconds
 
     def run(self, stop: threading.Event, wake: threading.Event) -> None:
-        # Not woken by every append: under a stream of commits that would be a pass per NOTIFY. Expirations are
-        # whole seconds, so looking when the next timer is due, and at least every poll interval for new
-        # timers, keeps the lag within the poll interval at no cost to writers.
+        # Asleep until the next timer is due or an append (which may set a new timer) wakes it. Under a stream of
+        # commits a pass per NOTIFY would be a round of queries per commit, so passes are at least
+        # ``min_gap_seconds`` apart: a new timer's lag stays within that gap, and an idle server does nothing.
         while not stop.is_set():
+            started = time.monotonic()
             try:
                 self.fire_due()
                 pause = self._until_next_due()
             except Exception:
                 log.exception("Expiry pass failed; retrying")
                 pause = 1.0
-            stop.wait(pause)
+            wake.wait(pause)
+            stop.wait(max(0.0, started + self.min_gap_seconds - time.monotonic()))
+            wake.clear()
 
     def fire_due(self) -> int:
         """One pass: the schedule caught up with the log, then every due timer fired. Returns how many expired."""

@@ -40,6 +40,7 @@ _REMEMBER_FAILURE = (
     " next_attempt_at = now() + make_interval(secs => %(pause)s), last_error = EXCLUDED.last_error")
 _DUE = ("SELECT table_id, warehouse_id, location, attempts FROM ll_purge_retries WHERE next_attempt_at <= now()"
         " ORDER BY next_attempt_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
+_NEXT_DUE = "SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM ll_purge_retries"
 _FORGET = "DELETE FROM ll_purge_retries WHERE table_id = %(table_id)s"
 
 
@@ -117,18 +118,32 @@ class PurgeRetries:
 
     name = "purge-retries"
 
-    def __init__(self, purger: Purger, pool, poll_seconds: float = 5.0):
+    def __init__(self, purger: Purger, pool, poll_seconds: float = 60.0):
         self.purger = purger
         self.pool = pool
-        self.poll_seconds = poll_seconds
+        # A failure recorded from now on is due no sooner than the purger's first pause, so sleeping at most that
+        # long (and less when a known retry is due sooner) never looks late, and an idle server wakes once a pause.
+        self.poll_seconds = min(poll_seconds, purger.retry_seconds)
 
     def run(self, stop: threading.Event, wake: threading.Event) -> None:
         while not stop.is_set():
             try:
                 self.retry_due()
+                pause = self.until_next_due()
             except Exception:
                 log.exception("Purge retry pass failed")
-            stop.wait(self.poll_seconds)
+                pause = 1.0
+            stop.wait(pause)
+
+    def until_next_due(self) -> float:
+        """Seconds until the earliest recorded retry is due (by the database's clock, which set it), at most the
+        poll interval."""
+        with self.pool.connection() as conn, conn.cursor() as cur:
+            cur.execute(_NEXT_DUE)
+            seconds = cur.fetchone()[0]
+        if seconds is None:
+            return self.poll_seconds
+        return min(self.poll_seconds, max(0.5, float(seconds)))
 
     def retry_due(self) -> int:
         """Every due retry, in batches; returns how many purges went through."""

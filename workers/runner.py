@@ -1,6 +1,12 @@
-"""Runs projection runners in background threads, woken by the log's NOTIFY and by a poll timer."""
+"""Runs projection runners in background threads, woken by the log's NOTIFY.
+
+An idle server does nothing: every thread sleeps until Postgres notifies an append, its own timer falls due, or
+the long safety poll (``poll_seconds``, LAKELEDGER__WORKER_POLL_SECONDS) runs out. The safety poll only matters
+if a notification could be missed; a lost LISTEN connection already wakes everything once it is back."""
 
 import logging
+import os
+import select
 import threading
 from collections.abc import Sequence
 from typing import Protocol
@@ -24,7 +30,7 @@ class Follower(Protocol):
 
 
 class Workers:
-    def __init__(self, runners: list[ProjectionRunner], conninfo: str, poll_seconds: float = 1.0,
+    def __init__(self, runners: list[ProjectionRunner], conninfo: str, poll_seconds: float = 30.0,
                  batch_seconds: float = 0.05, followers: Sequence[Follower] = ()):
         self.runners = runners
         self.followers = list(followers)
@@ -34,6 +40,8 @@ class Workers:
         self._stop = threading.Event()
         self._wake = [threading.Event() for _ in [*runners, *self.followers]]
         self._threads: list[threading.Thread] = []
+        # written to by stop(): the LISTEN thread sleeps in select() on it and on the connection, with no timeout
+        self._stop_r, self._stop_w = os.pipe()
 
     def start(self) -> None:
         self._threads = [threading.Thread(target=self._listen, name="lakeledger-listen", daemon=True)]
@@ -47,7 +55,10 @@ class Workers:
             thread.start()
 
     def stop(self) -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
+        os.write(self._stop_w, b"x")
         for wake in self._wake:
             wake.set()
         for thread in self._threads:
@@ -56,20 +67,34 @@ class Workers:
     def run_forever(self) -> None:
         self.start()
         try:
-            while not self._stop.wait(1.0):
+            # a signal handler (SIGTERM: stop()) or Ctrl-C interrupts the wait
+            while not self._stop.wait(3600):
                 pass
         finally:
             self.stop()
+
+    def _wake_all(self) -> None:
+        for wake in self._wake:
+            wake.set()
 
     def _listen(self) -> None:
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self.conninfo, autocommit=True) as conn:
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(EVENTS_TABLE)))
+                    self._wake_all()  # whatever was appended while we were not listening
                     while not self._stop.is_set():
-                        for _ in conn.notifies(timeout=self.poll_seconds, stop_after=1):
-                            for wake in self._wake:
-                                wake.set()
+                        readable, _, _ = select.select([conn.fileno(), self._stop_r], [], [], self.poll_seconds)
+                        if self._stop_r in readable:
+                            return
+                        if not readable:
+                            # a connection that died quietly shows it here; a NOTIFY arriving meanwhile is kept
+                            # for the notifies() below
+                            conn.execute("SELECT 1")
+                        # timeout 0: takes what arrived and returns; a connection the server closed raises here
+                        # (at the latest on the next pass: the first reads the server's last words)
+                        if any(True for _ in conn.notifies(timeout=0)):
+                            self._wake_all()
             except psycopg.Error:
                 log.warning("Lost the notification connection; reconnecting", exc_info=True)
                 self._stop.wait(1.0)
