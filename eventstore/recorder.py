@@ -9,11 +9,18 @@ recent instant waits for an append in flight (eventstore/append_time.py)."""
 from collections.abc import Sequence
 from typing import Any
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.utils import retry
 from psycopg import Cursor
 
 IN_TRANSACTION = "in_transaction"
+
+# Appends larger than this leave pipeline mode: psycopg (3.2 and 3.3, C and Python) can wait forever in a
+# pipeline sync after sending a message of a megabyte or so, with the server waiting for the rest of it — and
+# the append holds the events table's lock, so every other write of the catalog waits too. A 10,000-field
+# table's creation is such an append. Below it, appends keep the pipeline's fewer round trips.
+PIPELINED_APPEND_MAX_BYTES = 64 * 1024
 
 
 class AppendRefused(BaseException):
@@ -27,6 +34,25 @@ class AppendRefused(BaseException):
 
 
 class LedgerRecorder(PostgresApplicationRecorder):
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        if (self.datastore.enable_db_functions
+                or sum(len(e.state) for e in stored_events) <= PIPELINED_APPEND_MAX_BYTES):
+            return super().insert_events(stored_events, **kwargs)
+        return self._insert_without_pipeline(stored_events, **kwargs)
+
+    # retried as the library's own insert is
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def _insert_without_pipeline(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        # the library's statements, in the same order, in one transaction, one round trip each
+        with self.datastore.get_connection() as conn, conn.transaction():
+            with conn.cursor() as curs:
+                self._insert_events(curs, stored_events, **kwargs)
+            if not stored_events:
+                return None
+            with conn.cursor() as curs:
+                self._insert_stored_events(curs, stored_events, **kwargs)
+                return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+
     def _fetch_ids_after_insert_events(self, curs: Cursor, stored_events: Sequence[StoredEvent],
                                        **kwargs: Any) -> Sequence[int] | None:
         ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
