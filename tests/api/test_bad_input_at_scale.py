@@ -4,7 +4,9 @@ appends nothing."""
 
 import base64
 import json
+import uuid
 
+import httpx
 import pytest
 from support import SCHEMA, Server
 
@@ -29,7 +31,6 @@ def small_pages_server(pg_url, data_dir, server):
 
 
 def test_a_page_size_of_ten_million_is_served_as_the_largest_page(client, warehouse, small_pages_server):
-    import httpx
     p = warehouse["prefix"]
     client.post(f"{p}/namespaces", json={"namespace": ["big"]})
     for i in range(5):
@@ -83,7 +84,6 @@ def test_a_page_token_of_another_list_is_400_or_a_position_in_this_one(client, w
 
 
 def _other_warehouse(client, tmp_path) -> str:
-    import uuid
     r = client.post("/management/v1/warehouse", json={
         "warehouse-name": f"wh-{uuid.uuid4().hex[:12]}",
         "storage-profile": {"type": "file", "location": f"file://{tmp_path}/other"}})
