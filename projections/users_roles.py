@@ -29,14 +29,9 @@ class UsersRolesProjection:
     def apply(self, event: Any, cur: Cursor) -> None:
         """Other events are not this read model's."""
 
-    @apply.register
-    def _(self, e: User.Created, cur: Cursor) -> None:
-        cur.execute("INSERT INTO ll_users (id, name, email, user_type, last_updated_with, created_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s)",
-                    (e.user_id, e.name, e.email, e.user_type, e.last_updated_with, e.timestamp))
-
-    @apply.register
-    def _(self, e: User.Recreated, cur: Cursor) -> None:
+    @apply.register(User.Created)
+    @apply.register(User.Recreated)
+    def _(self, e: User.Created | User.Recreated, cur: Cursor) -> None:
         cur.execute("INSERT INTO ll_users (id, name, email, user_type, last_updated_with, created_at)"
                     " VALUES (%s, %s, %s, %s, %s, %s)",
                     (e.user_id, e.name, e.email, e.user_type, e.last_updated_with, e.timestamp))
