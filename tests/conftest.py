@@ -7,13 +7,12 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import leftovers
 import psycopg
 import pytest
-from support import SCHEMA, MinioServer, OidcProvider, OpenFgaServer, Server
+from support import SCHEMA, MinioServer, OidcProvider, OpenFgaServer, Server, create_database
 
 # The session's servers keep storage credentials encrypted with this key (LAKELEDGER__PG_ENCRYPTION_KEY).
 ENCRYPTION_KEY = "lakeledger-tests-encryption-key"
@@ -137,10 +136,7 @@ def bucket(minio) -> str:
 @pytest.fixture
 def database(pg_url) -> str:
     """A database of its own on the session's Postgres, for a test that starts servers or workers of its own."""
-    name = f"own_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    return create_database(pg_url, f"own_{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture

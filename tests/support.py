@@ -142,6 +142,17 @@ class WorkersProcess:
         self.log.close()
 
 
+
+def create_database(pg_url: str, name: str) -> str:
+    """A database ``name`` of its own on the server of ``pg_url``, for a test that starts servers or workers on a
+    log of its own; returns its URL."""
+    import psycopg
+    from urllib.parse import urlsplit
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+
 def wait_until(predicate, timeout: float, what: str = "the condition", interval: float = 0.05):
     """Polls ``predicate`` until it returns something truthy (returned) or ``timeout`` seconds pass (a failure
     naming ``what``)."""

@@ -9,12 +9,10 @@ import sys
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import urlsplit
 
 import httpx
-import psycopg
 import pytest
-from support import NatsServer, Server, TrinoServer
+from support import NatsServer, Server, TrinoServer, create_database
 
 SPARK_CATALOG = "lakeledger"
 SPARK_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
@@ -114,9 +112,7 @@ def oidc_catalog(oidc, openfga, pg_url, tmp_path_factory):
     tests).
     `.client()` is an HTTP client of that server holding a fresh token of ``client``; `.database` its log's."""
     name = f"trino_oidc_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    database = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    database = create_database(pg_url, name)
     home = tmp_path_factory.mktemp("trino-oidc")
     server = Server(database, home, LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
                     LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",

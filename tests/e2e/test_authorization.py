@@ -15,7 +15,7 @@ import httpx
 import psycopg
 import pytest
 from botocore.exceptions import ClientError
-from support import SCHEMA, VIEW_VERSION, Server
+from support import SCHEMA, VIEW_VERSION, Server, create_database
 
 from lakeledger.authz.objects import RelationTuple, obj, user
 from lakeledger.authz.setup import authorizer
@@ -27,12 +27,7 @@ CACHE_SECONDS = 1.0
 
 @pytest.fixture(scope="module")
 def own_database(pg_url) -> str:
-    from urllib.parse import urlsplit
-
-    name = f"authz_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    return create_database(pg_url, f"authz_{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture(scope="module")
@@ -459,14 +454,9 @@ def test_serve_refuses_allowall_with_an_identity_provider(oidc, own_database, tm
 def test_an_unreachable_openfga_is_a_503_never_a_refusal(oidc, pg_url, tmp_path):
     """No answer is not a no: with OpenFGA gone, requests that need a decision are 503 (clients retry those), the
     loadTable fast path included, and nothing is appended."""
-    from urllib.parse import urlsplit
-
     from support import OpenFgaServer
 
-    name = f"authz_down_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    database = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    database = create_database(pg_url, f"authz_down_{uuid.uuid4().hex[:12]}")
     openfga = OpenFgaServer(tmp_path / "openfga")
     api = None
     try:

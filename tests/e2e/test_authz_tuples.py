@@ -11,7 +11,7 @@ import uuid
 import httpx
 import psycopg
 import pytest
-from support import SCHEMA, Server
+from support import SCHEMA, Server, create_database
 
 from lakeledger.authz.objects import RelationTuple as T
 from lakeledger.authz.objects import hierarchy, obj, user
@@ -32,11 +32,7 @@ def environment(database: str, openfga, oidc, store: str) -> dict:
 @pytest.fixture(scope="module")
 def setup(pg_url, openfga, oidc, tmp_path_factory):
     name = f"authz_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    from urllib.parse import urlsplit
-
-    database = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    database = create_database(pg_url, name)
     env = environment(database, openfga, oidc, f"store-{name}")
     api = Server(database, tmp_path_factory.mktemp("authz-serve"), **env)
     with psycopg.connect(database) as conn:

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-from support import Server
+from support import Server, create_database
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "compose/warehouse-init.sh"
@@ -20,19 +20,13 @@ SCRIPT = ROOT / "compose/warehouse-init.sh"
 
 @pytest.fixture(scope="module")
 def api(oidc, openfga, pg_url, tmp_path_factory):
-    from urllib.parse import urlsplit
-
-    import psycopg
-
-    name = f"compose_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    s = Server(urlsplit(pg_url)._replace(path=f"/{name}").geturl(), tmp_path_factory.mktemp("compose-serve"),
+    database = create_database(pg_url, f"compose_{uuid.uuid4().hex[:12]}")
+    s = Server(database, tmp_path_factory.mktemp("compose-serve"),
                LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer, LAKELEDGER__OPENID_AUDIENCE=oidc.audience,
                LAKELEDGER__AUTHZ_BACKEND="openfga", LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
                LAKELEDGER__OPENFGA__STORE_NAME=f"compose-{uuid.uuid4().hex[:8]}", LAKELEDGER__WORKERS="off",
                LAKELEDGER__PG_POOL_SIZE="3")
-    s.database = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    s.database = database
     yield s
     s.stop()
 

@@ -11,7 +11,6 @@ import hmac
 import json
 import time
 import uuid
-from urllib.parse import urlsplit
 
 import httpx
 import jwt
@@ -22,7 +21,7 @@ import pyarrow as pa
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from support import SCHEMA, NatsServer, OidcProvider, Server, wait_until
+from support import SCHEMA, NatsServer, OidcProvider, Server, create_database, wait_until
 
 AUDIENCE = "lakeledger"
 LEEWAY_SECONDS = 5  # identity/oidc.py's
@@ -30,10 +29,7 @@ LEEWAY_SECONDS = 5  # identity/oidc.py's
 
 @pytest.fixture(scope="module")
 def own_database(pg_url) -> str:
-    name = f"oidc_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    return create_database(pg_url, f"oidc_{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture(scope="module")

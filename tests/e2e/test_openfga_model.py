@@ -5,7 +5,6 @@ fresh ids, so they share one store."""
 import asyncio
 import uuid
 
-import psycopg
 import pytest
 
 from lakeledger.authz.authorizer import AuthorizationUnavailable, Check
@@ -15,6 +14,7 @@ from lakeledger.authz.openfga import OpenFga
 from lakeledger.authz.setup import authorizer
 from lakeledger.bootstrap import migrate
 from lakeledger.settings import Settings
+from support import create_database
 
 READ = ("can_get_metadata", "can_read_data")
 WRITE = ("can_write_data", "can_commit", "can_drop", "can_rename")
@@ -24,11 +24,7 @@ WRITE = ("can_write_data", "can_commit", "can_drop", "can_rename")
 def fga(openfga, pg_url):
     """Our OpenFga backend on a store set up by migrate, in a database of this module's own."""
     name = f"own_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    from urllib.parse import urlsplit
-
-    database = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    database = create_database(pg_url, name)
     settings = Settings(pg_url=database, authz_backend="openfga",
                         openfga={"endpoint": openfga.endpoint, "store_name": f"model-{name}"})
     migrate(settings, database)

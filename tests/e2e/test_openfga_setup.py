@@ -5,11 +5,10 @@ import os
 import subprocess
 import sys
 import uuid
-from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from support import OpenFgaServer, Server
+from support import OpenFgaServer, Server, create_database
 
 from lakeledger.authz import setup as authz_setup
 from lakeledger.authz.model import authorization_model, normalized
@@ -79,10 +78,7 @@ def test_another_database_finds_the_store_by_name_and_keeps_its_model(openfga, d
     store = _store_name()
     assert _lakeledger(_env(database, openfga.endpoint, store), "migrate").returncode == 0
     store_id, model_id = _row(database, store)
-    name = f"own_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    other = urlsplit(pg_url)._replace(path=f"/{name}").geturl()
+    other = create_database(pg_url, f"own_{uuid.uuid4().hex[:12]}")
     result = _lakeledger(_env(other, openfga.endpoint, store), "migrate")
     assert result.returncode == 0, result.stderr
     assert "OpenFGA" not in result.stdout
