@@ -22,7 +22,7 @@ from lakeledger.domain.errors import (BadRequest, CatalogError, Forbidden, NoSuc
                                      NoSuchWarehouse)
 from lakeledger.domain.names import dotted
 from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
-from lakeledger.api.pagination import Page, _encode, fetch
+from lakeledger.api.pagination import ANOTHER_LIST, Page, fetch
 from lakeledger.api.routers.warehouses import active_warehouse
 
 SEE = "can_get_metadata"
@@ -161,7 +161,7 @@ async def fetch_visible(az: Guard, page: Page, rows: Callable[[Any, int | None],
         found = await rows(None, None)
         return await _keep(az, found, objects, action), None
     if page.after is not None and not valid_key(page.after):
-        raise BadRequest("Invalid pageToken: it belongs to another list")
+        raise BadRequest(ANOTHER_LIST)
     served: list = []
     after, want = page.after, page.size + 1
     while True:
@@ -169,7 +169,7 @@ async def fetch_visible(az: Guard, page: Page, rows: Callable[[Any, int | None],
         served += await _keep(az, batch, objects, action)
         if len(served) > page.size:
             served = served[:page.size]
-            return served, _encode(key(served[-1]))
+            return served, page.token(key(served[-1]))
         if len(batch) < want:
             return served, None
         after = key(batch[-1])

@@ -3,30 +3,51 @@
 Pages are keyset pages: the token carries the last key served and the next page starts strictly after
 it, so a list stays stable while rows are added or removed between requests (no row is served twice,
 and no row that existed throughout is skipped). A request without ``pageToken`` gets the whole list,
-as clients that do not page expect; an empty ``pageToken`` asks for the first page."""
+as clients that do not page expect; an empty ``pageToken`` asks for the first page.
+
+A token names the list it was issued for (the request's path and its query parameters other than the paging
+ones, hashed): handed to another list, even one whose keys look alike (the tables of another namespace, the
+history of another table, the same list with another filter), it is refused with a 400 instead of silently
+starting that list somewhere in the middle."""
 
 import base64
 import binascii
+import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from fastapi import Depends, Query
+from fastapi import Depends, Query, Request
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.api.dependencies import container
 
-_VERSION = 1
+_VERSION = 2  # 2: tokens name their list
+_PAGING = ("pageToken", "pageSize")
+ANOTHER_LIST = "Invalid pageToken: it belongs to another list"
 
 
 @dataclass(frozen=True)
 class Page:
     after: Any | None  # the last key of the previous page; None = from the start
     size: int | None  # None = everything
+    list_id: str = ""  # the list the tokens of this page name
+
+    def token(self, after: Any) -> str:
+        """The token of the page that follows the row whose key is ``after``."""
+        body = orjson.dumps({"v": _VERSION, "list": self.list_id, "after": after})
+        return base64.urlsafe_b64encode(body).decode().rstrip("=")
 
 
-def _decode(token: str) -> Any:
+def list_id(request: Request) -> str:
+    """Names the list a request reads: its path and its query parameters other than the paging ones."""
+    query = sorted((k, v) for k, v in request.query_params.multi_items() if k not in _PAGING)
+    digest = hashlib.blake2b(orjson.dumps([request.url.path, query]), digest_size=9).digest()
+    return base64.urlsafe_b64encode(digest).decode()
+
+
+def _decode(token: str, list_: str) -> Any:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         body = orjson.loads(raw)
@@ -34,15 +55,13 @@ def _decode(token: str) -> Any:
         raise BadRequest("Invalid pageToken: not a token this server issued") from None
     if not isinstance(body, dict) or body.get("v") != _VERSION or "after" not in body:
         raise BadRequest("Invalid pageToken: not a token this server issued")
+    if body.get("list") != list_:
+        raise BadRequest(ANOTHER_LIST)
     return body["after"]
 
 
-def _encode(after: Any) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"v": _VERSION, "after": after})).decode().rstrip("=")
-
-
-async def page(pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-               ll=Depends(container)) -> Page:
+async def page(request: Request, pageToken: str | None = Query(default=None),
+               pageSize: str | None = Query(default=None), ll=Depends(container)) -> Page:
     if pageToken is None:
         return Page(after=None, size=None)
     size = ll.settings.default_page_size
@@ -53,7 +72,15 @@ async def page(pageToken: str | None = Query(default=None), pageSize: str | None
             raise BadRequest(f"pageSize must be a positive integer, not {pageSize!r}") from None
         if size < 1:
             raise BadRequest(f"pageSize must be a positive integer, not {size}")
-    return Page(after=_decode(pageToken) if pageToken else None, size=min(size, ll.settings.max_page_size))
+    list_ = list_id(request)
+    return Page(after=_decode(pageToken, list_) if pageToken else None, size=min(size, ll.settings.max_page_size),
+                list_id=list_)
+
+
+async def always_paged(request: Request, pageToken: str | None = Query(default=None),
+                       pageSize: str | None = Query(default=None), ll=Depends(container)) -> Page:
+    """For lists that are always paged, as in Lakekeeper: no pageToken means the first page."""
+    return await page(request, pageToken if pageToken is not None else "", pageSize, ll)
 
 
 def _is_name(key: Any) -> bool:
@@ -75,9 +102,9 @@ async def fetch(page: Page, rows: Callable[[Any, int | None], Awaitable[Sequence
     if page.size is None:
         return await rows(None, None), None
     if page.after is not None and not valid_key(page.after):
-        raise BadRequest("Invalid pageToken: it belongs to another list")
+        raise BadRequest(ANOTHER_LIST)
     found = await rows(page.after, page.size + 1)
     if len(found) <= page.size:
         return found, None
     served = found[:page.size]
-    return served, _encode(key(served[-1]))
+    return served, page.token(key(served[-1]))

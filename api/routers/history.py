@@ -17,7 +17,7 @@ from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container, uuid_param
 from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.openapi import HistoryPage, errors, ok
-from lakeledger.api.pagination import fetch, page
+from lakeledger.api.pagination import Page, always_paged, fetch
 from lakeledger.api.responses import JSONResponse
 
 router = APIRouter(prefix="/management/v1", tags=["History"])
@@ -38,8 +38,7 @@ async def warehouse_history(
         actor: str | None = Query(default=None), type: str | None = Query(default=None),
         since: str | None = Query(default=None, description="RFC 3339; events at or after it"),
         until: str | None = Query(default=None, description="RFC 3339; events before it"),
-        pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-        ll=Depends(container), az: Guard = Depends(guard)):
+        paging: Page = Depends(always_paged), ll=Depends(container), az: Guard = Depends(guard)):
     _only(request, _WAREHOUSE_FILTERS)
     filters = Filters(namespace=parse_namespace(namespace) if namespace is not None else None,
                       tabular_id=uuid_param(tabular_id, "tabular-id") if tabular_id is not None else None,
@@ -53,7 +52,7 @@ async def warehouse_history(
         known = False
     if not known:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
-    return await _page(queries, UUID(warehouse_id), filters, pageToken, pageSize, ll)
+    return await _page(queries, UUID(warehouse_id), filters, paging)
 
 
 @router.get("/history", responses={**ok(HistoryPage, "The server's events (bootstrap, projects, warehouses), "
@@ -62,13 +61,12 @@ async def server_history(
         request: Request, actor: str | None = Query(default=None), type: str | None = Query(default=None),
         since: str | None = Query(default=None, description="RFC 3339; events at or after it"),
         until: str | None = Query(default=None, description="RFC 3339; events before it"),
-        pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
-        ll=Depends(container), az: Guard = Depends(guard)):
+        paging: Page = Depends(always_paged), ll=Depends(container), az: Guard = Depends(guard)):
     _only(request, _SERVER_FILTERS)
     await az.require_on_server("can_read_history")
     filters = Filters(actor=actor, type=type, **_window(since, until))
     await run_in_threadpool(catch_up, ll.history_view)
-    return await _page(HistoryQueries(ll.queries.pool), None, filters, pageToken, pageSize, ll)
+    return await _page(HistoryQueries(ll.queries.pool), None, filters, paging)
 
 
 async def _authorize(ll, az: Guard, warehouse_id: str, filters: Filters) -> None:
@@ -96,10 +94,7 @@ async def _authorize(ll, az: Guard, warehouse_id: str, filters: Filters) -> None
     raise az.forbidden("can_read_history", warehouse)
 
 
-async def _page(queries: HistoryQueries, warehouse_id: UUID | None, filters: Filters, token: str | None,
-                size: str | None, ll) -> JSONResponse:
-    # History is always paged (a log has no natural end): no pageToken means the first page.
-    paging = await page(token if token is not None else "", size, ll)
+async def _page(queries: HistoryQueries, warehouse_id: UUID | None, filters: Filters, paging: Page) -> JSONResponse:
     rows, next_token = await fetch(
         paging, lambda after, limit: queries.events(warehouse_id, filters, after, limit),
         valid_key=lambda key: isinstance(key, int) and not isinstance(key, bool) and key >= 0,

@@ -17,7 +17,7 @@ from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container, uuid_param
 from lakeledger.api.openapi import ListDeletedTabularsResponse, errors, ok
-from lakeledger.api.pagination import page
+from lakeledger.api.pagination import Page, always_paged
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
 
@@ -39,13 +39,11 @@ class UndropRequest(BaseModel):
             responses={**ok(ListDeletedTabularsResponse, "Soft-deleted tables and views, in the order they were "
                                                          "dropped"), **errors(400, 404)})
 async def list_deleted_tabulars(warehouse_id: str, namespaceId: str | None = Query(default=None),
-                                pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+                                paging: Page = Depends(always_paged),
                                 ll=Depends(container), az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_list_deleted_tabulars")
     row = await warehouse_row(ll, warehouse_id)
     namespace_id = uuid_param(namespaceId, "namespaceId") if namespaceId is not None else None
-    # always paged, as in Lakekeeper: no pageToken means the first page
-    paging = await page(pageToken if pageToken is not None else "", pageSize, ll)
 
     async def rows(after: Any, limit: int | None) -> list[dict]:
         after_time, after_id = (datetime.fromisoformat(after[0]), after[1]) if after else (None, None)

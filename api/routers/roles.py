@@ -14,11 +14,11 @@ from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import errors, ok
-from lakeledger.api.pagination import fetch
+from lakeledger.api.pagination import Page, always_paged, fetch
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_project
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.api.routers.users import (SearchRequest, UserType, authorize_user, first_page, is_time_key, queries,
+from lakeledger.api.routers.users import (SearchRequest, UserType, authorize_user, is_time_key, queries,
                                           time_key, user_row)
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import NoSuchRole, check_member
@@ -178,7 +178,7 @@ async def create_role(body: CreateRoleRequest, x_project_id: str | None = Header
 
 @router.get("/role", responses={**ok(ListRolesResponse, "The project's roles in the order they were created"),
                                 **errors(400)})
-async def list_roles(pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+async def list_roles(paging: Page = Depends(always_paged),
                      projectId: UUID | None = Query(default=None, description="Deprecated: use x-project-id"),
                      roleIds: list[UUID] | None = Query(default=None), sourceIds: list[str] | None = Query(default=None),
                      providerIds: list[str] | None = Query(default=None),
@@ -186,7 +186,6 @@ async def list_roles(pageToken: str | None = Query(default=None), pageSize: str 
                      az: Guard = Depends(guard)):
     project_id = projectId or project_id_of(x_project_id, ll)
     await authorize_project(az, project_id, "can_list_roles")
-    paging = await first_page(ll, pageToken, pageSize)
     found, next_token = await fetch(
         paging, lambda after, limit: queries(ll).roles(project_id, roleIds, sourceIds, providerIds, after, limit),
         valid_key=_is_role_key, key=time_key)
@@ -233,12 +232,11 @@ async def delete_role(role_id: UUID, x_project_id: str | None = Header(default=N
             responses={**ok(ListRoleMembersResponse, "The role's direct members, users then roles"),
                        **errors(400, 404)})
 async def list_role_members(role_id: UUID, type: MemberType | None = Query(default=None),
-                            pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+                            paging: Page = Depends(always_paged),
                             x_project_id: str | None = Header(default=None), ll=Depends(container),
                             az: Guard = Depends(guard)):
     await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_read_assignments")
     await role_row(ll, project_id_of(x_project_id, ll), role_id)
-    paging = await first_page(ll, pageToken, pageSize)
     found, next_token = await fetch(paging, lambda after, limit: queries(ll).members(role_id, type, after, limit),
                                     valid_key=_is_member_key, key=lambda r: [r["member_type"], r["member_id"]])
     return JSONResponse({"members": [member_json(r) for r in found], "next-page-token": next_token})
@@ -273,30 +271,26 @@ async def remove_role_member(role_id: UUID, member_type: MemberType, member_id: 
 @router.get("/role/{role_id}/member-of",
             responses={**ok(ListRoleMembershipsResponse, "The roles this role is a direct member of"),
                        **errors(400, 404)})
-async def list_role_member_of(role_id: UUID, pageToken: str | None = Query(default=None),
-                              pageSize: str | None = Query(default=None),
+async def list_role_member_of(role_id: UUID, paging: Page = Depends(always_paged),
                               x_project_id: str | None = Header(default=None), ll=Depends(container),
                               az: Guard = Depends(guard)):
     project_id = project_id_of(x_project_id, ll)
     await authorize_role(az, project_id, role_id, "can_read")
     await role_row(ll, project_id, role_id)
-    return await _memberships(ll, project_id, "role", str(role_id), pageToken, pageSize)
+    return await _memberships(ll, project_id, "role", str(role_id), paging)
 
 
 @router.get("/user/{user_id}/roles",
             responses={**ok(ListRoleMembershipsResponse, "The roles of the project the user is a direct member of"),
                        **errors(400, 404)})
-async def list_user_roles(user_id: str, pageToken: str | None = Query(default=None),
-                          pageSize: str | None = Query(default=None), x_project_id: str | None = Header(default=None),
+async def list_user_roles(user_id: str, paging: Page = Depends(always_paged), x_project_id: str | None = Header(default=None),
                           ll=Depends(container), az: Guard = Depends(guard)):
     await authorize_user(az, user_id, "can_list_users")
     await user_row(ll, user_id)
-    return await _memberships(ll, project_id_of(x_project_id, ll), "user", user_id, pageToken, pageSize)
+    return await _memberships(ll, project_id_of(x_project_id, ll), "user", user_id, paging)
 
 
-async def _memberships(ll, project_id: UUID, member_type: str, member_id: str, pageToken: str | None,
-                       pageSize: str | None) -> JSONResponse:
-    paging = await first_page(ll, pageToken, pageSize)
+async def _memberships(ll, project_id: UUID, member_type: str, member_id: str, paging: Page) -> JSONResponse:
     found, next_token = await fetch(
         paging, lambda after, limit: queries(ll).roles_of(project_id, member_type, member_id, after, limit),
         valid_key=_is_role_key, key=time_key)

@@ -13,7 +13,7 @@ from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container
 from lakeledger.api.errors import error_response
 from lakeledger.api.openapi import IcebergErrorResponse, errors, ok
-from lakeledger.api.pagination import fetch, page
+from lakeledger.api.pagination import Page, always_paged, fetch
 from lakeledger.api.responses import JSONResponse
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.user import NoSuchUser
@@ -134,11 +134,6 @@ def time_key(row: dict) -> list[str]:
     return [row["created_at"].isoformat(), str(row["id"])]
 
 
-async def first_page(ll, pageToken: str | None, pageSize: str | None):
-    """Always paged, as in Lakekeeper: no pageToken means the first page."""
-    return await page(pageToken if pageToken is not None else "", pageSize, ll)
-
-
 @router.post("/user", status_code=201,
              responses={**ok(UserModel, "The user was created", 201),
                         **ok(UserModel, "The user existed and was updated (`update-if-exists`)"),
@@ -156,10 +151,9 @@ async def create_user(body: CreateUserRequest, request: Request, ll=Depends(cont
 
 @router.get("/user", responses={**ok(ListUsersResponse, "Users in the order they were created"), **errors(400)})
 async def list_users(name: str | None = Query(default=None, description="A part of the name, any case"),
-                     pageToken: str | None = Query(default=None), pageSize: str | None = Query(default=None),
+                     paging: Page = Depends(always_paged),
                      ll=Depends(container), az: Guard = Depends(guard)):
     await az.require_on_server("can_list_users")
-    paging = await first_page(ll, pageToken, pageSize)
     found, next_token = await fetch(paging, lambda after, limit: queries(ll).users(name or None, after, limit),
                                     valid_key=is_time_key, key=time_key)
     return JSONResponse({"users": [user_json(r) for r in found], "next-page-token": next_token})
