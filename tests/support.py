@@ -216,7 +216,11 @@ class TrinoServer:
         (etc / "config.properties").write_text(
             f"coordinator=true\nnode-scheduler.include-coordinator=true\nhttp-server.http.port={self.port}\n"
             f"discovery.uri=http://127.0.0.1:{self.port}\nplugin.dir={plugins}\ncatalog.config-dir={etc / 'catalog'}\n"
-            "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n")
+            "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n"
+            # One node, which is also the only worker: a heartbeat that times out while the shared machine is
+            # busy (Spark's JVM, Postgres, the tests) would mark it failed, and every query would then fail with
+            # NO_NODES_AVAILABLE until it recovered; there is no other node to fail over to.
+            "failure-detector.enabled=false\n")
         (etc / "node.properties").write_text(f"node.environment=test\nnode.id=lakeledger-tests\nnode.data-dir={data}\n")
         (etc / "jvm.config").write_text("-server\n-Xmx1G\n-XX:+UseSerialGC\n-Djdk.attach.allowAttachSelf=true\n")
         (etc / "catalog" / "lake.properties").write_text(
@@ -249,11 +253,23 @@ class TrinoServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"Trino exited: {self.log_path.read_text()[-3000:]}")
-            if b"SERVER STARTED" in self.log_path.read_bytes():
+            if b"SERVER STARTED" in self.log_path.read_bytes() and self._node_active():
                 return
             time.sleep(0.5)
         self.stop()
         raise RuntimeError(f"Trino did not start: {self.log_path.read_text()[-3000:]}")
+
+    def _node_active(self) -> bool:
+        """The coordinator runs queries only once it has announced itself as an active node: until then even
+        ``SELECT 1`` fails with NO_NODES_AVAILABLE."""
+        import trino.exceptions
+
+        try:
+            cursor = self.connect("system").cursor()
+            cursor.execute("SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'")
+            return cursor.fetchall()[0][0] >= 1
+        except (trino.exceptions.Error, trino.exceptions.HttpError, OSError):
+            return False
 
     def connect(self, catalog: str = "lake"):
         import trino
