@@ -4,8 +4,8 @@ at that log position.
 
 An instant is resolved once, by /config, and the prefix carries the position: every later request of
 that client reads exactly the same state, whatever has been appended since. The read routes serve such
-a prefix from a folded state (services/time_travel.py) instead of the live read model, through
-``as_of``; every write to it is refused before it reaches a route, by ``ReadOnlyPast``."""
+a prefix from the catalog with validity ranges (projections/catalog_versions.py) instead of the live
+read model, through ``as_of``; every write to it is refused before it reaches a route, by ``ReadOnlyPast``."""
 
 from datetime import datetime
 from uuid import UUID
@@ -14,7 +14,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.domain import instants
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
-from lakeledger.projections.as_of import WarehouseAsOf
+from lakeledger.projections.catalog_versions_queries import CatalogVersionsQueries
 from lakeledger.api.errors import error_response
 from lakeledger.api.tabulars import warehouse_id_of
 
@@ -64,15 +64,15 @@ async def resolve(ll, warehouse_id: UUID, when: str) -> int:
     else:
         # the database's clock says what is past (services/time_travel.py), not this process's
         position = await run_in_threadpool(service.position_at, parse_instant(when))
-    state = await run_in_threadpool(service.warehouse_at, warehouse_id, position)
-    if not state.exists:
+    await run_in_threadpool(service.ready, position)
+    if not await CatalogVersionsQueries(ll.queries.pool, warehouse_id, position).existed():
         raise NoSuchWarehouse(f"The warehouse did not exist yet at {when} (log position {position})")
     return position
 
 
 async def as_of(ll, prefix: str) -> tuple:
     """(catalog, prefix) for a read route: ``ll`` and ``prefix`` unchanged for a live prefix; for a past
-    one, a catalog whose queries answer from the state of then, and the plain warehouse id as prefix."""
+    one, a catalog whose queries answer from the catalog of then, and the plain warehouse id as prefix."""
     if MARK not in prefix:
         return ll, prefix
     warehouse, _, when = prefix.rpartition(MARK)
@@ -81,69 +81,65 @@ async def as_of(ll, prefix: str) -> tuple:
     position = parse_position(when)
     warehouse_id = warehouse_id_of(warehouse)
     await run_in_threadpool(ll.time_travel.check_position, position)
-    state = await run_in_threadpool(ll.time_travel.warehouse_at, warehouse_id, position)
-    return PastCatalog(ll, state), warehouse
+    await run_in_threadpool(ll.time_travel.ready, position)
+    return PastCatalog(ll, CatalogVersionsQueries(ll.queries.pool, warehouse_id, position)), warehouse
 
 
 class PastCatalog:
     """What the read routes use of the composition root, for the past: settings, the metadata-file
     cache (files never change, so it serves the past as well) and read-model queries answered from the
-    folded state. It has no services, so nothing can be written through it."""
+    catalog of then. It has no services, so nothing can be written through it."""
 
-    def __init__(self, ll, state: WarehouseAsOf):
+    def __init__(self, ll, then: CatalogVersionsQueries):
         self.settings = ll.settings
         self.files = ll.files
         self.storages = ll.storages
         self.table_access = ll.table_access
         # who may read the past is decided on today's grants
         self.authorizer = ll.authorizer
-        self.queries = PastQueries(ll.queries, state)
+        self.queries = PastQueries(ll.queries, then)
 
 
 class PastQueries:
     """The subset of AsyncCatalogQueries the read routes call, with the same answers' shapes."""
 
-    def __init__(self, live, state: WarehouseAsOf):
+    def __init__(self, live, then: CatalogVersionsQueries):
         self._live = live
-        self._state = state
+        self._then = then
+        self._existed: bool | None = None
 
     async def warehouse(self, warehouse_id: UUID) -> dict | None:
         # The warehouse row of now (name, status, storage access); it must also have existed then.
-        if warehouse_id != self._state.warehouse_id or not self._state.exists:
+        if warehouse_id != self._then.warehouse_id:
             return None
-        return await self._live.warehouse(warehouse_id)
+        if self._existed is None:
+            self._existed = await self._then.existed()
+        return await self._live.warehouse(warehouse_id) if self._existed else None
 
     async def _visible(self, warehouse_id: UUID) -> bool:
         return await self.warehouse(warehouse_id) is not None
 
     async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict | None:
-        return self._state.namespace(path) if await self._visible(warehouse_id) else None
+        return await self._then.namespace(path) if await self._visible(warehouse_id) else None
 
     async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
                                limit: int | None) -> list[list[str]]:
-        return self._state.child_namespaces(parent, after, limit) if await self._visible(warehouse_id) else []
+        return await self._then.child_namespaces(parent, after, limit) if await self._visible(warehouse_id) else []
 
     async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
-        return self._state.tabular("table", namespace, name) if await self._visible(warehouse_id) else None
+        return await self._then.tabular("table", namespace, name) if await self._visible(warehouse_id) else None
 
     async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
-        return self._state.tabular("view", namespace, name) if await self._visible(warehouse_id) else None
+        return await self._then.tabular("view", namespace, name) if await self._visible(warehouse_id) else None
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int | None) -> list[str]:
-        return self._state.tabular_names(namespace_id, typ, after, limit)
+        return await self._then.tabular_names(namespace_id, typ, after, limit)
 
     async def namespace_ids(self, warehouse_id: UUID, paths: list[list[str]]) -> dict[tuple[str, ...], UUID]:
-        found = {}
-        for path in paths:
-            row = await self.namespace(warehouse_id, path)
-            if row is not None:
-                found[tuple(path)] = row["id"]
-        return found
+        return await self._then.namespace_ids(paths) if await self._visible(warehouse_id) else {}
 
     async def tabular_ids(self, namespace_id: UUID, typ: str, names: list[str]) -> dict[str, UUID]:
-        wanted = set(names)
-        return {t.name: t.id for t in self._state.tabulars.values()
-                if t.namespace_id == namespace_id and t.typ == typ and t.name in wanted}
+        return await self._then.tabular_ids(namespace_id, typ, names)
 
 
 class ReadOnlyPast:

@@ -18,6 +18,7 @@ from lakeledger.projections.access_history import AccessHistoryProjection
 from lakeledger.projections.authz_tuples import AuthzTuplesProjection
 from lakeledger.projections.authz_tuples_runner import TupleProjectionRunner
 from lakeledger.projections.catalog import CatalogProjection
+from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.catalog_queries import CatalogQueries
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
@@ -70,10 +71,13 @@ class Lakeledger:
         # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
         # access-history and assignments endpoints before they answer
         self.access_history = ProjectionRunner(AccessHistoryProjection(settings.server_id), self.log, self.pool)
+        # the catalog with validity ranges, for read-only past prefixes: brought up to the position a read asks for
+        # (services/time_travel.py) and kept near the head by the workers
+        self.catalog_versions = ProjectionRunner(CatalogVersionsProjection(), self.log, self.pool)
         # what `rebuild` replays
         self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view,
-                            self.access_history)
-        self.time_travel = TimeTravel(self.log)  # folded past states of warehouses, for read-only past prefixes
+                            self.access_history, self.catalog_versions)
+        self.time_travel = TimeTravel(self.log, self.catalog_versions)
         self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
                          if settings.change_approval_url else ApproveAll())
         self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool), self.approval)

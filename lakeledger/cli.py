@@ -37,8 +37,9 @@ def _workers(container):
                     settings.purge_retry_seconds)
     # users-roles, like the catalog, is applied inside its appends; here it keeps up with the other events, so
     # the next user or role append has no long gap to read past
+    # catalog-versions: a read as of a position catches it up too, but from near the head, not from far behind
     runners = [container.catalog_view, container.history_view, container.users_roles_view, container.access_history,
-               ProjectionRunner(purger, container.log, container.pool)]
+               container.catalog_versions, ProjectionRunner(purger, container.log, container.pool)]
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)
     # woken by NOTIFY and their own timers; the poll is a long safety net (workers/runner.py)
@@ -114,10 +115,20 @@ def run_migrate(settings: Settings) -> None:
 
 
 def run_rebuild(settings: Settings) -> None:
+    from lakeledger.progress import Progress
+    from lakeledger.projections.rebuild import Rebuild, RebuildRunning
+
     container = _container(settings)
     try:
+        # every read model in one pass over the log, into new tables swapped in together (blue/green)
+        progress = Progress("rebuild")
+        try:
+            position = Rebuild(container.read_models, container.log, container.conninfo, progress.update).run()
+        except RebuildRunning as e:
+            raise SystemExit(f"lakeledger rebuild: {e}") from None
+        progress.finish(position)
         for runner in container.read_models:
-            print(f"rebuilt the {runner.name} read model from the log up to position {runner.rebuild()}")
+            print(f"rebuilt the {runner.name} read model from the log up to position {position}")
     finally:
         container.close()
 
@@ -175,8 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("serve", help="run the REST API (and, unless LAKELEDGER__WORKERS=off, the workers)")
     commands.add_parser("migrate", help="create or upgrade the database schema (idempotent)")
     commands.add_parser("workers", help="run the projection, purge and CloudEvents workers as their own process")
-    commands.add_parser("rebuild", help="empty the read models (catalog, history, users and roles) and replay them "
-                                        "from the event log")
+    commands.add_parser("rebuild", help="replay the read models (catalog, history, users and roles, ...) from the "
+                                        "event log into new tables, swapped in when complete (the API keeps serving)")
     commands.add_parser("projections", help="each projection's log position and how far it lags the log's head")
     replay = commands.add_parser("replay", help="stream a range of the log into a sink (no live position moves)")
     replay.add_argument("--sink", choices=("jsonl", "nats", "iceberg"), required=True)

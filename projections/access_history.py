@@ -36,12 +36,14 @@ class AccessHistoryProjection(AuthzTuplesProjection):
         return found[1]
 
     def _store(self, cur: Cursor, t: RelationTuple, source: str) -> None:
+        # two statements that need no answer between them (no rowcount): a rebuild runs them in pipeline mode
         cur.execute('UPDATE ll_access_ranges SET source = %s WHERE object = %s AND relation = %s AND "user" = %s'
                     " AND to_seq IS NULL", (source, t.object, t.relation, t.user))
-        if cur.rowcount == 0:
-            cur.execute('INSERT INTO ll_access_ranges (object, relation, "user", source, from_seq, from_at,'
-                        " from_actor, from_request) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                        (t.object, t.relation, t.user, source, *self._when(cur)))
+        cur.execute('INSERT INTO ll_access_ranges (object, relation, "user", source, from_seq, from_at,'
+                    " from_actor, from_request) SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS ("
+                    ' SELECT 1 FROM ll_access_ranges WHERE object = %s AND relation = %s AND "user" = %s'
+                    " AND to_seq IS NULL)",
+                    (t.object, t.relation, t.user, source, *self._when(cur), t.object, t.relation, t.user))
 
     def _unstore(self, cur: Cursor, t: RelationTuple) -> None:
         cur.execute("UPDATE ll_access_ranges SET to_seq = %s, to_at = %s, to_actor = %s, to_request = %s"

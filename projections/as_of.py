@@ -87,8 +87,10 @@ class WarehouseAsOf:
             if ns is not None:
                 self.namespaces[e.originator_id] = ns
         elif isinstance(e, (Tabular.Created, Table.Registered)):
-            # A registration can bring a dropped table back in another warehouse: it is then not ours.
+            # A registration can bring a dropped table back in another warehouse: it is then not ours, and no
+            # longer ours to undrop either (an undrop then restores it where it was registered).
             self.tabulars.pop(e.originator_id, None)
+            self.dropped_tabulars.pop(e.originator_id, None)
             if e.warehouse_id == self.warehouse_id:
                 typ = "view" if isinstance(e, View.Created) else "table"
                 self.tabulars[e.originator_id] = PastTabular(e.originator_id, typ, e.namespace_id,
@@ -98,7 +100,8 @@ class WarehouseAsOf:
             t = self.tabulars.get(e.originator_id)
             if t is not None:
                 t.metadata_location = e.metadata_location
-                t.location = getattr(e, "location", t.location)
+                # a view replaced before views could move has no location (None): it stays where it was
+                t.location = getattr(e, "location", None) or t.location
         elif isinstance(e, Tabular.Renamed):
             t = self.tabulars.get(e.originator_id)
             if t is not None:

@@ -4,7 +4,8 @@ Like every projection, one process at a time holds its position row (``FOR UPDAT
 and the mirror of the tuples and the new position commit together; OpenFGA is written just before that commit.
 Three callers: the workers (``advance``, stepping aside when another process holds the row), a request that has
 just appended a tuple-changing event (``catch_up``, which waits for the row: its answer must not come before its
-own tuples are in OpenFGA), and ``lakeledger rebuild`` (``rebuild``: the store emptied, then the whole log).
+own tuples are in OpenFGA), and ``lakeledger rebuild`` (a new mirror from the whole log, the store made to match it, then swapped in:
+``before_swap``).
 
 The mirror names the store it describes. When the store is another one (a memory OpenFGA restarted and
 ``migrate`` made a new store, or the settings point elsewhere), the projection starts over from the beginning of
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from psycopg import Cursor
 
 from lakeledger.eventstore.log import EventLog
+from lakeledger.authz.objects import RelationTuple
 from lakeledger.projections.authz_tuples import RELEVANT, AuthzTuplesProjection
 from lakeledger.projections.runner import ProjectionRunner
 
@@ -52,13 +54,26 @@ class TupleProjectionRunner(ProjectionRunner):
                 log.warning("OpenFGA did not take the tuples of position %s yet; the workers will retry", position,
                             exc_info=True)
 
-    def rebuild(self) -> int:
-        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.execute(_LOCK, (self.name,))
-            self.authorizer.write(deletes=self.authorizer.tuples())
-            cur.execute("DELETE FROM ll_authz_tuples")
-            self._claim_store(cur)
-            return self._apply_and_write(cur, 0)
+    def before_swap(self, conn, locked: bool) -> None:
+        """A blue/green rebuild (projections/rebuild.py) fills a new mirror; OpenFGA's store is made to match it.
+        Before the lock, the whole store is compared with the new mirror and corrected (the long part: a store
+        emptied or changed behind our back is filled again); under the lock, only what the last events changed
+        is written, and the mirror then names this store."""
+        if not locked:
+            # ``conn`` reads the new mirror: the rebuild puts its tables first in the search path
+            wanted = {RelationTuple(u, r, o) for o, r, u in conn.execute('SELECT object, relation, "user" FROM '
+                                                                        "ll_authz_tuples").fetchall()}
+            conn.commit()
+            have = set(self.authorizer.tuples())
+            self.projection.begin()  # from here, the changes the locked step writes
+            if wanted != have:
+                self.authorizer.write(writes=list(wanted - have), deletes=list(have - wanted))
+            return
+        writes, deletes = self.projection.pending()
+        if writes or deletes:
+            self.authorizer.write(writes, deletes)
+        conn.execute("INSERT INTO ll_authz_tuples_store (only_row, store_id) VALUES (true, %s)"
+                     " ON CONFLICT (only_row) DO UPDATE SET store_id = EXCLUDED.store_id", (self.authorizer.store_id,))
 
     def _run(self, lock: str, until: int | None = None) -> int | None:
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:

@@ -5,7 +5,7 @@ applied, and the read-model writes and the new position commit in one transactio
 applied exactly once whoever runs it. The catalog projection is applied inside each append's own
 transaction (``apply_in_transaction``), so a write is visible the moment it commits (read-your-writes
 from any process); ``advance()`` (the workers) steps aside when another process already holds the
-row, and ``rebuild`` replays everything.
+row, and ``rebuild`` replays everything into new tables that replace the live ones when complete.
 """
 
 from collections.abc import Callable, Sequence
@@ -78,18 +78,12 @@ class ProjectionRunner:
             for stored in appended:
                 self.projection.apply(stored.event, cur)
 
-    def rebuild(self) -> int:
-        """Empties the read model and replays the whole log, in one transaction: readers keep seeing
-        the old rows until the new ones are complete."""
-        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE",
-                        (self.name,))
-            for table in self.projection.tables:
-                cur.execute(f"DELETE FROM {table}")
-            position = self._apply_after(0, cur)
-            cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
-                        (position, self.name))
-        return position
+    def rebuild(self, progress=None) -> int:
+        """Replays the whole log into new tables beside the live ones and swaps them in when complete
+        (projections/rebuild.py): readers and writers wait only for the swap."""
+        from lakeledger.projections.rebuild import Rebuild
+
+        return Rebuild([self], self.log, self.pool.conninfo, progress).run()
 
     def _apply_after(self, position: int, cur: Cursor, upto: int | None = None) -> int:
         topics = self.projection.topics

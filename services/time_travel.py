@@ -1,30 +1,33 @@
-"""Reading a warehouse as it was: instants resolved to log positions, and warehouse states folded from
-the log up to a position, kept in a small LRU because a client reading the past asks many questions
-of the same state.
+"""Reading a warehouse as it was: instants resolved to log positions, and the catalog with validity ranges
+(projections/catalog_versions.py) brought up to the position asked for before it is read.
 
 Instant → position: the last event appended at or before the instant, by its append time (one indexed
 query, eventstore/append_time.py). Append times follow log order, so the state served is always a prefix
 of the log (a state the catalog really had), and once an instant is answered no later append can land at
-or before it: the answer is final. An instant not yet past on the database's clock is refused."""
+or before it: the answer is final. An instant not yet past on the database's clock is refused.
+
+Position → state: the versions projection is not applied inside appends (commits pay nothing for it); the
+workers keep it near the head, and a read as of a position it has not reached yet first applies the rest, as
+any process may advance a projection. Once this process has seen it at or past a position, reads at or before
+it ask nothing more: a projection never moves back."""
 
 import threading
-from collections import OrderedDict
+import time
 from datetime import datetime
-from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.eventstore.append_time import FutureInstant
 from lakeledger.eventstore.log import EventLog
-from lakeledger.projections.as_of import TOPICS, WarehouseAsOf
+from lakeledger.projections.runner import ProjectionRunner
 
-_BATCH = 1000
+CATCH_UP_SECONDS = 60
 
 
 class TimeTravel:
-    def __init__(self, log: EventLog, capacity: int = 32):
+    def __init__(self, log: EventLog, versions: ProjectionRunner):
         self.log = log
-        self._capacity = capacity
-        self._states: OrderedDict[tuple[UUID, int], WarehouseAsOf] = OrderedDict()
+        self.versions = versions
+        self._reached = 0  # the versions projection was at or past this position when last looked at
         self._lock = threading.Lock()
 
     def head(self) -> int:
@@ -37,35 +40,35 @@ class TimeTravel:
         except FutureInstant as e:
             raise BadRequest(str(e)) from None
 
-    def warehouse_at(self, warehouse_id: UUID, position: int) -> WarehouseAsOf:
-        """The warehouse as the log up to ``position`` (inclusive) shows it; the caller checks ``exists``."""
-        key = (warehouse_id, position)
-        with self._lock:
-            cached = self._states.get(key)
-            if cached is not None:
-                self._states.move_to_end(key)
-                return cached
-            # Fold on from the latest cached earlier state of this warehouse rather than from the start.
-            earlier = max((p for (w, p) in self._states if w == warehouse_id and p < position), default=None)
-            start = self._states[(warehouse_id, earlier)].copy() if earlier is not None else None
-        state = start or WarehouseAsOf(warehouse_id)
-        after = state.position
-        while after < position:
-            batch = self.log.read(after=after, limit=_BATCH, upto=position, topics=TOPICS)
-            for n in batch:
-                state.apply(n.position, n.event)
-            if len(batch) < _BATCH:
-                break
-            after = batch[-1].position
-        state.position = position
-        with self._lock:
-            self._states[key] = state
-            self._states.move_to_end(key)
-            while len(self._states) > self._capacity:
-                self._states.popitem(last=False)
-        return state
-
     def check_position(self, position: int) -> None:
+        if position <= self._reached:
+            return  # the projection is there, so the log is too
         head = self.log.head()
         if position > head:
             raise BadRequest(f"Log position {position} is beyond the head of the log ({head})")
+
+    def ready(self, position: int) -> None:
+        """Returns once the versions projection has applied the log up to ``position`` (inclusive), applying
+        what is missing itself, or waiting for the process applying it now."""
+        if position <= self._reached:
+            return
+        deadline = time.monotonic() + CATCH_UP_SECONDS
+        reached = self._position()
+        while reached < position:
+            advanced = self.versions.advance()
+            if advanced is None:  # another process holds the position row: it is applying; look again
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"The {self.versions.name} projection stayed locked for {CATCH_UP_SECONDS}s")
+                time.sleep(0.005)
+                advanced = self._position()
+            reached = max(reached, advanced)
+        with self._lock:
+            self._reached = max(self._reached, reached)
+
+    def _position(self) -> int:
+        with self.versions.pool.connection() as conn:
+            row = conn.execute("SELECT position FROM ll_projection_positions WHERE name = %s",
+                               (self.versions.name,)).fetchone()
+        if row is None:
+            raise RuntimeError(f"Projection {self.versions.name} is not registered; run `lakeledger migrate`")
+        return row[0]

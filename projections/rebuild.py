@@ -1,0 +1,223 @@
+"""Blue/green rebuild of read models from the log, without holding the live ones.
+
+1. Shadow tables are made beside the live ones (projections/shadow.py); the live read models keep serving and
+   following appends as usual: nothing live is locked.
+2. One pass over the log, each event decoded once, feeds every projection being rebuilt, in batches: each batch
+   is applied to the shadows on one connection in pipeline mode and committed. A projection may offer a batch
+   writer of its own (``rebuilder()``) that keeps its state in memory and writes many rows per statement; the
+   others get ``EachEvent``, their ``apply`` per event. The pass repeats up to the head until little is left.
+3. One short transaction takes the lock every append takes first (the events table's, EXCLUSIVE), then the
+   projections' position rows and the live tables (so nothing can be waiting on us while we wait), applies the
+   last few events, swaps the shadows in and sets the positions to the head. Appends wait only for that moment;
+   readers queue behind the table locks for the same moment. If a lock cannot be had within a couple of seconds
+   (a long query on a live table), everything is released, the shadows catch up again, and it tries anew.
+
+A rebuild in another process is refused (an advisory lock), as two would replace each other's shadows."""
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import psycopg
+from eventsourcing.persistence import Notification
+from psycopg import Connection, Cursor, errors, sql
+
+from lakeledger.eventstore.append_time import EVENTS
+from lakeledger.eventstore.log import EventLog
+from lakeledger.projections import shadow
+
+log = logging.getLogger("lakeledger.rebuild")
+
+BATCH = 5000
+# events left to the locked transaction at most; below this the catch-up passes stop
+TAIL = 500
+LOCK_TIMEOUT = "2s"
+REBUILD_LOCK = 727_274_002  # advisory lock: one rebuild at a time (bootstrap's migration lock is ..001)
+
+
+class RebuildRunning(RuntimeError):
+    """Another process is rebuilding: two would replace each other's shadows."""
+
+
+@dataclass(frozen=True)
+class Logged:
+    """An event as a rebuild reads it: with its position and its append time (which history rows show)."""
+
+    position: int
+    topic: str
+    event: Any
+    appended_at: datetime
+
+
+class BatchWriter(Protocol):
+    def add(self, logged: Logged, cur: Cursor) -> None: ...
+
+    def flush(self, cur: Cursor) -> None: ...
+
+
+class EachEvent:
+    """The generic writer: the projection's own ``apply``, one event at a time."""
+
+    def __init__(self, projection):
+        self.projection = projection
+
+    def add(self, logged: Logged, cur: Cursor) -> None:
+        self.projection.apply(logged.event, cur)
+
+    def flush(self, cur: Cursor) -> None:
+        pass
+
+
+class Target:
+    """One read model being rebuilt: its runner, the writer that fills its shadows, and what it reads."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        projection = runner.projection
+        # a batch writer may keep the read model in memory: it is the shadow's only writer until the swap
+        self.writer: BatchWriter = projection.rebuilder() if hasattr(projection, "rebuilder") else EachEvent(projection)
+        self.topics = frozenset(projection.topics)
+        self.seconds = 0.0  # time spent in this read model's writer (what the bench reports per read model)
+
+    def wants(self, topic: str) -> bool:
+        return not self.topics or topic in self.topics
+
+
+def read(conn: Connection, log_: EventLog, after: int, upto: int, limit: int,
+         topics: frozenset[str] | None = None) -> list[Logged]:
+    """Events after ``after`` up to ``upto``, decoded by the log's own mapper (upcasting included)."""
+    query = (f"SELECT notification_id, originator_id, originator_version, topic, state, appended_at FROM {EVENTS}"
+             " WHERE notification_id > %s AND notification_id <= %s")
+    params: list = [after, upto]
+    if topics is not None:
+        query += " AND topic = ANY(%s)"
+        params.append(list(topics))
+    query += " ORDER BY notification_id LIMIT %s"
+    params.append(limit)
+    rows = conn.execute(query, params).fetchall()
+    return [Logged(position, topic, log_.decode(Notification(originator_id, version, topic, state, position)).event,
+                   appended_at)
+            for position, originator_id, version, topic, state, appended_at in rows]
+
+
+class Rebuild:
+    def __init__(self, runners: Sequence, log_: EventLog, conninfo: str,
+                 progress: Callable[[int, int], None] | None = None, batch: int = BATCH, tail: int = TAIL):
+        names = [r.name for r in runners]
+        tables = [t for r in runners for t in r.projection.tables]
+        if len(set(tables)) != len(tables):
+            raise ValueError(f"read models {names} share tables")
+        self.targets = [Target(r) for r in runners]
+        self.log = log_
+        self.conninfo = conninfo
+        self.progress = progress or (lambda done, total: None)
+        self.batch = batch
+        self.tail = tail
+        self.position = 0
+        self.decode_seconds = 0.0
+
+    def run(self) -> int:
+        """Rebuilds every target; returns the log position the new read models stand at."""
+        with psycopg.connect(self.conninfo, autocommit=True) as guard:
+            if not guard.execute("SELECT pg_try_advisory_lock(%s)", (REBUILD_LOCK,)).fetchone()[0]:
+                raise RebuildRunning("another rebuild is running (one at a time); wait for it to finish")
+            with psycopg.connect(self.conninfo, autocommit=True) as reader, psycopg.connect(self.conninfo) as writer:
+                path = writer.execute("SHOW search_path").fetchone()[0]
+                writer.execute(sql.SQL("SET search_path TO {}, " + path).format(sql.Identifier(shadow.SCHEMA)))
+                # a rebuild that dies loses only its shadows, which the next one makes anew
+                writer.execute("SET synchronous_commit TO off")
+                writer.commit()
+                shadows = shadow.create(writer, [t for target in self.targets for t in target.runner.projection.tables])
+                try:
+                    return self._fill_and_swap(reader, writer, shadows, path)
+                except BaseException:
+                    writer.rollback()
+                    with writer.transaction():
+                        shadow.drop(writer, shadows)
+                    raise
+
+    def _fill_and_swap(self, reader: Connection, writer: Connection, shadows, path: str) -> int:
+        while True:
+            self._catch_up(reader, writer)
+            with writer.transaction():
+                shadow.analyze(writer, shadows)
+            self._catch_up(reader, writer)
+            for target in self.targets:
+                before = getattr(target.runner, "before_swap", None)
+                if before is not None:  # work that must not wait for the lock (OpenFGA's store, brought up to date)
+                    before(writer, locked=False)
+            try:
+                return self._swap(reader, writer, shadows, path)
+            except errors.LockNotAvailable:
+                log.info("the live read models were busy; catching up again before the next try")
+                time.sleep(0.5)
+
+    def _head(self, reader: Connection) -> int:
+        return reader.execute(f"SELECT coalesce(max(notification_id), 0) FROM {EVENTS}").fetchone()[0]
+
+    def _catch_up(self, reader: Connection, writer: Connection) -> None:
+        while True:
+            head = self._head(reader)
+            if head - self.position <= self.tail:
+                return
+            self._apply_upto(reader, writer, head)
+
+    def _apply_upto(self, reader: Connection, writer: Connection, head: int) -> None:
+        topics = (None if any(not t.topics for t in self.targets)
+                  else frozenset().union(*(t.topics for t in self.targets)))
+        while self.position < head:
+            started = time.perf_counter()
+            batch = read(reader, self.log, self.position, head, self.batch, topics)
+            self.decode_seconds += time.perf_counter() - started
+            if not batch:
+                self.position = head
+                break
+            with writer.transaction(), writer.pipeline(), writer.cursor() as cur:
+                self._apply(batch, cur)
+            self.position = batch[-1].position
+            self.progress(self.position, head)
+        self.progress(self.position, head)
+
+    def _apply(self, batch: list[Logged], cur: Cursor) -> None:
+        for target in self.targets:
+            started = time.perf_counter()
+            writer, wants = target.writer, target.wants
+            for logged in batch:
+                if wants(logged.topic):
+                    writer.add(logged, cur)
+            writer.flush(cur)
+            target.seconds += time.perf_counter() - started
+
+    def _swap(self, reader: Connection, writer: Connection, shadows, path: str) -> int:
+        names = [t.runner.name for t in self.targets]
+        with writer.transaction(), writer.cursor() as cur:
+            cur.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+            # the appends' own first lock: none is in flight from here on, and none can be waiting on what we take
+            cur.execute(f"LOCK TABLE {EVENTS} IN EXCLUSIVE MODE")
+            cur.execute("SELECT name FROM ll_projection_positions WHERE name = ANY(%s) ORDER BY name FOR UPDATE",
+                        (names,))
+            missing = set(names) - {r[0] for r in cur.fetchall()}
+            if missing:
+                raise RuntimeError(f"projections {sorted(missing)} are not registered; run `lakeledger migrate`")
+            for s in shadows:
+                cur.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(s.live))
+            # from here nothing is retried: the writers' memory moves with the tail
+            head = self._head(writer)
+            if head > self.position:
+                batch = read(writer, self.log, self.position, head, max(head - self.position, 1))
+                with writer.pipeline():
+                    self._apply(batch, cur)
+            self.position = max(self.position, head)
+            for target in self.targets:
+                before = getattr(target.runner, "before_swap", None)
+                if before is not None:
+                    before(writer, locked=True)
+            cur.execute(sql.SQL("SET LOCAL search_path TO " + path))
+            shadow.swap(writer, shadows)
+            cur.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = ANY(%s)",
+                        (self.position, names))
+        self.progress(self.position, self.position)
+        return self.position
