@@ -51,6 +51,21 @@ async def _read(url: str) -> list[dict]:
         await nc.close()
 
 
+async def _count(url: str) -> int:
+    nc = await nats.connect(url, connect_timeout=2)
+    try:
+        return (await nc.jetstream().stream_info(STREAM)).state.messages
+    except NotFoundError:
+        return 0
+    finally:
+        await nc.close()
+
+
+def count(url: str) -> int:
+    """How many messages the stream holds (one request, where ``stream`` reads them all)."""
+    return asyncio.run(_count(url))
+
+
 def stream(url: str) -> list[dict]:
     """Every message of the stream, in stream order: {"headers", "event" (the CloudEvent as JSON)}."""
     return asyncio.run(_read(url))
