@@ -1,6 +1,7 @@
 """How an event is named outside the log: a stable id and a type. The history API, CloudEvents and the
 replay sinks all use these, so one event has one id wherever it appears (a consumer de-duplicates on it)."""
 
+from functools import lru_cache
 from uuid import UUID, uuid5
 
 _EVENTS = UUID("0b6c7f3e-8a41-5d2c-9e17-4c1f2a9d6b30")
@@ -11,6 +12,7 @@ def event_id(originator_id: UUID, originator_version: int) -> UUID:
     return uuid5(_EVENTS, f"{originator_id}:{originator_version}")
 
 
+@lru_cache(maxsize=1024)  # a few dozen topics, named for every event a rebuild or a sink handles
 def event_type(topic: str) -> str:
     """``lakeledger.domain.table:Table.Committed`` → ``table.committed``; ``NameClaim.Created`` →
     ``name-claim.created``."""

@@ -64,6 +64,9 @@ TOPICS = tuple(get_topic(cls) for cls in _with_subclasses(EVENTS))
 RELEVANT = frozenset(_with_subclasses(EVENTS))
 
 HIERARCHY, CREATION, MEMBERSHIP, GRANT = "hierarchy", "creation", "membership", "grant"
+# the hierarchy's relations between a child and its parent: on the child naming the parent, and the other way
+TO_PARENT = ("parent", "project", "server")
+TO_CHILD = ("child", "warehouse", "namespace")
 
 
 def tabular(kind: str, id_: UUID) -> str:
@@ -76,7 +79,11 @@ class AuthzTuplesProjection:
     tables = ("ll_authz_tuples",)
     topics = TOPICS
 
+    # its handlers read the tuples they replace (``_stored``): a rebuild applies it outside pipeline mode
+    reads_while_applying = True
+
     def __init__(self, server_id: UUID):
+        self.server_id = server_id
         self.server = obj("server", server_id)
         self._local = threading.local()
 
@@ -129,15 +136,20 @@ class AuthzTuplesProjection:
 
     def _forget(self, cur: Cursor, object_: str, sources: tuple[str, ...] = (HIERARCHY, CREATION, MEMBERSHIP)) -> None:
         """Every tuple naming ``object_`` (as object, as user, or as a role's members) that ``sources`` wrote."""
-        like = object_.replace("%", r"\%").replace("_", r"\_") + "#%"
-        self._delete(cur, self._stored(cur, 'source = ANY(%s) AND (object = %s OR "user" = %s OR "user" LIKE %s)',
-                                       (list(sources), object_, object_, like)))
+        self._delete(cur, self._naming(cur, object_, sources))
 
     def _detach(self, cur: Cursor, child: str) -> None:
         """The links between ``child`` and whatever parent it has now."""
-        self._delete(cur, self._stored(
-            cur, "source = %s AND ((object = %s AND relation IN ('parent', 'project', 'server'))"
-                 " OR (\"user\" = %s AND relation IN ('child', 'warehouse', 'namespace')))", (HIERARCHY, child, child)))
+        self._delete(cur, self._parent_links(cur, child))
+
+    def _naming(self, cur: Cursor, object_: str, sources: tuple[str, ...]) -> list[RelationTuple]:
+        like = object_.replace("%", r"\%").replace("_", r"\_") + "#%"
+        return self._stored(cur, 'source = ANY(%s) AND (object = %s OR "user" = %s OR "user" LIKE %s)',
+                            (list(sources), object_, object_, like))
+
+    def _parent_links(self, cur: Cursor, child: str) -> list[RelationTuple]:
+        return self._stored(cur, 'source = %s AND ((object = %s AND relation = ANY(%s)) OR ("user" = %s AND'
+                                 " relation = ANY(%s)))", (HIERARCHY, child, list(TO_PARENT), child, list(TO_CHILD)))
 
     def _place(self, cur: Cursor, child: str, parent: str) -> None:
         self._detach(cur, child)

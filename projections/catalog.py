@@ -17,6 +17,7 @@ from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
+from lakeledger.projections.commit_runs import CommitRuns
 
 TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars")
 
@@ -176,6 +177,9 @@ class CatalogProjection:
             "UPDATE ll_tabulars SET metadata_location = %s, location = %s, updated_at = %s WHERE id = %s",
             (e.metadata_location, e.location, e.timestamp, e.originator_id))
 
+    def rebuilder(self) -> CommitRuns:
+        return CommitRuns(self, lambda e: isinstance(e, Table.Committed), _commit_run)
+
     @apply.register
     def _(self, e: Tabular.Renamed, cur: Cursor) -> None:
         cur.execute(
@@ -211,3 +215,13 @@ class CatalogProjection:
         cur.execute("UPDATE ll_tabulars SET protected = %s, updated_at = %s WHERE id = %s",
                     (e.protected, e.timestamp, e.originator_id))
 
+
+def _commit_run(run: list, cur: Cursor) -> None:
+    """Consecutive commits: each table ends where its last one left it."""
+    last = {logged.event.originator_id: logged.event for logged in run}
+    cur.execute(
+        "UPDATE ll_tabulars t SET metadata_location = v.metadata_location, location = v.location,"
+        " updated_at = v.updated_at FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::timestamptz[])"
+        " AS v(id, metadata_location, location, updated_at) WHERE t.id = v.id",
+        ([e.originator_id for e in last.values()], [e.metadata_location for e in last.values()],
+         [e.location for e in last.values()], [e.timestamp for e in last.values()]))

@@ -25,6 +25,7 @@ from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections.as_of import TOPICS
+from lakeledger.projections.commit_runs import CommitRuns
 
 OPEN = 2**63 - 1  # the end of a version that still holds
 
@@ -146,6 +147,10 @@ class CatalogVersionsProjection:
     def _(self, e: Table.Committed, cur: Cursor) -> None:
         cur.execute(_METADATA_CHANGED, {**_key(e), "metadata_location": e.metadata_location, "location": e.location})
 
+    def rebuilder(self) -> CommitRuns:
+        # a commit without a location (recorded before commits carried one) keeps the last version's: per event
+        return CommitRuns(self, lambda e: isinstance(e, Table.Committed) and e.location is not None, _commit_run)
+
     @apply.register
     def _(self, e: View.Replaced, cur: Cursor) -> None:
         cur.execute(_METADATA_CHANGED, {**_key(e), "metadata_location": e.metadata_location,
@@ -163,3 +168,16 @@ class CatalogVersionsProjection:
     @apply.register
     def _(self, e: Tabular.Undropped, cur: Cursor) -> None:
         cur.execute(_TABULAR_UNDROPPED, {**_key(e), "namespace_id": e.namespace_id, "namespace": list(e.namespace)})
+
+
+# A new metadata file of a live tabular, for consecutive commits at their known positions (as _METADATA_CHANGED).
+_COMMIT_RUN = (
+    "INSERT INTO ll_tabular_metadata_versions (id, from_seq, metadata_location, location)"
+    " SELECT v.id, v.from_seq, v.metadata_location, v.location"
+    " FROM unnest(%s::uuid[], %s::bigint[], %s::text[], %s::text[]) AS v(id, from_seq, metadata_location, location)"
+    " WHERE EXISTS (SELECT 1 FROM ll_tabular_placements WHERE id = v.id AND to_seq = %s)")
+
+
+def _commit_run(run: list, cur: Cursor) -> None:
+    cur.execute(_COMMIT_RUN, ([r.event.originator_id for r in run], [r.position for r in run],
+                              [r.event.metadata_location for r in run], [r.event.location for r in run], OPEN))

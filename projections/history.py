@@ -33,7 +33,7 @@ from lakeledger.domain.user import FIRST_REQUEST, User
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.eventstore.identity import event_id, event_type_of
-from lakeledger.projections import commit_summaries
+from lakeledger.projections import appended, commit_summaries
 
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
 USER, ROLE, GRANT = "user", "role", "grant"
@@ -73,29 +73,93 @@ class HistoryProjection:
         told = _tell(event, before)
         if told is None:
             return
-        entity = told.entity
-        cur.execute(
-            "INSERT INTO ll_history_entities (id, entity_type, warehouse_id, name, namespace, fields)"
-            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET entity_type = EXCLUDED.entity_type,"
-            " warehouse_id = EXCLUDED.warehouse_id, name = EXCLUDED.name, namespace = EXCLUDED.namespace,"
-            " fields = EXCLUDED.fields",
-            (event.originator_id, entity.entity_type, entity.warehouse_id, entity.name, entity.namespace,
-             Jsonb(entity.fields) if entity.fields is not None else None))
+        cur.execute(UPSERT_ENTITY, _entity_row(event.originator_id, told.entity))
         # The projection interface hands over the event alone; its log position is the key of its own row, and
         # its time is when it entered the log (its append time: ordered as positions are, and what time travel
         # and the since/until filters mean), not the timestamp taken before it waited for the append lock.
-        cur.execute("SELECT notification_id, appended_at FROM lakeledger_events"
-                    " WHERE originator_id = %s AND originator_version = %s",
-                    (event.originator_id, event.originator_version))
-        sequence, appended_at = cur.fetchone()
-        cur.execute(
-            "INSERT INTO ll_history (sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type,"
-            " entity_id, entity_name, namespace, from_namespace, summary, change)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (sequence, event_id(event.originator_id, event.originator_version), appended_at,
-             _type(event), event.actor, event.request_id, entity.warehouse_id,
-             entity.entity_type, event.originator_id, entity.name, entity.namespace, told.from_namespace,
-             _storable(told.summary), Jsonb(_storable(change_of(event)), dumps=_dumps)))
+        sequence, appended_at = appended.lookup(event, cur)
+        cur.execute(INSERT_HISTORY, _history_row(event, told, sequence, appended_at))
+
+    def rebuilder(self) -> "HistoryRebuild":
+        return HistoryRebuild()
+
+
+UPSERT_ENTITY = (
+    "INSERT INTO ll_history_entities (id, entity_type, warehouse_id, name, namespace, fields)"
+    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET entity_type = EXCLUDED.entity_type,"
+    " warehouse_id = EXCLUDED.warehouse_id, name = EXCLUDED.name, namespace = EXCLUDED.namespace,"
+    " fields = EXCLUDED.fields")
+HISTORY_COLUMNS = ("sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type, entity_id,"
+                   " entity_name, namespace, from_namespace, summary, change")
+INSERT_HISTORY = f"INSERT INTO ll_history ({HISTORY_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})"
+
+
+def _entity_row(entity_id: UUID, entity: Entity) -> tuple:
+    return (entity_id, entity.entity_type, entity.warehouse_id, entity.name, entity.namespace,
+            Jsonb(entity.fields) if entity.fields is not None else None)
+
+
+def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tuple:
+    entity = told.entity
+    return (sequence, event_id(event.originator_id, event.originator_version), appended_at,
+            _type(event), event.actor, event.request_id, entity.warehouse_id,
+            entity.entity_type, event.originator_id, entity.name, entity.namespace, told.from_namespace,
+            _storable(told.summary), _change_json(change_of(event)))
+
+
+def _change_json(change: dict[str, Any]) -> Jsonb:
+    """The event's data as jsonb, serialised once: most changes hold nothing Postgres refuses, and only the others
+    are walked by ``_storable``."""
+    try:
+        text = _dumps(change)
+    except (ValueError, TypeError):  # NaN or infinity; a key that is not a string
+        text = None
+    if text is None or "\\u0000" in text:
+        return Jsonb(_storable(change), dumps=_dumps)
+    return Jsonb(text, dumps=_as_is)
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+class HistoryRebuild:
+    """The history written by a rebuild (projections/rebuild.py), which fills empty tables from the log's start and
+    is their only writer: the entities are remembered here instead of read back per event, and each batch's rows
+    go in with one COPY. Entities are kept as a read of their row would give them back, so ``_tell`` sees what
+    the per-event path sees."""
+
+    def __init__(self):
+        self.entities: dict[UUID, Entity] = {}
+        self.changed: dict[UUID, Entity] = {}
+        self.rows: list[tuple] = []
+
+    def add(self, logged: Any, cur: Cursor) -> None:
+        event = logged.event
+        before = self.entities.get(event.originator_id)
+        told = _tell(event, before)
+        if told is None:
+            return
+        self.entities[event.originator_id] = self.changed[event.originator_id] = _as_stored(told.entity, before)
+        self.rows.append(_history_row(event, told, logged.position, logged.appended_at))
+
+    def flush(self, cur: Cursor) -> None:
+        if self.changed:
+            cur.executemany(UPSERT_ENTITY, [_entity_row(i, e) for i, e in self.changed.items()])
+            self.changed = {}
+        if self.rows:
+            with cur.copy(f"COPY ll_history ({HISTORY_COLUMNS}) FROM STDIN") as copy:
+                for row in self.rows:
+                    copy.write_row(row)
+            self.rows = []
+
+
+def _as_stored(entity: Entity, before: Entity | None) -> Entity:
+    fields = entity.fields
+    if fields is not None and (before is None or fields is not before.fields):  # a commit keeps them as they were
+        fields = json.loads(json.dumps(fields))
+    return Entity(entity.entity_type, entity.warehouse_id, list(entity.name),
+                  None if entity.namespace is None else list(entity.namespace), fields)
 
 
 def _type(event: Any) -> str:

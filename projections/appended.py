@@ -1,0 +1,37 @@
+"""Where an event stands in the log: its position and its append time, which some read models store.
+
+The projection interface hands a projection the event alone. Applied by a runner that read it from the log, the
+event's place is then looked up by its key (originator, version): one round trip. A rebuild reads the place with
+the event and names it here for the length of the ``apply``, so the lookup costs nothing."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
+from typing import Any
+
+from psycopg import Cursor
+
+_known: ContextVar[tuple[Any, int, datetime] | None] = ContextVar("lakeledger_appended", default=None)
+
+LOOKUP = ("SELECT notification_id, appended_at FROM lakeledger_events"
+          " WHERE originator_id = %s AND originator_version = %s")
+
+
+@contextmanager
+def known(event: Any, position: int, appended_at: datetime) -> Iterator[None]:
+    token = _known.set((event, position, appended_at))
+    try:
+        yield
+    finally:
+        _known.reset(token)
+
+
+def lookup(event: Any, cur: Cursor) -> tuple[int, datetime]:
+    """(position, append time) of ``event``."""
+    found = _known.get()
+    if found is not None and found[0] is event:
+        return found[1], found[2]
+    cur.execute(LOOKUP, (event.originator_id, event.originator_version))
+    position, appended_at = cur.fetchone()
+    return position, appended_at
