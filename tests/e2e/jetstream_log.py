@@ -45,7 +45,8 @@ async def _read(url: str) -> list[dict]:
         out = []
         for seq in range(info.state.first_seq, info.state.last_seq + 1):
             msg = await js.get_msg(STREAM, seq)
-            out.append({"headers": msg.headers or {}, "event": orjson.loads(msg.data)})
+            out.append({"subject": msg.subject, "headers": msg.headers or {}, "data": msg.data,
+                        "event": orjson.loads(msg.data)})
         return out
     finally:
         await nc.close()
@@ -67,7 +68,8 @@ def count(url: str) -> int:
 
 
 def stream(url: str) -> list[dict]:
-    """Every message of the stream, in stream order: {"headers", "event" (the CloudEvent as JSON)}."""
+    """Every message of the stream, in stream order: {"subject", "headers", "data" (the body's bytes), "event" (the
+    CloudEvent as JSON)}."""
     return asyncio.run(_read(url))
 
 

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import httpx
 import nats
-import orjson
 import psycopg
 import pytest
 from lakeledger.eventstore.identity import event_id, event_type
-from nats.js.errors import NotFoundError
+import jetstream_log
 from support import SCHEMA, Server, WorkersProcess
 
 STREAM = "LAKELEDGER"
@@ -80,23 +79,6 @@ def _log_ids(pg_url: str) -> list[tuple[int, str, str, str]]:
     return [(p, str(event_id(o, v)), str(o), event_type(t)) for p, o, v, t in rows]
 
 
-async def _read_stream(url: str) -> list[dict]:
-    nc = await nats.connect(url, connect_timeout=2)
-    try:
-        js = nc.jetstream()
-        try:
-            info = await js.stream_info(STREAM)
-        except NotFoundError:
-            return []
-        out = []
-        for seq in range(info.state.first_seq, info.state.last_seq + 1):
-            msg = await js.get_msg(STREAM, seq)
-            out.append({"subject": msg.subject, "headers": msg.headers or {}, "event": orjson.loads(msg.data)})
-        return out
-    finally:
-        await nc.close()
-
-
 async def _stream_config(url: str):
     nc = await nats.connect(url, connect_timeout=2)
     try:
@@ -112,7 +94,7 @@ def _published(nats_url: str, pg_url: str, timeout: float = 60) -> tuple[list[di
     while True:
         expected = _log_ids(pg_url)
         try:
-            messages = asyncio.run(_read_stream(nats_url))
+            messages = jetstream_log.stream(nats_url)
         except (OSError, nats.errors.Error, asyncio.TimeoutError):
             messages = []
         if len(messages) >= len(expected) or time.monotonic() > deadline:
@@ -222,17 +204,9 @@ def _log_length(pg_url: str) -> int:
         return conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
 
 
-async def _stream_length(url: str) -> int:
-    nc = await nats.connect(url, connect_timeout=2)
-    try:
-        return (await nc.jetstream().stream_info(STREAM)).state.messages
-    finally:
-        await nc.close()
-
-
 def _count(nats_url: str) -> int:
     try:
-        return asyncio.run(_stream_length(nats_url))
+        return jetstream_log.count(nats_url)
     except (OSError, nats.errors.Error, asyncio.TimeoutError):
         return 0
 

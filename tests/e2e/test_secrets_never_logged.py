@@ -9,7 +9,6 @@ secret key, the wrong one, every vended secret key and session token — is then
 the whole history API, every CloudEvent in the stream, a `replay --sink jsonl` file and both processes' logs.
 The search is not vacuous: the dump does hold the ll_secrets row's ciphertext and the fingerprint."""
 
-import asyncio
 import base64
 import os
 import subprocess
@@ -18,15 +17,13 @@ import uuid
 from pathlib import Path
 
 import httpx
-import nats
 import psycopg
 import pytest
-from nats.js.errors import NotFoundError
+import jetstream_log
 from support import SCHEMA, NatsServer, Server, WorkersProcess, wait_until
 
 KEY = "secrets-never-logged-test-key"  # this test's own LAKELEDGER__PG_ENCRYPTION_KEY
 WRONG_SECRET = "wrong-secret-that-must-not-stay-0451"
-STREAM = "LAKELEDGER"
 
 
 def _pg_dump() -> Path:
@@ -41,22 +38,9 @@ def _pg_dump() -> Path:
     return binary
 
 
-async def _read_stream(url: str) -> list[bytes]:
+def _stream_bytes(url: str) -> list[bytes]:
     """Every message of the CloudEvents stream, headers and body."""
-    nc = await nats.connect(url, connect_timeout=2)
-    try:
-        js = nc.jetstream()
-        try:
-            info = await js.stream_info(STREAM)
-        except NotFoundError:
-            return []
-        out = []
-        for seq in range(info.state.first_seq, info.state.last_seq + 1):
-            msg = await js.get_msg(STREAM, seq)
-            out.append(msg.subject.encode() + repr(msg.headers).encode() + msg.data)
-        return out
-    finally:
-        await nc.close()
+    return [m["subject"].encode() + repr(m["headers"]).encode() + m["data"] for m in jetstream_log.stream(url)]
 
 
 def _forms(secret: str) -> list[bytes]:
@@ -98,9 +82,9 @@ def test_no_secret_reaches_the_dump_history_cloudevents_replay_or_logs(database,
         with psycopg.connect(database) as conn:
             head = conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
             ciphertexts = [bytes(r[0]) for r in conn.execute("SELECT ciphertext FROM ll_secrets").fetchall()]
-        wait_until(lambda: len(asyncio.run(_read_stream(stream.url))) >= head, 60,
+        wait_until(lambda: len(_stream_bytes(stream.url)) >= head, 60,
                    "the publication of every event as a CloudEvent")
-        events = asyncio.run(_read_stream(stream.url))
+        events = _stream_bytes(stream.url)
     finally:
         workers.stop()
         api.stop()
