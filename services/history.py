@@ -23,9 +23,13 @@ COLUMNS = ("sequence, event_id, time, type, actor, request_id, warehouse_id, ent
            " summary, change::text AS change")  # as text: the API passes it through (numbers of any size)
 
 KNOWN_WAREHOUSE = "SELECT EXISTS (SELECT 1 FROM ll_history_entities WHERE id = %(id)s AND entity_type = 'warehouse')"
+# the position of the last event appended before a time bound (0: none)
+_LAST_BEFORE = ("COALESCE((SELECT notification_id FROM lakeledger_events WHERE appended_at < %({bound})s"
+                " ORDER BY appended_at DESC, notification_id DESC LIMIT 1), 0)")
 
 
 @dataclass(frozen=True)
+
 class Filters:
     namespace: list[str] | None = None
     tabular_id: UUID | None = None
@@ -77,11 +81,14 @@ class HistoryQueries:
             if value is not None:
                 where.append(f"{column} = %({column})s")
                 params[column] = value
+        # Append times follow log order, so a time bound is also a bound on the sequence, found by one probe of the
+        # events' append-time index: the page's index walk then starts (or stops) there instead of at the log's
+        # beginning, and a page deep in a long log costs what the first does.
         if filters.since is not None:
-            where.append("time >= %(since)s")
+            where.append(f"time >= %(since)s AND sequence > {_LAST_BEFORE.format(bound='since')}")
             params["since"] = filters.since
         if filters.until is not None:
-            where.append("time < %(until)s")
+            where.append(f"time < %(until)s AND sequence <= {_LAST_BEFORE.format(bound='until')}")
             params["until"] = filters.until
         sql = f"SELECT {COLUMNS} FROM ll_history WHERE {' AND '.join(where)} ORDER BY sequence LIMIT %(limit)s"
         async with self.pool.connection() as conn:
