@@ -114,8 +114,13 @@ bench-tools:
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
 		|| echo "wrk could not be installed (apt-get install -y wrk); the bench uses its Python load generator"
 
+# The scale section seeds a 1,000-table and a 100,000-table / 1,000,000-event catalog once (about 45 minutes on
+# 2 cores) and keeps them in .cache/scale; later runs measure them again (SCALE_OPTIONS=--scale-tables ... to change).
+SCALE_DIR ?= .cache/scale
 bench: setup bench-tools nats-deps minio-deps oidc-deps openfga-deps
 	$(PY) -m bench
+	$(PY) -m bench.overlap
+	$(PY) -m bench.scale --keep $(SCALE_DIR) $(SCALE_OPTIONS)
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache
