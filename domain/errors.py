@@ -99,5 +99,10 @@ class ChangeApprovalUnavailable(CatalogError):
     """The change-approval hook could not be asked; nothing was changed."""
 
 
+class CatchingUp(CatalogError):
+    """A read model the answer needs is still being brought up to the log by another process (after an upgrade,
+    a long log to replay); asking again later will succeed."""
+
+
 class Forbidden(CatalogError):
     """The caller may not do this (a signer request outside the table it was issued for, and the like)."""

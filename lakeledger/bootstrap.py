@@ -77,6 +77,8 @@ class Lakeledger:
         # what `rebuild` replays
         self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view,
                             self.access_history, self.catalog_versions)
+        for runner in self.read_models:
+            runner.wait_seconds = settings.read_model_wait_seconds
         self.time_travel = TimeTravel(self.log, self.catalog_versions)
         self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
                          if settings.change_approval_url else ApproveAll())

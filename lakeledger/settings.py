@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)
     # workers are woken by NOTIFY and their own timers; this is only how often they look anyway
     worker_poll_seconds: float = Field(default=30.0, gt=0)
+    # a request needing a read model another process is applying (history, access history, the catalog's past)
+    # waits this long, then answers 503
+    read_model_wait_seconds: float = Field(default=60.0, gt=0)
     nats_address: str | None = None
     nats_stream: str = Field(default="LAKELEDGER", pattern=r"^[A-Za-z0-9_-]+$")
     nats_subject: str = Field(default="lakeledger", pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")

@@ -29,6 +29,10 @@ class Projection(Protocol):
 
 
 class ProjectionRunner:
+    # how long a request that needs this read model at the head waits for another process applying it
+    # (LAKELEDGER__READ_MODEL_WAIT_SECONDS) before it answers 503
+    wait_seconds: float = 60.0
+
     def __init__(self, projection: Projection, log: EventLog, pool: ConnectionPool):
         self.projection = projection
         self.log = log

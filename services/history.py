@@ -14,10 +14,10 @@ from uuid import UUID
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from lakeledger.domain.errors import CatchingUp
 from lakeledger.projections.history import SERVER_LEVEL
 from lakeledger.projections.runner import ProjectionRunner
 
-CATCH_UP_SECONDS = 60
 
 COLUMNS = ("sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type, entity_id, entity_name,"
            " summary, change::text AS change")  # as text: the API passes it through (numbers of any size)
@@ -41,14 +41,15 @@ class Filters:
 
 def catch_up(runner: ProjectionRunner) -> int:
     """Blocks until this process has applied the projection up to the log's head as of now."""
-    deadline = time.monotonic() + CATCH_UP_SECONDS
+    deadline = time.monotonic() + runner.wait_seconds
     while True:
         position = runner.advance()
         if position is not None:
             return position
         # another process holds the position row: it is applying; ours follows once it commits
         if time.monotonic() > deadline:
-            raise RuntimeError(f"The {runner.name} projection stayed locked for {CATCH_UP_SECONDS}s")
+            raise CatchingUp(f"The {runner.name} read model is being brought up to the log by another process"
+                             f" (still after {runner.wait_seconds:g} s); retry shortly")
         time.sleep(0.01)
 
 

@@ -15,12 +15,11 @@ import threading
 import time
 from datetime import datetime
 
-from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.errors import BadRequest, CatchingUp
 from lakeledger.eventstore.append_time import FutureInstant
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.runner import ProjectionRunner
 
-CATCH_UP_SECONDS = 60
 
 
 class TimeTravel:
@@ -52,13 +51,14 @@ class TimeTravel:
         what is missing itself, or waiting for the process applying it now."""
         if position <= self._reached:
             return
-        deadline = time.monotonic() + CATCH_UP_SECONDS
+        deadline = time.monotonic() + self.versions.wait_seconds
         reached = self._position()
         while reached < position:
             advanced = self.versions.advance()
             if advanced is None:  # another process holds the position row: it is applying; look again
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"The {self.versions.name} projection stayed locked for {CATCH_UP_SECONDS}s")
+                    raise CatchingUp(f"The catalog's past is being brought up to log position {position} by another"
+                                     f" process (at {reached} after {self.versions.wait_seconds:g} s); retry shortly")
                 time.sleep(0.005)
                 advanced = self._position()
             reached = max(reached, advanced)
