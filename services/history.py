@@ -53,6 +53,38 @@ def catch_up(runner: ProjectionRunner) -> int:
         time.sleep(0.01)
 
 
+def page_query(warehouse_id: UUID | None, filters: Filters, after: int | None,
+               limit: int | None) -> tuple[str, dict[str, Any]]:
+    """One page of the history (``warehouse_id`` None: the server-level history), in log order after ``after``."""
+    where = ["sequence > %(after)s"]
+    params: dict[str, Any] = {"after": after or 0, "limit": limit}
+    if warehouse_id is None:
+        where.append("entity_type = ANY(%(server_level)s)")
+        params["server_level"] = list(SERVER_LEVEL)
+    else:
+        where.append("warehouse_id = %(warehouse_id)s")
+        params["warehouse_id"] = warehouse_id
+    if filters.namespace is not None:
+        # a rename is listed under the namespace it leaves as well as the one it enters
+        where.append("(namespace = %(namespace)s OR from_namespace = %(namespace)s)")
+        params["namespace"] = filters.namespace
+    for column, value in (("entity_id", filters.tabular_id), ("actor", filters.actor), ("type", filters.type)):
+        if value is not None:
+            where.append(f"{column} = %({column})s")
+            params[column] = value
+    # Append times follow log order, so a time bound is also a bound on the sequence, found by one probe of the
+    # events' append-time index: the page's index walk then starts (or stops) there instead of at the log's
+    # beginning, and a page deep in a long log costs what the first does.
+    if filters.since is not None:
+        where.append(f"time >= %(since)s AND sequence > {_LAST_BEFORE.format(bound='since')}")
+        params["since"] = filters.since
+    if filters.until is not None:
+        where.append(f"time < %(until)s AND sequence <= {_LAST_BEFORE.format(bound='until')}")
+        params["until"] = filters.until
+    sql = f"SELECT {COLUMNS} FROM ll_history WHERE {' AND '.join(where)} ORDER BY sequence LIMIT %(limit)s"
+    return sql, params
+
+
 class HistoryQueries:
     def __init__(self, pool: AsyncConnectionPool):
         self.pool = pool
@@ -66,32 +98,7 @@ class HistoryQueries:
     async def events(self, warehouse_id: UUID | None, filters: Filters, after: int | None,
                      limit: int | None) -> list[dict[str, Any]]:
         """``warehouse_id`` None: the server-level history."""
-        where = ["sequence > %(after)s"]
-        params: dict[str, Any] = {"after": after or 0, "limit": limit}
-        if warehouse_id is None:
-            where.append("entity_type = ANY(%(server_level)s)")
-            params["server_level"] = list(SERVER_LEVEL)
-        else:
-            where.append("warehouse_id = %(warehouse_id)s")
-            params["warehouse_id"] = warehouse_id
-        if filters.namespace is not None:
-            # a rename is listed under the namespace it leaves as well as the one it enters
-            where.append("(namespace = %(namespace)s OR from_namespace = %(namespace)s)")
-            params["namespace"] = filters.namespace
-        for column, value in (("entity_id", filters.tabular_id), ("actor", filters.actor), ("type", filters.type)):
-            if value is not None:
-                where.append(f"{column} = %({column})s")
-                params[column] = value
-        # Append times follow log order, so a time bound is also a bound on the sequence, found by one probe of the
-        # events' append-time index: the page's index walk then starts (or stops) there instead of at the log's
-        # beginning, and a page deep in a long log costs what the first does.
-        if filters.since is not None:
-            where.append(f"time >= %(since)s AND sequence > {_LAST_BEFORE.format(bound='since')}")
-            params["since"] = filters.since
-        if filters.until is not None:
-            where.append(f"time < %(until)s AND sequence <= {_LAST_BEFORE.format(bound='until')}")
-            params["until"] = filters.until
-        sql = f"SELECT {COLUMNS} FROM ll_history WHERE {' AND '.join(where)} ORDER BY sequence LIMIT %(limit)s"
+        sql, params = page_query(warehouse_id, filters, after, limit)
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
             await cur.execute(sql, params)
