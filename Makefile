@@ -120,6 +120,7 @@ SCALE_DIR ?= .cache/scale
 bench: setup bench-tools nats-deps minio-deps oidc-deps openfga-deps
 	$(PY) -m bench
 	$(PY) -m bench.overlap
+	$(PY) -m bench.api_processes
 	$(PY) -m bench.scale --keep $(SCALE_DIR) $(SCALE_OPTIONS)
 
 clean:

@@ -59,6 +59,7 @@ def _workers(container):
 def serve(settings: Settings) -> None:
     from lakeledger import http_server
     from lakeledger.api.app import create_app
+    from lakeledger.api_processes import ApiProcesses, inherited_socket
     from lakeledger.identity.oidc import ProviderUnavailable
 
     if settings.openid_provider_uri and settings.authz_backend == "allowall" \
@@ -79,13 +80,22 @@ def serve(settings: Settings) -> None:
     workers = _workers(container) if settings.workers == "on" else None
     if workers:
         workers.start()
+    group, sock = None, None
     try:
+        if settings.listen_fd is not None:
+            sock = inherited_socket(settings.listen_fd)
+        elif settings.api_processes > 1:
+            group = ApiProcesses(settings.api_processes, settings.listen_host, settings.listen_port)
+            group.start()
+            sock = group.socket
         # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
-        http_server.run(app, host=settings.listen_host, port=settings.listen_port,
+        http_server.run(app, sock=sock, host=settings.listen_host, port=settings.listen_port,
                          log_level=settings.log_level, access_log=False)
     finally:
+        if group:
+            group.stop()
         if workers:
             workers.stop()
         container.close()

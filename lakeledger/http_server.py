@@ -6,6 +6,7 @@ resolution) and a stop signal ends the sleep at once, so shutdown is as prompt a
 
 import asyncio
 import contextlib
+import socket
 import sys
 from types import FrameType
 
@@ -36,10 +37,11 @@ class QuietServer(uvicorn.Server):
             self._loop.call_soon_threadsafe(self._exit.set)
 
 
-def run(app, **config) -> None:
-    """``uvicorn.run(app, **config)`` for one process."""
+def run(app, sock: socket.socket | None = None, **config) -> None:
+    """``uvicorn.run(app, **config)`` for one process; on ``sock`` when given (a socket several processes share),
+    else on the configured host and port."""
     server = QuietServer(uvicorn.Config(app, **config))
     with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+        server.run(sockets=[sock] if sock is not None else None)
     if not server.started:
         sys.exit(STARTUP_FAILURE)

@@ -30,6 +30,10 @@ class Settings(BaseSettings):
     pg_pool_size: int = Field(default=10, ge=1)
     listen_host: str = "0.0.0.0"
     listen_port: int = Field(default=8181, ge=0, le=65535)
+    # API processes serving the port (lakeledger/api_processes.py): about one per core
+    api_processes: int = Field(default=1, ge=1, le=64)
+    # set by a serve for the API processes it starts: the listening socket they inherit (not for users)
+    listen_fd: int | None = None
     workers: Literal["on", "off"] = "on"
     server_id: UUID = UUID(int=0)
     enable_default_project: bool = True

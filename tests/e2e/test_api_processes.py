@@ -1,0 +1,99 @@
+"""LAKELEDGER__API_PROCESSES=2: `lakeledger serve` runs two API processes on one port (lakeledger/api_processes.py).
+Both answer requests; a write answered by either is read at once through the other, for many write-then-read pairs
+each on a new connection (so the kernel may hand each to either process), under concurrent writers; the workers run
+once (one process holds the projections' LISTEN); a child that dies is started again; and stopping the server stops
+every process."""
+
+import os
+import signal
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from support import SCHEMA, Server, wait_until
+
+from bench.procs import cpu_seconds
+
+
+def _children(pid: int) -> list[int]:
+    """Child processes of ``pid``, whichever of its threads started them."""
+    return [int(p) for task in Path(f"/proc/{pid}/task").iterdir() for p in (task / "children").read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.fixture
+def two(database, tmp_path):
+    server = Server(database, tmp_path, LAKELEDGER__API_PROCESSES="2")
+    try:
+        wait_until(lambda: len(_children(server.process.pid)) == 1, 30, "the second API process starts")
+        yield server
+    finally:
+        server.stop()
+
+
+def test_two_api_processes_share_the_port_and_read_each_others_writes(two, database, tmp_path):
+    parent = two.process.pid
+    [child] = _children(parent)
+    with httpx.Client(base_url=two.url, timeout=30) as c:
+        r = c.post("/management/v1/warehouse", json={"warehouse-name": "two", "storage-profile": {
+            "type": "file", "location": f"file://{tmp_path / 'two'}"}})
+        assert r.status_code == 201, r.text
+        prefix = f"/catalog/v1/{r.json()['warehouse-id']}"
+        assert c.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+    cpu_before = {pid: cpu_seconds(pid) for pid in (parent, child)}
+
+    failures: list[str] = []
+
+    def writer(w: int) -> None:
+        for i in range(25):
+            name = f"w{w}_{i}"
+            # a new connection for each request: either process may take it
+            with httpx.Client(base_url=two.url, timeout=30) as c1:
+                made = c1.post(f"{prefix}/namespaces/ns/tables", json={"name": name, "schema": SCHEMA})
+            with httpx.Client(base_url=two.url, timeout=30) as c2:
+                committed = c2.post(f"{prefix}/namespaces/ns/tables/{name}", json={"requirements": [], "updates": [
+                    {"action": "set-properties", "updates": {"i": str(i)}}]})
+            with httpx.Client(base_url=two.url, timeout=30) as c3:
+                read = c3.get(f"{prefix}/namespaces/ns/tables/{name}")
+            if (made.status_code, committed.status_code, read.status_code) != (200, 200, 200) \
+                    or read.json()["metadata"]["properties"].get("i") != str(i):
+                failures.append(f"{name}: {made.status_code} {committed.status_code} {read.status_code} {read.text[:200]}")
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    used = {pid: cpu_seconds(pid) - cpu_before[pid] for pid in (parent, child)}
+    assert all(seconds > 0.5 for seconds in used.values()), f"CPU seconds each process spent serving: {used}"
+    with psycopg.connect(database) as conn:
+        # the workers' LISTEN connection: one, the parent's (the child runs none)
+        listeners = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE query ILIKE 'LISTEN%%'").fetchone()[0]
+        api_child = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lakeledger-api-1'"
+                                 ).fetchone()[0]
+    assert listeners == 1 and api_child >= 1
+
+
+def test_a_dead_api_process_is_started_again_and_a_stop_stops_them_all(two):
+    parent = two.process.pid
+    [child] = _children(parent)
+    os.kill(child, signal.SIGKILL)
+    replaced = wait_until(lambda: [p for p in _children(parent) if p != child and _alive(p)], 30,
+                          "the killed API process is started again")
+    wait_until(lambda: httpx.get(f"{two.url}/health", timeout=5).status_code == 200, 30, "the port answers")
+    for _ in range(20):  # new connections: whichever process takes them answers
+        assert httpx.get(f"{two.url}/management/v1/warehouse", timeout=10).status_code == 200
+    assert two.stop() == 0
+    wait_until(lambda: not any(_alive(p) for p in replaced), 30, "the API processes stop with the server")
