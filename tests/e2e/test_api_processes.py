@@ -79,10 +79,11 @@ def test_two_api_processes_share_the_port_and_read_each_others_writes(two, datab
     used = {pid: cpu_seconds(pid) - cpu_before[pid] for pid in (parent, child)}
     assert all(seconds > 0.5 for seconds in used.values()), f"CPU seconds each process spent serving: {used}"
     with psycopg.connect(database) as conn:
-        # the workers' LISTEN connection: one, the parent's (the child runs none)
-        listeners = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE query ILIKE 'LISTEN%%'").fetchone()[0]
-        api_child = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lakeledger-api-1'"
-                                 ).fetchone()[0]
+        # the workers' LISTEN connection to this database: one, the parent's (the child runs none)
+        listeners = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                 " AND query ILIKE 'LISTEN%%'").fetchone()[0]
+        api_child = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                 " AND application_name = 'lakeledger-api-1'").fetchone()[0]
     assert listeners == 1 and api_child >= 1
 
 
