@@ -46,9 +46,6 @@ class ApiProcesses:
             self._children[n] = self._spawn(n)
         self._monitor.start()
 
-    def pids(self) -> list[int]:
-        return [p.pid for p in self._children.values()]
-
     def _spawn(self, n: int) -> subprocess.Popen:
         env = {**os.environ, "LAKELEDGER__API_PROCESSES": "1", "LAKELEDGER__WORKERS": "off",
                "LAKELEDGER__AUTO_MIGRATE": "false", "LAKELEDGER__LISTEN_FD": str(self.socket.fileno()),

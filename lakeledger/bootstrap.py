@@ -62,7 +62,7 @@ class Lakeledger:
         self.pool = ConnectionPool(self.conninfo, min_size=1, max_size=settings.pg_pool_size, open=True,
                                    name="lakeledger-sync")
         self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
-        # caught up by the history API before it answers, not inside appends (services/history.py)
+        # caught up by the history API before it answers, not inside appends (``ProjectionRunner.caught_up``)
         self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
         # advanced by the expiry worker before it looks for due timers (workers/expirer.py)
         self.expiry_schedule = ProjectionRunner(ExpirySchedule(), self.log, self.pool)

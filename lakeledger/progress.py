@@ -1,4 +1,4 @@
-"""Progress of a long pass over the log (``lakeledger rebuild``, ``lakeledger replay``): a bar redrawn in place on
+"""Progress of a long pass over the log (``lakeledger rebuild``): a bar redrawn in place on
 a terminal, plain lines now and then otherwise (a log file or a CI job gets a record, not carriage returns).
 
 The total may grow while the pass runs (a rebuild catches up with appends made meanwhile), so it is given with

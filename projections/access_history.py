@@ -20,6 +20,13 @@ from lakeledger.projections import appended
 from lakeledger.projections.authz_tuples import HIERARCHY, TO_CHILD, TO_PARENT, AuthzTuplesProjection
 
 
+# the range of a tuple that holds now: its source rewritten, or its end recorded
+_SET_SOURCE = ('UPDATE ll_access_ranges SET source = %s WHERE object = %s AND relation = %s AND "user" = %s'
+               " AND to_seq IS NULL")
+_CLOSE = ("UPDATE ll_access_ranges SET to_seq = %s, to_at = %s, to_actor = %s, to_request = %s"
+          ' WHERE object = %s AND relation = %s AND "user" = %s AND to_seq IS NULL')
+
+
 class AccessHistoryProjection(AuthzTuplesProjection):
     name = "access-history"
     tables = ("ll_access_ranges",)
@@ -39,8 +46,7 @@ class AccessHistoryProjection(AuthzTuplesProjection):
 
     def _store(self, cur: Cursor, t: RelationTuple, source: str) -> None:
         # two statements that need no answer between them (no rowcount): a rebuild runs them in pipeline mode
-        cur.execute('UPDATE ll_access_ranges SET source = %s WHERE object = %s AND relation = %s AND "user" = %s'
-                    " AND to_seq IS NULL", (source, t.object, t.relation, t.user))
+        cur.execute(_SET_SOURCE, (source, t.object, t.relation, t.user))
         cur.execute('INSERT INTO ll_access_ranges (object, relation, "user", source, from_seq, from_at,'
                     " from_actor, from_request) SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS ("
                     ' SELECT 1 FROM ll_access_ranges WHERE object = %s AND relation = %s AND "user" = %s'
@@ -48,14 +54,10 @@ class AccessHistoryProjection(AuthzTuplesProjection):
                     (t.object, t.relation, t.user, source, *self._when(cur), t.object, t.relation, t.user))
 
     def _unstore(self, cur: Cursor, t: RelationTuple) -> None:
-        cur.execute("UPDATE ll_access_ranges SET to_seq = %s, to_at = %s, to_actor = %s, to_request = %s"
-                    ' WHERE object = %s AND relation = %s AND "user" = %s AND to_seq IS NULL',
-                    (*self._when(cur), t.object, t.relation, t.user))
+        cur.execute(_CLOSE, (*self._when(cur), t.object, t.relation, t.user))
 
 
 _COLUMNS = 'object, relation, "user", source, from_seq, from_at, from_actor, from_request, to_seq, to_at, to_actor, to_request'
-_CLOSE = ('UPDATE ll_access_ranges SET to_seq = %s, to_at = %s, to_actor = %s, to_request = %s'
-          ' WHERE object = %s AND relation = %s AND "user" = %s AND to_seq IS NULL')
 
 
 class _Range:
@@ -89,8 +91,7 @@ class AccessHistoryRebuild(AccessHistoryProjection):
 
     # the batch writer's interface
     def add(self, logged: Any, cur: Cursor) -> None:
-        with appended.known(logged.event, logged.position, logged.appended_at):
-            self.apply(logged.event, cur)
+        appended.apply(self, logged, cur)
 
     def flush(self, cur: Cursor) -> None:
         self.pending()  # what OpenFGA would be told: nothing to tell here
@@ -111,8 +112,7 @@ class AccessHistoryRebuild(AccessHistoryProjection):
             if held.source != source:  # the rare case of a tuple written again by another rule: its row is rewritten
                 held.source = source
                 if held.written:
-                    cur.execute('UPDATE ll_access_ranges SET source = %s WHERE object = %s AND relation = %s'
-                                ' AND "user" = %s AND to_seq IS NULL', (source, t.object, t.relation, t.user))
+                    cur.execute(_SET_SOURCE, (source, t.object, t.relation, t.user))
             return
         held = self.holding[t] = _Range(t, source, self._when(cur))
         self.unwritten.append(held)

@@ -27,6 +27,12 @@ def known(event: Any, position: int, appended_at: datetime) -> Iterator[None]:
         _known.reset(token)
 
 
+def apply(projection: Any, logged: Any, cur: Cursor) -> None:
+    """``projection.apply`` of a logged event (``position``, ``appended_at``, ``event``) with its place known."""
+    with known(logged.event, logged.position, logged.appended_at):
+        projection.apply(logged.event, cur)
+
+
 def lookup(event: Any, cur: Cursor) -> tuple[int, datetime]:
     """(position, append time) of ``event``."""
     found = _known.get()

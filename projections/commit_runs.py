@@ -25,8 +25,7 @@ class CommitRuns:
             self.run.append(logged)
             return
         self.flush(cur)
-        with appended.known(logged.event, logged.position, logged.appended_at):
-            self.projection.apply(logged.event, cur)
+        appended.apply(self.projection, logged, cur)
 
     def flush(self, cur: Cursor) -> None:
         if self.run:

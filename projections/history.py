@@ -7,8 +7,8 @@ keeps them per entity in ``ll_history_entities``, with a table's last schema to 
 adds. Both tables are driven only by the events, so a rebuild writes identical rows. Name claims and
 idempotency keys are bookkeeping of the write side, not changes anyone made to the catalog: left out.
 
-It is not applied inside appends (commits pay nothing for it); the history API catches it up before it
-answers (services/history.py), which also backfills a database that had events before this projection."""
+It is not applied inside appends (commits pay nothing for it); the history API catches it up before it answers
+(``ProjectionRunner.caught_up``), which also backfills a database that had events before this projection."""
 
 import json
 import math

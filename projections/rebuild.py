@@ -65,8 +65,7 @@ class EachEvent:
         self.projection = projection
 
     def add(self, logged: Logged, cur: Cursor) -> None:
-        with appended.known(logged.event, logged.position, logged.appended_at):
-            self.projection.apply(logged.event, cur)
+        appended.apply(self.projection, logged, cur)
 
     def flush(self, cur: Cursor) -> None:
         pass
@@ -86,7 +85,6 @@ class Target:
         # produce records (command status: UPDATE 1)")
         reader = projection if isinstance(self.writer, EachEvent) else self.writer
         self.pipelined = not getattr(reader, "reads_while_applying", False)
-        self.seconds = 0.0  # time spent in this read model's writer (what the bench reports per read model)
 
     def wants(self, topic: str) -> bool:
         return not self.topics or topic in self.topics
@@ -123,7 +121,6 @@ class Rebuild:
         self.batch = batch
         self.tail = tail
         self.position = 0
-        self.decode_seconds = 0.0
 
     def run(self) -> int:
         """Rebuilds every target; returns the log position the new read models stand at."""
@@ -176,9 +173,7 @@ class Rebuild:
         topics = (None if any(not t.topics for t in self.targets)
                   else frozenset().union(*(t.topics for t in self.targets)))
         while self.position < head:
-            started = time.perf_counter()
             batch = read(reader, self.log, self.position, head, self.batch, topics)
-            self.decode_seconds += time.perf_counter() - started
             if not batch:
                 self.position = head
                 break
@@ -200,18 +195,13 @@ class Rebuild:
                 if not target.pipelined:
                     self._add(target, batch, cur)
             for target in self.targets:
-                started = time.perf_counter()
                 target.writer.flush(cur)
-                target.seconds += time.perf_counter() - started
 
     @staticmethod
     def _add(target: Target, batch: list[Logged], cur: Cursor) -> None:
-        started = time.perf_counter()
-        writer, wants = target.writer, target.wants
         for logged in batch:
-            if wants(logged.topic):
-                writer.add(logged, cur)
-        target.seconds += time.perf_counter() - started
+            if target.wants(logged.topic):
+                target.writer.add(logged, cur)
 
     def _swap(self, reader: Connection, writer: Connection, shadows, path: str) -> int:
         names = [t.runner.name for t in self.targets]

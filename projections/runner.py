@@ -8,6 +8,7 @@ from any process); ``advance()`` (the workers) steps aside when another process 
 row, and ``rebuild`` replays everything into new tables that replace the live ones when complete.
 """
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -15,6 +16,7 @@ from psycopg import Connection, Cursor
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
+from lakeledger.domain.errors import CatchingUp
 from lakeledger.eventstore.log import EventLog, StoredNotification
 
 BATCH = 1000
@@ -41,6 +43,31 @@ class ProjectionRunner:
     @property
     def name(self) -> str:
         return self.projection.name
+
+    def caught_up(self, upto: int | None = None) -> int:
+        """Blocks until the read model has applied the log up to ``upto`` (default: the head as of now), applying
+        what is missing itself, or waiting while another process applies it; ``CatchingUp`` after
+        ``wait_seconds``. Returns the position reached."""
+        deadline = time.monotonic() + self.wait_seconds
+        while True:
+            advanced = self.advance()
+            if advanced is not None:
+                return advanced
+            # another process holds the position row: it is applying; ours follows once it commits
+            if upto is not None and (reached := self.position()) >= upto:
+                return reached
+            if time.monotonic() > deadline:
+                raise CatchingUp(f"The {self.name} read model is being brought up to the log by another process"
+                                 f" (still after {self.wait_seconds:g} s); retry shortly")
+            time.sleep(0.01)
+
+    def position(self) -> int:
+        """The log position this read model has applied up to, as committed."""
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT position FROM ll_projection_positions WHERE name = %s", (self.name,)).fetchone()
+        if row is None:
+            raise RuntimeError(f"Projection {self.name} is not registered; run `lakeledger migrate`")
+        return row[0]
 
     def advance(self) -> int | None:
         """Applies pending events, unless another process is applying them right now (then returns

@@ -16,7 +16,6 @@ from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import ROLE, USER, NoSuchRole, Role
 from lakeledger.domain.user import check_user_id
 from lakeledger.projections.runner import ProjectionRunner
-from lakeledger.services.history import catch_up
 from lakeledger.services.unit_of_work import Ledger
 
 _DATA = ("describe", "select", "modify")
@@ -128,7 +127,7 @@ class GrantService:
 
     def _created_with(self, object_: str, a: Assignment) -> bool:
         """Whether ``a`` is held without a grant: a creator's ownership, as the access read model has it now."""
-        catch_up(self.access_history)
+        self.access_history.caught_up()
         with self.ledger.queries.pool.connection() as conn:
             return conn.execute('SELECT EXISTS (SELECT 1 FROM ll_access_ranges WHERE object = %s AND relation = %s'
                                 ' AND "user" = %s AND source = \'creation\' AND to_seq IS NULL)',

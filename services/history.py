@@ -5,7 +5,6 @@ Before answering, the history projection is caught up with the log: it waits for
 it, then applies what is left, so an answer includes every change committed before the request (read your
 writes, from any process) without making commits pay for the history."""
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,9 +13,7 @@ from uuid import UUID
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from lakeledger.domain.errors import CatchingUp
 from lakeledger.projections.history import SERVER_LEVEL
-from lakeledger.projections.runner import ProjectionRunner
 
 
 COLUMNS = ("sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type, entity_id, entity_name,"
@@ -37,20 +34,6 @@ class Filters:
     type: str | None = None
     since: datetime | None = None  # inclusive
     until: datetime | None = None  # exclusive
-
-
-def catch_up(runner: ProjectionRunner) -> int:
-    """Blocks until this process has applied the projection up to the log's head as of now."""
-    deadline = time.monotonic() + runner.wait_seconds
-    while True:
-        position = runner.advance()
-        if position is not None:
-            return position
-        # another process holds the position row: it is applying; ours follows once it commits
-        if time.monotonic() > deadline:
-            raise CatchingUp(f"The {runner.name} read model is being brought up to the log by another process"
-                             f" (still after {runner.wait_seconds:g} s); retry shortly")
-        time.sleep(0.01)
 
 
 def page_query(warehouse_id: UUID | None, filters: Filters, after: int | None,

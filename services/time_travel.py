@@ -12,10 +12,9 @@ any process may advance a projection. Once this process has seen it at or past a
 it ask nothing more: a projection never moves back."""
 
 import threading
-import time
 from datetime import datetime
 
-from lakeledger.domain.errors import BadRequest, CatchingUp
+from lakeledger.domain.errors import BadRequest
 from lakeledger.eventstore.append_time import FutureInstant
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.runner import ProjectionRunner
@@ -51,24 +50,6 @@ class TimeTravel:
         what is missing itself, or waiting for the process applying it now."""
         if position <= self._reached:
             return
-        deadline = time.monotonic() + self.versions.wait_seconds
-        reached = self._position()
-        while reached < position:
-            advanced = self.versions.advance()
-            if advanced is None:  # another process holds the position row: it is applying; look again
-                if time.monotonic() > deadline:
-                    raise CatchingUp(f"The catalog's past is being brought up to log position {position} by another"
-                                     f" process (at {reached} after {self.versions.wait_seconds:g} s); retry shortly")
-                time.sleep(0.005)
-                advanced = self._position()
-            reached = max(reached, advanced)
+        reached = self.versions.caught_up(position)
         with self._lock:
             self._reached = max(self._reached, reached)
-
-    def _position(self) -> int:
-        with self.versions.pool.connection() as conn:
-            row = conn.execute("SELECT position FROM ll_projection_positions WHERE name = %s",
-                               (self.versions.name,)).fetchone()
-        if row is None:
-            raise RuntimeError(f"Projection {self.versions.name} is not registered; run `lakeledger migrate`")
-        return row[0]

@@ -18,7 +18,6 @@ from lakeledger.api.time_travel import parse_instant
 from lakeledger.authz.objects import obj
 from lakeledger.domain.errors import BadRequest
 from lakeledger.services import access_history
-from lakeledger.services.history import catch_up
 
 router = APIRouter(prefix="/management/v1", tags=["Permissions"])
 
@@ -75,7 +74,7 @@ async def access_history_of(request: Request, warehouse_id: str, table: str | No
     await require(ll, request, "can_read_assignments", object_)
 
     def answer() -> dict:
-        catch_up(ll.access_history)
+        ll.access_history.caught_up()
         position = access_history.position_of(ll.log, instant)
         with ll.pool.connection() as conn:
             found = access_history.holders(conn, object_, position)

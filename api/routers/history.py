@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
 from lakeledger.domain.instants import parse_instant
-from lakeledger.services.history import Filters, HistoryQueries, catch_up
+from lakeledger.services.history import Filters, HistoryQueries
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container, uuid_param
@@ -44,7 +44,7 @@ async def warehouse_history(
                       tabular_id=uuid_param(tabular_id, "tabular-id") if tabular_id is not None else None,
                       actor=actor, type=type, **_window(since, until))
     await _authorize(ll, az, warehouse_id, filters)
-    await run_in_threadpool(catch_up, ll.history_view)
+    await run_in_threadpool(ll.history_view.caught_up)
     queries = HistoryQueries(ll.queries.pool)
     try:
         known = await queries.knows_warehouse(UUID(warehouse_id))
@@ -65,7 +65,7 @@ async def server_history(
     _only(request, _SERVER_FILTERS)
     await az.require_on_server("can_read_history")
     filters = Filters(actor=actor, type=type, **_window(since, until))
-    await run_in_threadpool(catch_up, ll.history_view)
+    await run_in_threadpool(ll.history_view.caught_up)
     return await _page(HistoryQueries(ll.queries.pool), None, filters, paging)
 
 

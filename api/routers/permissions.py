@@ -24,7 +24,6 @@ from lakeledger.authz.objects import obj, role_members, type_of, user
 from lakeledger.domain.errors import BadRequest, Forbidden, NotFound, NoSuchWarehouse
 from lakeledger.domain.provenance import Provenance
 from lakeledger.services.grants import RELATIONS, from_tuple, parse_assignment
-from lakeledger.services.history import catch_up
 
 router = APIRouter(prefix="/management/v1/permissions", tags=["Permissions"])
 
@@ -103,7 +102,7 @@ async def require(ll, request: Request, relation: str, object_: str) -> None:
 async def assignments(ll, request: Request, object_: str, relations: list[str] | None) -> list[dict]:
     await _exists(ll, object_)
     await require(ll, request, "can_read_assignments", object_)
-    await run_in_threadpool(catch_up, ll.access_history)
+    await run_in_threadpool(ll.access_history.caught_up)
     rows = await ll.queries.all('SELECT relation, "user" FROM ll_access_ranges WHERE object = %(object)s'
                                 " AND to_seq IS NULL ORDER BY from_seq, id", {"object": object_})
     wanted = set(relations or RELATIONS[type_of(object_)]) & set(RELATIONS[type_of(object_)])
