@@ -17,10 +17,10 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Notification
 from eventsourcing.utils import get_topic
-from psycopg import Connection
+from psycopg import Connection, Cursor
 
 from lakeledger.eventstore import append_time
-from lakeledger.eventstore.recorder import IN_TRANSACTION, AppendRefused
+from lakeledger.eventstore.recorder import IN_ONE_ROUND_TRIP, IN_TRANSACTION, AppendRefused
 from lakeledger.eventstore.settings import PostgresSettings
 
 A = TypeVar("A", bound=Aggregate)
@@ -42,6 +42,8 @@ class StoredNotification:
 
 
 InTransaction = Callable[[Connection, list[StoredNotification]], None]
+# writes that need neither the events' positions nor an answer from the database (eventstore/recorder.py)
+Blind = Callable[[Cursor, list[Any]], None]
 
 
 class _Ledger(Application):
@@ -82,12 +84,15 @@ class EventLog:
             return None
         return aggregate
 
-    def save(self, *aggregates: Aggregate | None, in_transaction: InTransaction | None = None) -> int | None:
+    def save(self, *aggregates: Aggregate | None, in_transaction: InTransaction | None = None,
+             blind: Blind | None = None) -> int | None:
         """Appends every pending event of the given aggregates in one transaction. Returns the log
         position of the last event appended (None when nothing was pending).
 
         ``in_transaction(conn, appended)`` runs inside that transaction with the appended events and
-        their positions; if it raises, nothing is appended and its exception is raised here."""
+        their positions; if it raises, nothing is appended and its exception is raised here. ``blind(cur,
+        events)``, when given, does the same work without positions or answers: the append is then tried in one
+        round trip first, and ``in_transaction`` runs only if the database refuses that."""
         events = [e for a in aggregates if a is not None for e in a.collect_events()]
         if not events:
             return None
@@ -98,6 +103,8 @@ class EventLog:
                                                          get_topic(type(e)), e)
                                       for p, e in zip(positions, events)])
             kwargs[IN_TRANSACTION] = hook
+        if blind is not None:
+            kwargs[IN_ONE_ROUND_TRIP] = lambda cur, count: blind(cur, events)
         try:
             recordings = self._app.save(*events, **kwargs)
         except IntegrityError as e:

@@ -6,15 +6,25 @@ database sets them in the insert, after the lock (migrations/0005_append_time.sq
 time is as ordered as a position; the hook runs between that and the commit, which is why resolving a
 recent instant waits for an append in flight (eventstore/append_time.py)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import retry
 from psycopg import Cursor
 
 IN_TRANSACTION = "in_transaction"
+# The same hook's work when it needs no answer from the database: written after the insert in one pipeline, so
+# the whole append (lock, insert, read model, commit) is one round trip and the lock is held for the server's
+# time alone, never for this process's (a thread waiting for the GIL, or for a core, while other appends queue).
+IN_ONE_ROUND_TRIP = "in_one_round_trip"
+InOneRoundTrip = Callable[[Cursor, int], None]  # (cursor, number of events appended)
+
+# Raised by the database (migrations/0017_append_in_one_round_trip.sql) when a read model written in the append
+# has not applied every event before it: the append is rolled back and made again with the full hook.
+READ_MODEL_BEHIND = "LL001"
 
 # Appends larger than this leave pipeline mode: psycopg (3.2 and 3.3, C and Python) can wait forever in a
 # pipeline sync after sending a message of a megabyte or so, with the server waiting for the rest of it — and
@@ -35,10 +45,34 @@ class AppendRefused(BaseException):
 
 class LedgerRecorder(PostgresApplicationRecorder):
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
-        if (self.datastore.enable_db_functions
-                or sum(len(e.state) for e in stored_events) <= PIPELINED_APPEND_MAX_BYTES):
+        blind = kwargs.pop(IN_ONE_ROUND_TRIP, None)
+        small = sum(len(e.state) for e in stored_events) <= PIPELINED_APPEND_MAX_BYTES
+        if blind is not None and small and stored_events and not self.datastore.enable_db_functions:
+            ids = self._insert_in_one_round_trip(stored_events, blind)
+            if ids is not None:
+                return ids
+        if self.datastore.enable_db_functions or small:
             return super().insert_events(stored_events, **kwargs)
         return self._insert_without_pipeline(stored_events, **kwargs)
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def _insert_in_one_round_trip(self, stored_events: Sequence[StoredEvent],
+                                  blind: InOneRoundTrip) -> Sequence[int] | None:
+        """The library's statements, then ``blind``'s, then the commit, sent together; None when a read model
+        written there turned out to be behind (nothing was appended)."""
+        with self.datastore.get_connection() as conn:
+            inserted = conn.cursor()
+            try:
+                with conn.pipeline(), conn.transaction():
+                    with conn.cursor() as curs:
+                        self._insert_events(curs, stored_events)
+                        self._insert_stored_events(inserted, stored_events)
+                        blind(curs, len(stored_events))
+            except psycopg.DatabaseError as e:
+                if e.sqlstate == READ_MODEL_BEHIND:
+                    return None
+                raise
+            return [row["notification_id"] for row in inserted.fetchall()]
 
     # retried as the library's own insert is
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)

@@ -109,6 +109,15 @@ class ProjectionRunner:
             for stored in appended:
                 self.projection.apply(stored.event, cur)
 
+    def apply_blind(self, cur: Cursor, events: list) -> None:
+        """``apply_in_transaction``'s work sent without waiting for an answer: the events are applied, then the
+        database moves the position past them, or refuses the append when this read model has not applied every
+        event before them (migrations/0017_append_in_one_round_trip.sql); the caller then appends again with
+        ``apply_in_transaction``."""
+        for event in events:
+            self.projection.apply(event, cur)
+        cur.execute("SELECT ll_advance_past_append(%s, %s)", (self.name, len(events)))
+
     def rebuild(self, progress=None) -> int:
         """Replays the whole log into new tables beside the live ones and swaps them in when complete
         (projections/rebuild.py): readers and writers wait only for the swap."""

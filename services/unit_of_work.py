@@ -10,7 +10,7 @@ from typing import TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
-from psycopg import Connection
+from psycopg import Connection, Cursor
 
 from lakeledger.domain.errors import CommitFailed, RequestAlreadyApplied
 from lakeledger.domain.idempotency import IdempotencyKey
@@ -60,21 +60,25 @@ class Ledger:
                 view.apply_in_transaction(conn, appended, conditions if view is views[0] else ())
             self.catalog_view.apply_in_transaction(conn, appended, () if views else conditions)
 
+        def blind(cur: Cursor, events: list) -> None:
+            self.catalog_view.apply_blind(cur, events)
+
         kinds = {type(e) for a in aggregates if a is not None for e in a.pending_events}
-        position = self._save(aggregates, in_transaction)
+        # nothing to ask the database before the events go in: the append can be one round trip
+        position = self._save(aggregates, in_transaction, None if views or conditions else blind)
         if position is not None:
             for follower in self.after_append:
                 follower(kinds, position)
         return position
 
-    def _save(self, aggregates, in_transaction) -> int | None:
+    def _save(self, aggregates, in_transaction, blind) -> int | None:
         keyed = idempotency.current.get()
         by = _provenance_of(aggregates)
         if keyed is None or keyed.recorded or by is None:
-            return self.log.save(*aggregates, in_transaction=in_transaction)
+            return self.log.save(*aggregates, in_transaction=in_transaction, blind=blind)
         key = IdempotencyKey.use(keyed.key, keyed.method, keyed.path, by)
         try:
-            position = self.log.save(*aggregates, key, in_transaction=in_transaction)
+            position = self.log.save(*aggregates, key, in_transaction=in_transaction, blind=blind)
         except ConcurrentChange:
             if self.log.get(IdempotencyKey, key.id) is not None:
                 raise RequestAlreadyApplied(f"A request with Idempotency-Key {keyed.key} was already applied") \
