@@ -8,6 +8,7 @@ event its append time under the same lock; ``position_at`` resolves an instant w
 """
 
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, TypeVar
@@ -75,7 +76,14 @@ class EventLog:
     def close(self) -> None:
         self._app.close()
 
-    def get(self, cls: type[A], aggregate_id: UUID) -> A | None:
+    def get(self, cls: type[A], aggregate_id: UUID, latest_version: int | None = None) -> A | None:
+        """The aggregate as of the log's head. ``latest_version``: its last version in the log as the database
+        said a moment ago; a cached copy at that version is then taken as it is, without reading the log again.
+        Should the log have moved on since, the append that follows conflicts and the command runs again."""
+        cached = self._cached(aggregate_id) if latest_version is not None else None
+        if cached is not None and cached.version == latest_version:
+            aggregate = deepcopy(cached)  # as the repository hands out cached aggregates: commands mutate them
+            return aggregate if isinstance(aggregate, cls) else None
         try:
             aggregate = self._app.repository.get(aggregate_id)
         except AggregateNotFoundError:
@@ -83,6 +91,13 @@ class EventLog:
         if not isinstance(aggregate, cls):
             return None
         return aggregate
+
+    def _cached(self, aggregate_id: UUID) -> Aggregate | None:
+        cache = self._app.repository.cache
+        try:
+            return cache.get(aggregate_id) if cache is not None else None
+        except KeyError:
+            return None
 
     def save(self, *aggregates: Aggregate | None, in_transaction: InTransaction | None = None,
              blind: Blind | None = None) -> int | None:
@@ -111,8 +126,23 @@ class EventLog:
             raise ConcurrentChange(str(e)) from None
         except AppendRefused as refused:
             raise refused.error from None
+        self._remember(aggregates)
         positions = [r.notification.id for r in recordings if r.notification.id is not None]
         return max(positions) if positions else None
+
+    def _remember(self, aggregates: tuple[Aggregate | None, ...]) -> None:
+        """Caches what was just saved, unless the cache holds a later version already: the library leaves the
+        cache as it was when it fast-forwards on reads, and ``get`` with the latest version would then read the
+        log once more after every save."""
+        cache = self._app.repository.cache
+        if cache is None:
+            return
+        for aggregate in aggregates:
+            if aggregate is None:
+                continue
+            cached = self._cached(aggregate.id)
+            if cached is None or cached.version < aggregate.version:
+                cache.put(aggregate.id, deepcopy(aggregate))  # the caller may still hold and change its own
 
     def head(self) -> int:
         return self._recorder.max_notification_id() or 0

@@ -92,6 +92,16 @@ WAREHOUSE_BY_NAME = f"{WAREHOUSES} WHERE project_id = %(project_id)s AND name = 
 
 WAREHOUSE_BY_ID = f"{WAREHOUSES} WHERE id = %(id)s"
 
+# A commit's lookups in one round trip: its warehouse, the live table of that name and the table's last version
+# in the log (primary-key index), with which a cached aggregate is known current without reading the log again.
+WAREHOUSE_AND_TABULAR = (
+    f"SELECT {WAREHOUSE_COLUMNS}, t.tabular_id,"
+    " (SELECT max(originator_version) FROM lakeledger_events WHERE originator_id = t.tabular_id) AS tabular_version"
+    " FROM ll_warehouses"
+    " LEFT JOIN LATERAL (SELECT id AS tabular_id FROM ll_tabulars WHERE warehouse_id = %(id)s AND namespace = %(namespace)s"
+    " AND name = %(name)s AND dropped_at IS NULL) AS t ON true"
+    " WHERE ll_warehouses.id = %(id)s")
+
 WAREHOUSES_OF_PROJECT = f"{WAREHOUSES} WHERE project_id = %(project_id)s ORDER BY name, id"
 
 PROJECT = "SELECT id, name FROM ll_projects WHERE id = %(id)s"
@@ -142,6 +152,13 @@ class CatalogQueries:
     def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
         with self.pool.connection() as conn:
             return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_BY_ID, {"id": warehouse_id}).fetchone()
+
+    def warehouse_and_tabular(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> dict[str, Any] | None:
+        """The warehouse's row, with ``tabular_id`` and ``tabular_version`` of the live tabular named (None when
+        there is none)."""
+        with self.pool.connection() as conn:
+            return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_AND_TABULAR, {
+                "id": warehouse_id, "namespace": list(namespace), "name": name}).fetchone()
 
     def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
         with self.pool.connection() as conn:

@@ -53,7 +53,26 @@ def _warehouse_id(warehouse_id: UUID | str) -> UUID:
 
 def warehouse(ledger: Ledger, warehouse_id: UUID | str) -> WarehouseSettings:
     """An active warehouse's settings."""
-    row = ledger.queries.warehouse(_warehouse_id(warehouse_id))
+    return _active(ledger.queries.warehouse(_warehouse_id(warehouse_id)), warehouse_id)
+
+
+@dataclass(frozen=True)
+class TabularHint:
+    """What the read model says of a tabular by name: its id and its last version in the log (None, None when no
+    live tabular has that name). A hint: the log decides."""
+
+    id: UUID | None
+    version: int | None
+
+
+def warehouse_and_tabular(ledger: Ledger, warehouse_id: UUID | str, namespace: tuple[str, ...],
+                          name: str) -> tuple[WarehouseSettings, TabularHint]:
+    """``warehouse`` and the hint for one tabular in it, in one query."""
+    row = ledger.queries.warehouse_and_tabular(_warehouse_id(warehouse_id), namespace, name)
+    return _active(row, warehouse_id), TabularHint(row["tabular_id"], row["tabular_version"])
+
+
+def _active(row: dict | None, warehouse_id: UUID | str) -> WarehouseSettings:
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
     if row["status"] != ACTIVE:

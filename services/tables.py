@@ -113,8 +113,15 @@ class TableService:
         parsed = [(c, tm.parse_requirements(c.requirements_raw), tm.parse_updates(c.updates_raw)) for c in changes]
 
         def command() -> list[TableState]:
-            wh = resolve.warehouse(self.ledger, warehouse_id)
-            staged = [self._stage(wh, change, requirements, updates, by)
+            hint = None
+            if len(changes) == 1:  # the usual commit: its warehouse and table found in one query
+                only = changes[0]
+                wh, hint = resolve.warehouse_and_tabular(self.ledger, warehouse_id,
+                                                         check_namespace(list(only.namespace)),
+                                                         check_name(only.name, "Table"))
+            else:
+                wh = resolve.warehouse(self.ledger, warehouse_id)
+            staged = [self._stage(wh, change, requirements, updates, by, hint)
                       for change, requirements, updates in parsed]
             changed = [s for s in staged if s.table is not None]
             if changed:
@@ -128,10 +135,10 @@ class TableService:
         return self.ledger.retrying(command)
 
     def _stage(self, wh: WarehouseSettings, change: TableChange, requirements: list, updates: list,
-               by: Provenance) -> _Staged:
+               by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:
         levels = check_namespace(list(change.namespace))
         name = check_name(change.name, "Table")
-        table = self._live_table(wh, levels, name)
+        table = self._live_table(wh, levels, name, hint)
         if table is None:
             ns = resolve.namespace(self.ledger, wh, levels)
             if not tm.is_create(requirements):
@@ -149,11 +156,14 @@ class TableService:
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
         return _Staged(table, None, metadata, metadata_location, [], base)
 
-    def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str) -> Table | None:
-        """The table a commit names. The read model finds it in one query (the hot path) and the log
-        confirms it; should the two ever disagree, the name claims in the log decide."""
-        table_id = self.ledger.queries.tabular_id(wh.id, levels, name)
-        table = self.ledger.log.get(Table, table_id) if table_id else None
+    def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str,
+                    hint: resolve.TabularHint | None = None) -> Table | None:
+        """The table a commit names. The read model finds it in one query (the hot path; ``hint`` when the
+        caller has asked already) and the log confirms it; should the two ever disagree, the name claims in the
+        log decide."""
+        if hint is None:
+            hint = resolve.TabularHint(self.ledger.queries.tabular_id(wh.id, levels, name), None)
+        table = self.ledger.log.get(Table, hint.id, hint.version) if hint.id else None
         if table is not None and not table.dropped and tuple(table.namespace) == levels and table.name == name:
             return table
         try:
