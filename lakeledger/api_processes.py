@@ -2,8 +2,10 @@
 so a machine with more cores runs more of them behind the same address.
 
 ``serve`` binds the listening socket once and starts the other processes as ``lakeledger serve`` children that
-inherit it (``LAKELEDGER__LISTEN_FD``); every process accepts from it and the kernel hands each connection to one of
-them. The children run no workers (the parent does, once) and skip migrations (the parent ran them). Nothing else is
+inherit it (``LAKELEDGER__LISTEN_FD``). Each child listens on a socket of its own bound beside it to the same address
+(SO_REUSEPORT), and the kernel spreads new connections over them by their addresses: with one shared socket the
+process that woke first took every connection of a burst, and clients that keep their connections (every engine)
+could all end up on one process while the other idled. The children run no workers (the parent does, once) and skip migrations (the parent ran them). Nothing else is
 shared: each has its own pools, and read-your-writes holds across them as it does across machines (the catalog
 projection commits with the append; docs/scaling.md). A child that dies is started again; the parent's stop stops
 them all."""
@@ -24,18 +26,28 @@ STOP_SECONDS = 30.0
 
 
 def inherited_socket(fd: int) -> socket.socket:
-    """The listening socket a parent ``serve`` handed down."""
-    return socket.socket(fileno=fd)
+    """A listening socket of this child's own, on the address of the one a parent ``serve`` handed down."""
+    inherited = socket.socket(fileno=fd)
+    try:
+        return _listening(inherited.family, inherited.getsockname()[:2])
+    finally:
+        inherited.close()
+
+
+def _listening(family: socket.AddressFamily, address: tuple) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)  # the same address as the other processes'
+    sock.bind(address)
+    sock.listen(2048)
+    return sock
 
 
 class ApiProcesses:
     def __init__(self, count: int, host: str, port: int):
         self.count = count
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = socket.socket(family, socket.SOCK_STREAM)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.socket.bind((host, port))
-        self.socket.listen(2048)
+        self.socket = _listening(family, (host, port))
         self.socket.set_inheritable(True)
         self._children: dict[int, subprocess.Popen] = {}
         self._stopping = threading.Event()

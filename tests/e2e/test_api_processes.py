@@ -4,6 +4,7 @@ each on a new connection (so the kernel may hand each to either process), under 
 once (one process holds the projections' LISTEN); a child that dies is started again; and stopping the server stops
 every process."""
 
+import asyncio
 import os
 import signal
 import threading
@@ -85,6 +86,33 @@ def test_two_api_processes_share_the_port_and_read_each_others_writes(two, datab
         api_child = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
                                  " AND application_name = 'lakeledger-api-1'").fetchone()[0]
     assert listeners == 1 and api_child >= 1
+
+
+def test_kept_connections_opened_in_a_burst_are_spread_over_both_processes(two):
+    """Engines open their connections together and keep them: each process listens on a socket of its own
+    (SO_REUSEPORT), so one process cannot take the whole burst while the other idles."""
+    parent = two.process.pid
+    [child] = _children(parent)
+    cpu_before = {pid: cpu_seconds(pid) for pid in (parent, child)}
+    failures: list[str] = []
+
+    async def client(http: httpx.AsyncClient) -> None:
+        for _ in range(60):
+            r = await http.get("/management/v1/warehouse")
+            if r.status_code != 200:
+                failures.append(f"{r.status_code} {r.text[:200]}")
+
+    async def burst() -> None:  # as an engine's pool: connections opened at once, each kept
+        clients = [httpx.AsyncClient(base_url=two.url, timeout=30) for _ in range(16)]
+        try:
+            await asyncio.gather(*(client(http) for http in clients))
+        finally:
+            await asyncio.gather(*(http.aclose() for http in clients))
+
+    asyncio.run(burst())
+    assert failures == []
+    used = {pid: cpu_seconds(pid) - cpu_before[pid] for pid in (parent, child)}
+    assert min(used.values()) > 0.1 * sum(used.values()), f"CPU seconds each process spent serving: {used}"
 
 
 def test_a_dead_api_process_is_started_again_and_a_stop_stops_them_all(two):
