@@ -1,6 +1,11 @@
 """``python -m bench.api_processes``: commits through one API process against two on the same port
 (``LAKELEDGER__API_PROCESSES``), at 1, 4 and 16 concurrent clients over 50 tables, side by side in one run on one
-Postgres. Each client owns its tables (no two race on one), each commit adds a snapshot (bench/commits.py)."""
+Postgres. Each client owns its tables (no two race on one), each commit adds a snapshot (bench/commits.py). At 16
+clients it also says where the CPU of a commit goes (the API processes, Postgres, this load generator: all on the
+same cores), and measures a hot table two ways: 16 clients committing updates that require nothing of the table
+(the catalog serialises them; no acknowledged update may be lost), and 16 clients appending snapshots each on what
+it last saw (refused commits retried on the winner's metadata; no acknowledged snapshot may be missing from the
+table's history)."""
 
 import argparse
 import os
@@ -8,21 +13,48 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import orjson
 
 from . import catalog, commits, procs
 
 CLIENTS = (1, 4, 16)
+HOT_CLIENTS = 16
+
+
+@dataclass
+class CpuSplit:
+    """CPU milliseconds per commit answered 200, by where they were spent."""
+
+    api: float
+    postgres: float
+    load_generator: float
+
+    @property
+    def total(self) -> float:
+        return self.api + self.postgres + self.load_generator
+
+
+@dataclass
+class Measured:
+    by_clients: dict[int, commits.CommitResult]
+    cpu: CpuSplit
+    hot: commits.CommitResult
+    hot_lost: list[int]
+    hot_snapshots: int
+    unconditional: commits.CommitResult
+    unconditional_lost: list[str]
 
 
 def _say(message: str) -> None:
     print(f"[api-processes {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def measure(pg_url: str, work: Path, processes: int, tables: int, seconds: float) -> dict[int, commits.CommitResult]:
-    server = procs.start_lakeledger(pg_url, work / f"data-{processes}", work, f"serve-{processes}",
+def measure(pg: procs.EmbeddedPostgres, work: Path, processes: int, tables: int, seconds: float) -> Measured:
+    server = procs.start_lakeledger(pg.url, work / f"data-{processes}", work, f"serve-{processes}",
                                     API_PROCESSES=str(processes))
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:
@@ -31,27 +63,67 @@ def measure(pg_url: str, work: Path, processes: int, tables: int, seconds: float
             wh = catalog.create_warehouse(http, f"procs-{uuid.uuid4().hex[:8]}", f"file://{where}")
             catalog.create_namespace(http, wh, "bench")
             handles = [catalog.create_table(http, wh, "bench", f"t{i:03d}") for i in range(tables)]
+            hot_table = catalog.create_table(http, wh, "bench", "hot")
+            hot_properties = catalog.create_table(http, wh, "bench", "hot_properties")
         commits.run(server.url, handles, 4, 1.0)  # warm-up
         out = {}
         for clients in CLIENTS:
+            before = (procs.tree_cpu_seconds(server.process.pid), pg.cpu_seconds(), procs.self_cpu_seconds())
             out[clients] = commits.run(server.url, handles, clients, seconds)
+            after = (procs.tree_cpu_seconds(server.process.pid), pg.cpu_seconds(), procs.self_cpu_seconds())
             _say(f"{processes} process(es), {clients} clients: {out[clients].rps:.0f} commits/s, "
                  f"p50 {out[clients].p50_ms:.1f} ms")
-        return out
+        ok = max(out[CLIENTS[-1]].ok, 1)
+        cpu = CpuSplit(*((b - a) * 1e3 / ok for a, b in zip(before, after)))
+        hot = commits.run_hot(server.url, hot_table, HOT_CLIENTS, seconds)
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            metadata = orjson.loads(catalog.load(http, hot_table))["metadata"]
+        lost = commits.lost(metadata, hot.snapshot_ids)
+        _say(f"{processes} process(es), hot table: {hot.rps:.0f} commits/s, {hot.statuses.get(409, 0)} refused (409), "
+             f"{len(lost)} lost")
+        unconditional, writers = commits.run_hot_unconditional(server.url, hot_properties.path, HOT_CLIENTS, seconds)
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            lost_writers = commits.lost_properties(orjson.loads(catalog.load(http, hot_properties))["metadata"],
+                                                   writers)
+        _say(f"{processes} process(es), hot table, no requirements: {unconditional.rps:.0f} commits/s, "
+             f"{len(lost_writers)} lost")
+        return Measured(out, cpu, hot, lost, len(metadata.get("snapshots", [])), unconditional, lost_writers)
     finally:
         server.stop()
 
 
-def table(results: dict[int, dict[int, commits.CommitResult]]) -> str:
+def table(results: dict[int, Measured]) -> str:
     lines = [f"commits by API processes (load average {' '.join(f'{x:.1f}' for x in os.getloadavg())})",
              f"{'clients':>8} " + " ".join(f"{f'{n} process(es): commits/s, p50 / p99 ms':>42}" for n in results)
              + "  ratio"]
     one, *rest = results.values()
     for clients in CLIENTS:
-        cells = [f"{r[clients].rps:>14,.0f}, {r[clients].p50_ms:>6.1f} / {r[clients].p99_ms:>6.1f}"
-                 f"{' (' + str(r[clients].non_200) + ' failed)' if r[clients].non_200 else ''}" for r in results.values()]
-        ratio = f"x{rest[-1][clients].rps / one[clients].rps:.2f}" if rest and one[clients].rps else ""
+        cells = [f"{r.by_clients[clients].rps:>14,.0f}, {r.by_clients[clients].p50_ms:>6.1f} / "
+                 f"{r.by_clients[clients].p99_ms:>6.1f}"
+                 f"{' (' + str(r.by_clients[clients].non_200) + ' failed)' if r.by_clients[clients].non_200 else ''}"
+                 for r in results.values()]
+        ratio = f"x{rest[-1].by_clients[clients].rps / one.by_clients[clients].rps:.2f}" \
+            if rest and one.by_clients[clients].rps else ""
         lines.append(f"{clients:>8} " + " ".join(f"{c:>42}" for c in cells) + f"  {ratio}")
+    lines.append(f"CPU ms per commit at {CLIENTS[-1]} clients (API processes + Postgres + this load generator, "
+                 f"all on the same cores):")
+    for n, r in results.items():
+        lines.append(f"  {n} process(es): {r.cpu.api:.2f} + {r.cpu.postgres:.2f} + {r.cpu.load_generator:.2f} = "
+                     f"{r.cpu.total:.2f} ms; at {os.cpu_count()} cores that bounds commits at "
+                     f"{os.cpu_count() * 1e3 / r.cpu.total:.0f}/s")
+    lines.append(f"hot table, no requirements: {HOT_CLIENTS} clients setting properties of one table, the catalog "
+                 f"serialising them")
+    for n, r in results.items():
+        u = r.unconditional
+        lines.append(f"  {n} process(es): {u.rps:,.0f} commits/s, p50 {u.p50_ms:.1f} / p99 {u.p99_ms:.1f} ms, "
+                     f"{u.non_200} failed, {len(r.unconditional_lost)} acknowledged updates lost (of {u.ok})")
+    lines.append(f"hot table, engine appends: {HOT_CLIENTS} clients appending snapshots to one table "
+                 f"(assert-ref-snapshot-id), refused commits (409) retried on the winner's metadata")
+    for n, r in results.items():
+        other = r.hot.non_200 - r.hot.statuses.get(409, 0)
+        lines.append(f"  {n} process(es): {r.hot.rps:,.0f} commits/s, p50 {r.hot.p50_ms:.1f} ms, "
+                     f"{r.hot.statuses.get(409, 0)} refused, {other} other failures, {len(r.hot_lost)} acknowledged "
+                     f"commits lost (of {r.hot.ok}; {r.hot_snapshots} snapshots in the table)")
     return "\n".join(lines)
 
 
@@ -64,11 +136,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="lakeledger-api-processes-") as tmp:
         pg = procs.EmbeddedPostgres(Path(tmp) / "pg")
         try:
-            results = {n: measure(pg.url, Path(tmp), n, args.tables, args.seconds) for n in args.processes}
+            results = {n: measure(pg, Path(tmp), n, args.tables, args.seconds) for n in args.processes}
         finally:
             pg.stop()
     print(table(results))
-    return 0
+    failed = [n for n, r in results.items() if r.hot_lost or r.hot.non_200 != r.hot.statuses.get(409, 0)
+              or r.unconditional_lost or r.unconditional.non_200
+              or any(c.non_200 for c in r.by_clients.values())]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -24,6 +24,29 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of a process and all its descendants so far (those still running)."""
+    import psutil
+
+    process = psutil.Process(pid)
+    total = 0.0
+    for p in [process, *process.children(recursive=True)]:
+        try:
+            times = p.cpu_times()
+            total += times.user + times.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def self_cpu_seconds() -> float:
+    """CPU time of this process (the bench's own load generator)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((LOOPBACK, 0))
@@ -41,6 +64,11 @@ class EmbeddedPostgres:
 
         self._server = pgserver.get_server(directory, cleanup_mode="delete")
         self.url = self._server.get_uri()
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the postmaster and its backends so far."""
+        pid = int((self._server.pgdata / "postmaster.pid").read_text().split()[0])
+        return tree_cpu_seconds(pid)
 
     def stop(self) -> None:
         self._server.cleanup()
