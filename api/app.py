@@ -1,6 +1,7 @@
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+from anyio import to_thread
 from fastapi import FastAPI
 from psycopg_pool import AsyncConnectionPool
 
@@ -18,6 +19,7 @@ from lakeledger.api.routers import (access_history, config, history, management,
                                     recycle_bin, roles, signer, tables, users, views)
 from lakeledger.api.time_travel import ReadOnlyPast
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
+from lakeledger.api.turns import Turns
 
 
 def create_app(container) -> FastAPI:
@@ -32,6 +34,8 @@ def create_app(container) -> FastAPI:
         pool = AsyncConnectionPool(container.conninfo, min_size=2, max_size=container.settings.pg_pool_size,
                                    kwargs={"autocommit": True}, open=False)
         await pool.open(wait=True)
+        # every blocking call of this process runs in these threads; a few keep the GIL from thrashing
+        to_thread.current_default_thread_limiter().total_tokens = container.settings.api_threads
         container.queries = AsyncCatalogQueries(pool)
         container.idempotent_responses = ResponseStore(
             pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.secrets.cipher)
@@ -44,6 +48,7 @@ def create_app(container) -> FastAPI:
     app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=JSONResponse,
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
+    app.state.turns = Turns()
     identifiers.use_separator(container.settings.namespace_separator)
     # Routes match the raw path's segments (RequestContext); their parameters are unescaped by the convertor.
     identifiers.route_on_segments()

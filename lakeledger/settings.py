@@ -32,6 +32,8 @@ class Settings(BaseSettings):
     listen_port: int = Field(default=8181, ge=0, le=65535)
     # API processes serving the port (lakeledger/api_processes.py): about one per core
     api_processes: int = Field(default=1, ge=1, le=64)
+    # threads of each API process for blocking work (commits, storage calls): few, so Python's GIL does not thrash
+    api_threads: int = Field(default=8, ge=1, le=256)
     # set by a serve for the API processes it starts: the listening socket they inherit (not for users)
     listen_fd: int | None = None
     workers: Literal["on", "off"] = "on"

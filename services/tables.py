@@ -25,7 +25,6 @@ from lakeledger.storage import Storages
 from lakeledger.services import placement, resolve
 from lakeledger.services.approval import proposed_commit, proposed_drop
 from lakeledger.services.conditions import Condition, namespace_exists
-from lakeledger.services.keyed_locks import KeyedLocks
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.services.unit_of_work import Ledger
@@ -69,7 +68,6 @@ class TableService:
         self.ledger = ledger
         self.files = files
         self.storages = storages
-        self._in_turn = KeyedLocks()  # commits to one table queue here rather than race (services/keyed_locks.py)
 
     # -- create -------------------------------------------------------------------------------
 
@@ -134,8 +132,7 @@ class TableService:
             storage = self.storages.of(wh)
             return [TableState(s.metadata_location, self.files.data(s.metadata_location, storage)) for s in staged]
 
-        with self._in_turn.holding((str(warehouse_id), c.namespace, c.name) for c in changes):
-            return self.ledger.retrying(command)
+        return self.ledger.retrying(command)
 
     def _stage(self, wh: WarehouseSettings, change: TableChange, requirements: list, updates: list,
                by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:

@@ -37,6 +37,7 @@ from lakeledger.api.openapi import (
 from lakeledger.api.pagination import Page, page
 from lakeledger.api.tabulars import listed, warehouse_id_of
 from lakeledger.api.time_travel import as_of
+from lakeledger.api.turns import Turns, turns
 from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.services.resolve import settings_of
 
@@ -156,12 +157,14 @@ async def table_exists(prefix: str, namespace: str, table: str, ll=Depends(conta
 @router.post("/{prefix}/namespaces/{namespace}/tables/{table}",
              responses=ok(CommitTableResponse, "The change was committed", etag=False))
 async def update_table(prefix: str, namespace: str, table: str, body: CommitTableRequest,
-                       ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+                       ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard),
+                       in_turn: Turns = Depends(turns)):
     # a commit may create a staged table (assert-create): then it is a create in the namespace
     await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_commit",
                                "can_create_table")
     change = TableChange(tuple(parse_namespace(namespace)), table, body.requirements, body.updates)
-    [state] = await run_in_threadpool(ll.tables.commit, prefix, [change], by)
+    async with in_turn.holding(_turn_keys(prefix, [change])):
+        [state] = await run_in_threadpool(ll.tables.commit, prefix, [change], by)
     return Response(b'{"metadata-location":' + orjson.dumps(state.metadata_location) + b',"metadata":'
                     + state.metadata + b"}", media_type=JSON, headers=_etag_header(state.metadata_location))
 
@@ -212,7 +215,8 @@ async def rename_table(prefix: str, body: RenameTableRequest, ll=Depends(contain
 
 @router.post("/{prefix}/transactions/commit", status_code=204)
 async def commit_transaction(prefix: str, body: CommitTransactionRequest, ll=Depends(container),
-                             by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+                             by: Provenance = Depends(provenance), az: Guard = Depends(guard),
+                             in_turn: Turns = Depends(turns)):
     changes = []
     for change in body.table_changes:
         if change.identifier is None:
@@ -222,5 +226,10 @@ async def commit_transaction(prefix: str, body: CommitTransactionRequest, ll=Dep
     for change in changes:
         await authz.tabular_action(ll, az, prefix, change.namespace, change.name, "table", "can_commit",
                                    "can_create_table")
-    await run_in_threadpool(ll.tables.commit, prefix, changes, by)
+    async with in_turn.holding(_turn_keys(prefix, changes)):
+        await run_in_threadpool(ll.tables.commit, prefix, changes, by)
     return Response(status_code=204)
+
+
+def _turn_keys(prefix: str, changes: list[TableChange]) -> list[tuple]:
+    return [(prefix, change.namespace, change.name) for change in changes]
