@@ -1,6 +1,7 @@
 """``python -m bench.api_processes``: commits through one API process against two on the same port
-(``LAKELEDGER__API_PROCESSES``), at 1, 4 and 16 concurrent clients over 50 tables, side by side in one run on one
-Postgres. Each client owns its tables (no two race on one), each commit adds a snapshot (bench/commits.py). At 16
+(``LAKELEDGER__API_PROCESSES``), and through one whose background read models run in a ``lakeledger workers`` of
+their own (``LAKELEDGER__WORKERS=off``, as docs/scaling.md lays out), at 1, 4 and 16 concurrent clients over 50
+tables, side by side in one run on one Postgres. Each client owns its tables (no two race on one), each commit adds a snapshot (bench/commits.py). At 16
 clients it also says where the CPU of a commit goes (the API processes, Postgres, this load generator: all on the
 same cores), and measures a hot table two ways: 16 clients committing updates that require nothing of the table
 (the catalog serialises them; no acknowledged update may be lost), and 16 clients appending snapshots each on what
@@ -53,9 +54,29 @@ def _say(message: str) -> None:
     print(f"[api-processes {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def measure(pg: procs.EmbeddedPostgres, work: Path, processes: int, tables: int, seconds: float) -> Measured:
-    server = procs.start_lakeledger(pg.url, work / f"data-{processes}", work, f"serve-{processes}",
-                                    API_PROCESSES=str(processes))
+@dataclass(frozen=True)
+class Layout:
+    processes: int
+    workers_apart: bool = False  # the background read models in a `lakeledger workers` of their own
+
+    @property
+    def label(self) -> str:
+        return f"{self.processes} process{'es' if self.processes > 1 else ''}" + \
+            (" + workers apart" if self.workers_apart else "")
+
+
+def measure(pg: procs.EmbeddedPostgres, work: Path, layout: Layout, tables: int, seconds: float) -> Measured:
+    name = layout.label.replace(" ", "-").replace("+", "")
+    settings = {"WORKERS": "off"} if layout.workers_apart else {}
+    server = procs.start_lakeledger(pg.url, work / f"data-{name}", work, f"serve-{name}",
+                                    API_PROCESSES=str(layout.processes), **settings)
+    workers = procs.start_workers(pg.url, work / f"data-{name}", work, f"workers-{name}") \
+        if layout.workers_apart else None
+    processes = layout.label
+
+    def api_cpu() -> float:
+        return procs.tree_cpu_seconds(server.process.pid) + (procs.tree_cpu_seconds(workers.pid) if workers else 0)
+
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:
             where = work / f"warehouse-{processes}"
@@ -68,10 +89,10 @@ def measure(pg: procs.EmbeddedPostgres, work: Path, processes: int, tables: int,
         commits.run(server.url, handles, 4, 1.0)  # warm-up
         out = {}
         for clients in CLIENTS:
-            before = (procs.tree_cpu_seconds(server.process.pid), pg.cpu_seconds(), procs.self_cpu_seconds())
+            before = (api_cpu(), pg.cpu_seconds(), procs.self_cpu_seconds())
             out[clients] = commits.run(server.url, handles, clients, seconds)
-            after = (procs.tree_cpu_seconds(server.process.pid), pg.cpu_seconds(), procs.self_cpu_seconds())
-            _say(f"{processes} process(es), {clients} clients: {out[clients].rps:.0f} commits/s, "
+            after = (api_cpu(), pg.cpu_seconds(), procs.self_cpu_seconds())
+            _say(f"{processes}, {clients} clients: {out[clients].rps:.0f} commits/s, "
                  f"p50 {out[clients].p50_ms:.1f} ms")
         ok = max(out[CLIENTS[-1]].ok, 1)
         cpu = CpuSplit(*((b - a) * 1e3 / ok for a, b in zip(before, after)))
@@ -79,49 +100,52 @@ def measure(pg: procs.EmbeddedPostgres, work: Path, processes: int, tables: int,
         with httpx.Client(base_url=server.url, timeout=60) as http:
             metadata = orjson.loads(catalog.load(http, hot_table))["metadata"]
         lost = commits.lost(metadata, hot.snapshot_ids)
-        _say(f"{processes} process(es), hot table: {hot.rps:.0f} commits/s, {hot.statuses.get(409, 0)} refused (409), "
+        _say(f"{processes}, hot table: {hot.rps:.0f} commits/s, {hot.statuses.get(409, 0)} refused (409), "
              f"{len(lost)} lost")
         unconditional, writers = commits.run_hot_unconditional(server.url, hot_properties.path, HOT_CLIENTS, seconds)
         with httpx.Client(base_url=server.url, timeout=60) as http:
             lost_writers = commits.lost_properties(orjson.loads(catalog.load(http, hot_properties))["metadata"],
                                                    writers)
-        _say(f"{processes} process(es), hot table, no requirements: {unconditional.rps:.0f} commits/s, "
+        _say(f"{processes}, hot table, no requirements: {unconditional.rps:.0f} commits/s, "
              f"{len(lost_writers)} lost")
         return Measured(out, cpu, hot, lost, len(metadata.get("snapshots", [])), unconditional, lost_writers)
     finally:
         server.stop()
+        if workers is not None:
+            workers.terminate()
+            workers.wait(30)
 
 
-def table(results: dict[int, Measured]) -> str:
-    lines = [f"commits by API processes (load average {' '.join(f'{x:.1f}' for x in os.getloadavg())})",
-             f"{'clients':>8} " + " ".join(f"{f'{n} process(es): commits/s, p50 / p99 ms':>42}" for n in results)
-             + "  ratio"]
-    one, *rest = results.values()
+def table(results: dict[str, Measured]) -> str:
+    lines = [f"commits by API process layout (load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
+             f"ratio: each layout against the first)",
+             f"{'clients':>8} " + " ".join(f"{f'{n}: commits/s, p50 / p99 ms':>52}" for n in results)]
+    one = next(iter(results.values()))
     for clients in CLIENTS:
-        cells = [f"{r.by_clients[clients].rps:>14,.0f}, {r.by_clients[clients].p50_ms:>6.1f} / "
-                 f"{r.by_clients[clients].p99_ms:>6.1f}"
-                 f"{' (' + str(r.by_clients[clients].non_200) + ' failed)' if r.by_clients[clients].non_200 else ''}"
-                 for r in results.values()]
-        ratio = f"x{rest[-1].by_clients[clients].rps / one.by_clients[clients].rps:.2f}" \
-            if rest and one.by_clients[clients].rps else ""
-        lines.append(f"{clients:>8} " + " ".join(f"{c:>42}" for c in cells) + f"  {ratio}")
+        cells = []
+        for r in results.values():
+            c = r.by_clients[clients]
+            ratio = f" x{c.rps / one.by_clients[clients].rps:.2f}" if one.by_clients[clients].rps else ""
+            cells.append(f"{c.rps:,.0f}, {c.p50_ms:.1f} / {c.p99_ms:.1f}{ratio}"
+                         f"{' (' + str(c.non_200) + ' failed)' if c.non_200 else ''}")
+        lines.append(f"{clients:>8} " + " ".join(f"{c:>52}" for c in cells))
     lines.append(f"CPU ms per commit at {CLIENTS[-1]} clients (API processes + Postgres + this load generator, "
                  f"all on the same cores):")
     for n, r in results.items():
-        lines.append(f"  {n} process(es): {r.cpu.api:.2f} + {r.cpu.postgres:.2f} + {r.cpu.load_generator:.2f} = "
+        lines.append(f"  {n}: {r.cpu.api:.2f} + {r.cpu.postgres:.2f} + {r.cpu.load_generator:.2f} = "
                      f"{r.cpu.total:.2f} ms; at {os.cpu_count()} cores that bounds commits at "
                      f"{os.cpu_count() * 1e3 / r.cpu.total:.0f}/s")
     lines.append(f"hot table, no requirements: {HOT_CLIENTS} clients setting properties of one table, the catalog "
                  f"serialising them")
     for n, r in results.items():
         u = r.unconditional
-        lines.append(f"  {n} process(es): {u.rps:,.0f} commits/s, p50 {u.p50_ms:.1f} / p99 {u.p99_ms:.1f} ms, "
+        lines.append(f"  {n}: {u.rps:,.0f} commits/s, p50 {u.p50_ms:.1f} / p99 {u.p99_ms:.1f} ms, "
                      f"{u.non_200} failed, {len(r.unconditional_lost)} acknowledged updates lost (of {u.ok})")
     lines.append(f"hot table, engine appends: {HOT_CLIENTS} clients appending snapshots to one table "
                  f"(assert-ref-snapshot-id), refused commits (409) retried on the winner's metadata")
     for n, r in results.items():
         other = r.hot.non_200 - r.hot.statuses.get(409, 0)
-        lines.append(f"  {n} process(es): {r.hot.rps:,.0f} commits/s, p50 {r.hot.p50_ms:.1f} ms, "
+        lines.append(f"  {n}: {r.hot.rps:,.0f} commits/s, p50 {r.hot.p50_ms:.1f} ms, "
                      f"{r.hot.statuses.get(409, 0)} refused, {other} other failures, {len(r.hot_lost)} acknowledged "
                      f"commits lost (of {r.hot.ok}; {r.hot_snapshots} snapshots in the table)")
     return "\n".join(lines)
@@ -130,13 +154,16 @@ def table(results: dict[int, Measured]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.api_processes", description=__doc__.split("\n\n")[0])
     p.add_argument("--processes", type=int, nargs="+", default=[1, 2], help="API process counts (default 1 2)")
+    p.add_argument("--no-workers-apart", action="store_true",
+                   help="leave out the last layout: one API process, the background read models in their own process")
     p.add_argument("--tables", type=int, default=50)
     p.add_argument("--seconds", type=float, default=5.0, help="each measurement (default 5)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="lakeledger-api-processes-") as tmp:
         pg = procs.EmbeddedPostgres(Path(tmp) / "pg")
         try:
-            results = {n: measure(pg, Path(tmp), n, args.tables, args.seconds) for n in args.processes}
+            layouts = [Layout(n) for n in args.processes] + ([] if args.no_workers_apart else [Layout(1, True)])
+            results = {layout.label: measure(pg, Path(tmp), layout, args.tables, args.seconds) for layout in layouts}
         finally:
             pg.stop()
     print(table(results))

@@ -143,6 +143,13 @@ def start_lakeledger(pg_url: str, data_dir: Path, log_dir: Path, name: str = "la
                          log_dir / f"{name}.log", env)
 
 
+def start_workers(pg_url: str, data_dir: Path, log_dir: Path, name: str = "workers") -> subprocess.Popen:
+    """``lakeledger workers``: the background read models, publisher and timers, in a process of their own."""
+    return subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "workers"], env={**os.environ,
+                            **lakeledger_env(pg_url, data_dir)}, stdout=open(log_dir / f"{name}.log", "wb"),
+                            stderr=subprocess.STDOUT)
+
+
 def start_openfga(home: Path) -> ServerProcess:
     """``openfga run`` (``make openfga-deps``) with its memory datastore; playground and metrics off."""
     binary = Path(os.environ.get("LAKELEDGER_OPENFGA", ROOT / ".cache/openfga/bin/openfga"))
