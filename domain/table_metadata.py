@@ -28,7 +28,7 @@ from pyiceberg.table.update import (
 from pyiceberg.types import IcebergType, ListType, MapType, StructType
 from pyiceberg.utils.datetime import datetime_to_millis
 
-from lakeledger.domain import metadata_v3, schemas
+from lakeledger.domain import metadata_json, metadata_v3, schemas
 from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
 from lakeledger.domain.table_changes import CommitContext, TableRequirement, TableUpdate, apply_update
 
@@ -200,7 +200,7 @@ def next_metadata_location(metadata: TableMetadata, previous_location: str | Non
 
 
 def serialize(metadata: TableMetadata) -> bytes:
-    return metadata.model_dump_json().encode()
+    return metadata_json.to_json(metadata)
 
 
 def parse(data: bytes) -> TableMetadata:

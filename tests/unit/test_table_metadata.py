@@ -324,3 +324,26 @@ def test_v3_table_created_by_a_commit():
         tm.apply_commit(None, None, tm.parse_requirements([{"type": "assert-create"}]), tm.parse_updates([
             {"action": "assign-uuid", "uuid": str(table_uuid)},
             {"action": "upgrade-format-version", "format-version": 3}]))
+
+
+def test_metadata_json_keeps_each_snapshots_json_and_says_what_pyiceberg_says():
+    """Snapshots' JSON is kept per snapshot object (domain/metadata_json.py): the file says what pyiceberg's own
+    serialisation says, for every format, and a snapshot of the same id with other contents (an engine's retry)
+    is never written with the kept JSON of the first."""
+    import orjson
+
+    for version in (1, 2, 3):
+        metadata = _new_v(version)
+        assert orjson.loads(tm.serialize(metadata)) == orjson.loads(metadata.model_dump_json())
+        for n in range(1, 4):
+            lineage = {"first-row-id": n - 1, "added-rows": 1} if version == 3 else {}
+            metadata = _commit(metadata, _snapshot(n, n, n - 1 if n > 1 else None, **lineage), _main(n))
+            tm.serialize(metadata)  # kept from here on
+        assert orjson.loads(tm.serialize(metadata)) == orjson.loads(metadata.model_dump_json())
+        assert tm.parse(tm.serialize(metadata)) == tm.parse(metadata.model_dump_json().encode())
+    base = _commit(_new_v(2), _snapshot(1, 1), _main(1))
+    tm.serialize(_commit(base, _snapshot(7, 2, 1), _main(7)))
+    retried = _commit(base, _snapshot(7, 2, 1, **{"manifest-list": "file:///w/t/metadata/snap-7-attempt-2.avro"}),
+                      _main(7))
+    [seven] = [s for s in orjson.loads(tm.serialize(retried))["snapshots"] if s["snapshot-id"] == 7]
+    assert seven["manifest-list"] == "file:///w/t/metadata/snap-7-attempt-2.avro"
