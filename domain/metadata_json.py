@@ -3,16 +3,19 @@
 pyiceberg serialises each snapshot's summary through a Python callback: about 5 µs a snapshot, 5 ms a commit for a
 table of a thousand snapshots, paid again for every commit although a commit adds one snapshot and keeps the rest.
 The snapshots a commit keeps are the very objects of its base metadata (they are frozen), so their JSON is kept
-per object, and the metadata is written as the rest of it followed by the snapshots. Keyed by the object itself,
-never by snapshot id: an engine retrying a refused commit sends the same snapshot id with other contents."""
+per object, and the metadata is written as the rest of it followed by the snapshots. Keyed by the object itself
+(its identity, checked through a weak reference, so an address reused by a later object is no hit), never by
+snapshot id: an engine retrying a refused commit sends the same snapshot id with other contents."""
 
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
-MAX_SNAPSHOTS_KEPT = 20_000  # about 300 bytes of JSON each
+# About 600 bytes each (the JSON and the entry); the snapshots themselves are held weakly, never kept alive here.
+MAX_SNAPSHOTS_KEPT = 20_000
 
-_kept: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+_kept: OrderedDict[int, tuple[weakref.ref, bytes]] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -30,7 +33,7 @@ def _snapshots_json(snapshots: list) -> list[bytes]:
     with _lock:
         for snapshot in snapshots:
             hit = _kept.get(id(snapshot))
-            if hit is not None and hit[0] is snapshot:
+            if hit is not None and hit[0]() is snapshot:
                 _kept.move_to_end(id(snapshot))
                 found.append(hit[1])
             else:
@@ -39,7 +42,7 @@ def _snapshots_json(snapshots: list) -> list[bytes]:
     if made:
         with _lock:
             for i, data in made.items():
-                _kept[id(snapshots[i])] = (snapshots[i], data)
+                _kept[id(snapshots[i])] = (weakref.ref(snapshots[i]), data)
                 _kept.move_to_end(id(snapshots[i]))
             while len(_kept) > MAX_SNAPSHOTS_KEPT:
                 _kept.popitem(last=False)
