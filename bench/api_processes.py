@@ -1,9 +1,9 @@
 """``python -m bench.api_processes``: commits through one API process against two on the same port
 (``LAKELEDGER__API_PROCESSES``), and through one whose background read models run in a ``lakeledger workers`` of
 their own (``LAKELEDGER__WORKERS=off``, as docs/scaling.md lays out), at 1, 4 and 16 concurrent clients over 50
-tables, side by side in one run on one Postgres. Each client owns its tables (no two race on one), each commit adds a snapshot (bench/commits.py). At 16
-clients it also says where the CPU of a commit goes (the API processes, Postgres, this load generator: all on the
-same cores), and measures a hot table two ways: 16 clients committing updates that require nothing of the table
+tables, side by side in one run on one Postgres. Each client owns its tables (no two race on one), each commit adds
+a snapshot (bench/commits.py). At 16 clients it also says where the CPU of a commit goes (the API processes,
+Postgres, this load generator: all on the same cores), and measures a hot table two ways: 16 clients committing updates that require nothing of the table
 (the catalog serialises them; no acknowledged update may be lost), and 16 clients appending snapshots each on what
 it last saw (refused commits retried on the winner's metadata; no acknowledged snapshot may be missing from the
 table's history)."""

@@ -119,7 +119,7 @@ class EventLog:
                                       for p, e in zip(positions, events)])
             kwargs[IN_TRANSACTION] = hook
         if blind is not None:
-            kwargs[IN_ONE_ROUND_TRIP] = lambda cur, count: blind(cur, events)
+            kwargs[IN_ONE_ROUND_TRIP] = lambda cur: blind(cur, events)
         try:
             recordings = self._app.save(*events, **kwargs)
         except IntegrityError as e:

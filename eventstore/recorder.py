@@ -20,7 +20,7 @@ IN_TRANSACTION = "in_transaction"
 # the whole append (lock, insert, read model, commit) is one round trip and the lock is held for the server's
 # time alone, never for this process's (a thread waiting for the GIL, or for a core, while other appends queue).
 IN_ONE_ROUND_TRIP = "in_one_round_trip"
-InOneRoundTrip = Callable[[Cursor, int], None]  # (cursor, number of events appended)
+InOneRoundTrip = Callable[[Cursor], None]
 
 # Raised by the database (migrations/0017_append_in_one_round_trip.sql) when a read model written in the append
 # has not applied every event before it: the append is rolled back and made again with the full hook.
@@ -67,7 +67,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
                     with conn.cursor() as curs:
                         self._insert_events(curs, stored_events)
                         self._insert_stored_events(inserted, stored_events)
-                        blind(curs, len(stored_events))
+                        blind(curs)
             except psycopg.DatabaseError as e:
                 if e.sqlstate == READ_MODEL_BEHIND:
                     return None

@@ -1,14 +1,14 @@
 """Several API processes on one port (``LAKELEDGER__API_PROCESSES``): one Python process serves requests on one core,
 so a machine with more cores runs more of them behind the same address.
 
-``serve`` binds the listening socket once and starts the other processes as ``lakeledger serve`` children that
-inherit it (``LAKELEDGER__LISTEN_FD``). Each child listens on a socket of its own bound beside it to the same address
-(SO_REUSEPORT), and the kernel spreads new connections over them by their addresses: with one shared socket the
-process that woke first took every connection of a burst, and clients that keep their connections (every engine)
-could all end up on one process while the other idled. The children run no workers (the parent does, once) and skip migrations (the parent ran them). Nothing else is
-shared: each has its own pools, and read-your-writes holds across them as it does across machines (the catalog
-projection commits with the append; docs/scaling.md). A child that dies is started again; the parent's stop stops
-them all."""
+``serve`` binds the port and starts the other processes as ``lakeledger serve`` children, handing them its listening
+socket (``LAKELEDGER__LISTEN_FD``) for its address: each child listens on a socket of its own bound beside it to that
+address (SO_REUSEPORT), and the kernel spreads new connections over them. With one shared socket the process that
+woke first took every connection of a burst, and clients that keep their connections (every engine) could all end
+up on one process while the other idled. The children run no workers (the parent does, once) and skip migrations
+(the parent ran them). Nothing else is shared: each has its own pools, and read-your-writes holds across them as it
+does across machines (the catalog projection commits with the append; docs/scaling.md). A child that dies is started
+again; the parent's stop stops them all."""
 
 import logging
 import os

@@ -34,7 +34,8 @@ class Settings(BaseSettings):
     api_processes: int = Field(default=1, ge=1, le=64)
     # threads of each API process for blocking work (commits, storage calls): few, so Python's GIL does not thrash
     api_threads: int = Field(default=8, ge=1, le=256)
-    # set by a serve for the API processes it starts: the listening socket they inherit (not for users)
+    # set by a serve for the API processes it starts: the listening socket whose address each binds beside it
+    # (not for users)
     listen_fd: int | None = None
     workers: Literal["on", "off"] = "on"
     server_id: UUID = UUID(int=0)

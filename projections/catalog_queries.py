@@ -97,10 +97,8 @@ WAREHOUSE_BY_ID = f"{WAREHOUSES} WHERE id = %(id)s"
 WAREHOUSE_AND_TABULAR = (
     f"SELECT {WAREHOUSE_COLUMNS}, t.tabular_id,"
     " (SELECT max(originator_version) FROM lakeledger_events WHERE originator_id = t.tabular_id) AS tabular_version"
-    " FROM ll_warehouses"
-    " LEFT JOIN LATERAL (SELECT id AS tabular_id FROM ll_tabulars WHERE warehouse_id = %(id)s AND namespace = %(namespace)s"
-    " AND name = %(name)s AND dropped_at IS NULL) AS t ON true"
-    " WHERE ll_warehouses.id = %(id)s")
+    f" FROM ll_warehouses LEFT JOIN LATERAL ({TABULAR_ID}) AS t (tabular_id) ON true"
+    " WHERE ll_warehouses.id = %(warehouse_id)s")
 
 WAREHOUSES_OF_PROJECT = f"{WAREHOUSES} WHERE project_id = %(project_id)s ORDER BY name, id"
 
@@ -158,7 +156,7 @@ class CatalogQueries:
         there is none)."""
         with self.pool.connection() as conn:
             return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_AND_TABULAR, {
-                "id": warehouse_id, "namespace": list(namespace), "name": name}).fetchone()
+                "warehouse_id": warehouse_id, "namespace": list(namespace), "name": name}).fetchone()
 
     def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
         with self.pool.connection() as conn:

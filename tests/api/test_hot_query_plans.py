@@ -99,7 +99,7 @@ def _queries(facts: dict) -> dict[str, tuple]:
         "list namespaces": (live.TOP_NAMESPACES, {"warehouse_id": w, "after": [namespace_name(5)], **page}),
         "load table": (live.ACTIVE_TABULAR, {"warehouse_id": w, "namespace": ns, "name": table_name(0),
                                              "typ": "table"}),
-        "a commit's lookups": (live.WAREHOUSE_AND_TABULAR, {"id": w, "namespace": ns, "name": table_name(0)}),
+        "a commit's lookups": (live.WAREHOUSE_AND_TABULAR, {"warehouse_id": w, "namespace": ns, "name": table_name(0)}),
         "an append's read-model check": ("SELECT count(*) FROM (SELECT 1 FROM lakeledger_events"
                                          " WHERE notification_id > %(p)s ORDER BY notification_id LIMIT 3) AS beyond",
                                          {"p": p - 2}),
