@@ -1,3 +1,5 @@
+import asyncio
+import contextlib
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -15,11 +17,18 @@ from lakeledger.api.context import RequestContext
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.routers import (access_history, config, history, management, namespaces, permissions, protection,
-                                    recycle_bin, roles, signer, tables, users, views)
+from lakeledger.api.routers import (access_history, config, history, management, namespaces, operations, permissions,
+                                    protection, recycle_bin, roles, signer, tables, users, views)
 from lakeledger.api.time_travel import ReadOnlyPast
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 from lakeledger.api.turns import Turns
+from lakeledger.migrations import sql_files
+from lakeledger.operations.database_collector import DatabaseCollector
+from lakeledger.operations.health import ReadinessChecks
+from lakeledger.operations.metrics import observe_pool
+from lakeledger.operations.observed_requests import ObservedRequests, RecordRoute
+
+POOL_METRICS_SECONDS = 5.0
 
 
 def create_app(container) -> FastAPI:
@@ -39,9 +48,14 @@ def create_app(container) -> FastAPI:
         container.queries = AsyncCatalogQueries(pool)
         container.idempotent_responses = ResponseStore(
             pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.secrets.cipher)
+        settings = container.settings
+        app.state.readiness = ReadinessChecks(pool, [name for name, _ in sql_files()], read_models,
+                                              settings.ready_max_lag_seconds, settings.nats_address)
+        pools = asyncio.create_task(_observe_pools({"api": pool, "background": container.pool}))
         try:
             yield
         finally:
+            pools.cancel()
             await pool.close()
             await container.authorizer.aclose()
 
@@ -49,6 +63,8 @@ def create_app(container) -> FastAPI:
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
     app.state.turns = Turns()
+    read_models = [runner.name for runner in container.read_models]
+    app.state.database_metrics = DatabaseCollector(container.pool, read_models)
     identifiers.use_separator(container.settings.namespace_separator)
     # Routes match the raw path's segments (RequestContext); their parameters are unescaped by the convertor.
     identifiers.route_on_segments()
@@ -67,11 +83,9 @@ def create_app(container) -> FastAPI:
     app.include_router(roles.router)
     app.include_router(permissions.router)
     app.include_router(access_history.router)
+    app.include_router(operations.router)
 
-    @app.get("/health", include_in_schema=False)
-    async def health():
-        return {"status": "ok"}
-
+    app.add_middleware(RecordRoute)  # innermost: it sees the scope the router writes the matched route into
     app.add_middleware(IdempotentRequests, container=container)
     app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)
@@ -80,4 +94,14 @@ def create_app(container) -> FastAPI:
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
     # outermost: every answer, the fast path's and refusals included, is compressed in this one place
     app.add_middleware(CompressedResponses, min_bytes=container.settings.compression_min_bytes)
+    app.add_middleware(ObservedRequests, log_requests=container.settings.log_format == "json")
     return app
+
+
+async def _observe_pools(pools: dict) -> None:
+    """The connection pools' gauges, every few seconds (a scrape may reach another process than this one)."""
+    while True:
+        for name, pool in pools.items():
+            with contextlib.suppress(Exception):
+                observe_pool(name, pool)
+        await asyncio.sleep(POOL_METRICS_SECONDS)

@@ -14,7 +14,8 @@ from lakeledger.api.errors import error_response
 from lakeledger.identity.oidc import InvalidToken, OpenIdVerifier, ProviderUnavailable
 from lakeledger.services.users import UserService
 
-OPEN_PATHS = frozenset({"/health"})
+# probes and scrapers carry no token (api/routers/operations.py)
+OPEN_PATHS = frozenset({"/health", "/health/ready", "/metrics"})
 _AUTHORIZATION = b"authorization"
 _REALM = 'Bearer realm="lakeledger"'
 

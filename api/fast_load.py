@@ -18,8 +18,10 @@ from lakeledger.api.etags import etag, matches
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 from lakeledger.services.resolve import storage_settings
 from lakeledger.api.identifiers import levels, segment
+from lakeledger.operations.observed_requests import record_route
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
+_LOAD_TABLE = "/{prefix}/namespaces/{namespace}/tables/{table}"
 
 
 class FastLoadTable:
@@ -32,6 +34,7 @@ class FastLoadTable:
             found = await self._try(scope)
             if found is not None:
                 tag, body = found
+                record_route(scope, ("/v1" if scope["path"].startswith("/v1/") else "/catalog/v1") + _LOAD_TABLE)
                 condition = _header(scope, b"if-none-match")
                 if condition is not None and matches(condition, tag):
                     await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", tag.encode())]})

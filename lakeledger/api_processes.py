@@ -19,6 +19,8 @@ import sys
 import threading
 import time
 
+from lakeledger.operations.metrics import process_exited
+
 log = logging.getLogger("lakeledger.api_processes")
 
 RESTART_PAUSE_SECONDS = 1.0
@@ -71,6 +73,7 @@ class ApiProcesses:
                 code = child.poll()
                 if code is not None and not self._stopping.is_set():
                     log.warning("API process %s (pid %s) exited with %s; starting it again", n, child.pid, code)
+                    process_exited(child.pid)
                     time.sleep(RESTART_PAUSE_SECONDS)
                     if not self._stopping.is_set():
                         self._children[n] = self._spawn(n)

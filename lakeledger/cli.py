@@ -1,7 +1,6 @@
 """The ``lakeledger`` command: serve, migrate, workers, rebuild, projections, replay."""
 
 import argparse
-import logging
 import signal
 import sys
 
@@ -47,16 +46,30 @@ def _workers(container):
                          min(1.0, settings.worker_poll_seconds)),
                  PurgeRetries(purger, container.pool, settings.worker_poll_seconds)]
     if settings.nats_address:
+        from lakeledger.sinks.nats_auth import connect_options
         from lakeledger.workers.publisher import CloudEventsPublisher
         followers.append(CloudEventsPublisher(
             container.log, container.conninfo, address=settings.nats_address, stream=settings.nats_stream,
             subject=settings.nats_subject, server_id=settings.server_id,
             duplicate_window_seconds=settings.nats_duplicate_window_seconds,
-            poll_seconds=settings.worker_poll_seconds))
+            poll_seconds=settings.worker_poll_seconds, connect_options=connect_options(settings)))
     return Workers(runners, container.conninfo, settings.worker_poll_seconds, followers=followers)
 
 
 def serve(settings: Settings) -> None:
+    from lakeledger.operations import metrics
+
+    # before any metric exists: the API processes started below write theirs where every scrape can sum them
+    shared_metrics = metrics.share_between_processes() if settings.api_processes > 1 \
+        and settings.listen_fd is None else None
+    try:
+        _serve(settings)
+    finally:
+        if shared_metrics:
+            metrics.stop_sharing(shared_metrics)
+
+
+def _serve(settings: Settings) -> None:
     from lakeledger import http_server
     from lakeledger.api.app import create_app
     from lakeledger.api_processes import ApiProcesses, inherited_socket
@@ -91,8 +104,9 @@ def serve(settings: Settings) -> None:
         # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
+        # log_config None: uvicorn's lines go through the handler operations/logs.py set up (text or JSON)
         http_server.run(app, sock=sock, host=settings.listen_host, port=settings.listen_port,
-                         log_level=settings.log_level, access_log=False)
+                         log_level=settings.log_level, access_log=False, log_config=None)
     finally:
         if group:
             group.stop()
@@ -104,6 +118,10 @@ def serve(settings: Settings) -> None:
 def run_workers(settings: Settings) -> None:
     container = _container(settings)
     workers = _workers(container)
+    if settings.metrics_port is not None:
+        from lakeledger.operations.metrics import serve_metrics
+
+        serve_metrics(settings.metrics_port, settings.listen_host, {"background": container.pool})
     signal.signal(signal.SIGTERM, lambda *_: workers.stop())
     try:
         workers.run_forever()
@@ -175,8 +193,9 @@ def run_replay(settings: Settings, args) -> None:
     elif args.sink == "nats":
         if not args.nats_address:
             raise SystemExit("lakeledger replay: --sink nats needs --nats-address nats://host:4222")
+        from lakeledger.sinks.nats_auth import connect_options
         from lakeledger.sinks.nats_subject import NatsSubjectSink
-        sink = NatsSubjectSink(args.nats_address, args.subject)
+        sink = NatsSubjectSink(args.nats_address, args.subject, connect_options(settings))
     else:
         if not (args.uri and args.table):
             raise SystemExit("lakeledger replay: --sink iceberg needs --uri (the catalog) and --table ns.table")
@@ -219,10 +238,9 @@ def main(argv: list[str] | None = None) -> int:
             (f"LAKELEDGER__{'__'.join(map(str, err['loc'])).upper()} " if err["loc"] else "")  # loc: one setting
             + err["msg"].removeprefix("Value error, ") for err in e.errors(include_input=False, include_url=False))
         ) from None
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # botocore's debug log prints whole responses, STS AssumeRole's session credentials among them: never below INFO
-    for name in ("boto3", "botocore", "s3transfer"):
-        logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.INFO))
+    from lakeledger.operations import logs
+
+    logs.configure(settings.log_level, settings.log_format)
     try:
         if args.command in ("replay", "projections"):
             {"replay": run_replay, "projections": run_projections}[args.command](settings, args)

@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     compression_min_bytes: int = Field(default=1024, ge=0)
     auto_migrate: bool = True
     log_level: str = "info"
+    # text: a line for people; json: one JSON object per line, and one per request (operations/logs.py)
+    log_format: Literal["text", "json"] = "text"
+    # /health/ready answers 503 while a read model is further behind the log than this (its oldest unapplied event)
+    ready_max_lag_seconds: float = Field(default=60.0, gt=0)
+    # `lakeledger workers` serves its Prometheus metrics on this port (serve's are at /metrics on the API port)
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
     namespace_separator: str = Field(default="%1F", min_length=1)
     default_page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1000, ge=1)
@@ -62,6 +68,11 @@ class Settings(BaseSettings):
     nats_stream: str = Field(default="LAKELEDGER", pattern=r"^[A-Za-z0-9_-]+$")
     nats_subject: str = Field(default="lakeledger", pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
     nats_duplicate_window_seconds: int = Field(default=3600, ge=60)
+    # NATS authentication, as the server requires: user and password, a token, or a credentials file (JWT + nkey)
+    nats_user: str | None = None
+    nats_password: SecretStr | None = None
+    nats_token: SecretStr | None = None
+    nats_creds_file: Path | None = None
     change_approval_url: str | None = None
     change_approval_timeout_seconds: float = Field(default=5.0, gt=0)
     purge_max_files_per_second: float = Field(default=0, ge=0)
@@ -93,6 +104,19 @@ class Settings(BaseSettings):
         if value is not None and len(value.get_secret_value()) < MIN_KEY_LENGTH:
             raise ValueError(f"must be at least {MIN_KEY_LENGTH} characters")
         return value
+
+    @model_validator(mode="after")
+    def _one_nats_authentication(self):
+        ways = [name for name, given in (("NATS_USER", self.nats_user or self.nats_password),
+                                         ("NATS_TOKEN", self.nats_token), ("NATS_CREDS_FILE", self.nats_creds_file))
+                if given]
+        if len(ways) > 1:
+            raise ValueError(f"set one NATS authentication, not {' and '.join('LAKELEDGER__' + w for w in ways)}")
+        if bool(self.nats_user) != bool(self.nats_password):
+            raise ValueError("LAKELEDGER__NATS_USER and LAKELEDGER__NATS_PASSWORD go together")
+        if self.nats_creds_file is not None and not self.nats_creds_file.is_file():
+            raise ValueError(f"LAKELEDGER__NATS_CREDS_FILE {self.nats_creds_file} is not a readable file")
+        return self
 
     @model_validator(mode="after")
     def _openfga_has_an_endpoint(self):

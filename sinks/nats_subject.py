@@ -8,8 +8,9 @@ from lakeledger.sinks.envelope import to_json
 
 
 class NatsSubjectSink:
-    def __init__(self, address: str, subject: str):
+    def __init__(self, address: str, subject: str, connect_options: dict[str, Any] | None = None):
         self.address, self.subject = address, subject
+        self.connect_options = connect_options or {}  # authentication (sinks/nats_auth.py)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._nc = None
 
@@ -17,7 +18,8 @@ class NatsSubjectSink:
         import nats
 
         self._loop = asyncio.new_event_loop()
-        self._nc = self._loop.run_until_complete(nats.connect(self.address, connect_timeout=5, max_reconnect_attempts=5))
+        self._nc = self._loop.run_until_complete(nats.connect(self.address, connect_timeout=5, max_reconnect_attempts=5,
+                                                                      **self.connect_options))
         return self
 
     def write(self, batch: list[dict[str, Any]]) -> None:

@@ -24,6 +24,7 @@ from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from lakeledger.eventstore.identity import event_type_of
+from lakeledger.operations.metrics import CLOUDEVENTS_FAILED, CLOUDEVENTS_PUBLISHED
 from lakeledger.eventstore.log import EventLog, StoredNotification
 from lakeledger.sinks.envelope import envelope, to_json
 
@@ -40,7 +41,7 @@ class CloudEventsPublisher:
 
     def __init__(self, event_log: EventLog, conninfo: str, *, address: str, stream: str, subject: str,
                  server_id: UUID, duplicate_window_seconds: int = 3600, poll_seconds: float = 1.0,
-                 publish_timeout: float = 5.0):
+                 publish_timeout: float = 5.0, connect_options: dict[str, Any] | None = None):
         self.log = event_log
         self.conninfo = conninfo
         self.address = address
@@ -50,6 +51,7 @@ class CloudEventsPublisher:
         self.duplicate_window_seconds = duplicate_window_seconds
         self.poll_seconds = poll_seconds
         self.publish_timeout = publish_timeout
+        self.connect_options = connect_options or {}  # authentication (sinks/nats_auth.py)
         # Entity id → warehouse id, learnt from the events that carry it (creations, registrations, drops);
         # later events of the same entity do not repeat it.
         self._warehouses: dict[UUID, UUID] = {}
@@ -65,13 +67,15 @@ class CloudEventsPublisher:
                 await self._session(stop, wake)
                 return
             except Exception as e:  # NATS, Postgres, timeouts: all recoverable by starting over
+                CLOUDEVENTS_FAILED.labels("nats").inc()
                 log.warning("CloudEvents publication interrupted (%s: %s); retrying in %.1fs",
                             type(e).__name__, e, pause)
             await asyncio.to_thread(stop.wait, pause)
             pause = min(pause * 2, 10.0)
 
     async def _session(self, stop: threading.Event, wake: threading.Event) -> None:
-        nc = await nats.connect(self.address, connect_timeout=2, allow_reconnect=False, name="lakeledger-publisher")
+        nc = await nats.connect(self.address, connect_timeout=2, allow_reconnect=False, name="lakeledger-publisher",
+                                **self.connect_options)
         try:
             js = nc.jetstream(timeout=self.publish_timeout)
             await self._ensure_stream(js)
@@ -116,6 +120,7 @@ class CloudEventsPublisher:
                                  headers={"Nats-Msg-Id": event_id, "Content-Type": JSONFormat.CONTENT_TYPE})
             await conn.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
                                (batch[-1].position, POSITION))
+        CLOUDEVENTS_PUBLISHED.labels("nats").inc(len(batch))
         return len(batch)
 
     async def _remember_warehouses(self, conn: psycopg.AsyncConnection, batch: list[StoredNotification]) -> None:

@@ -1,0 +1,97 @@
+"""Readiness: can this process serve the catalog right now? Each check is named in the answer, so a failing
+probe says which part is down.
+
+* ``postgres``: a connection of the API's pool answers ``SELECT 1`` within the timeout;
+* ``migrations``: every migration this version ships is applied (a newer binary against an old schema is not ready
+  until ``lakeledger migrate`` ran);
+* ``read-models``: no read model this installation runs is further behind the log than the bound (the age of its
+  oldest unapplied event); the CloudEvents publisher and the purger are not read models and do not count;
+* ``nats``: when CloudEvents go to NATS, the server answers a connection with its INFO line.
+
+Liveness (``/health``) asks nothing of them: a process that answers is alive, and restarting it would not bring
+Postgres back."""
+
+import asyncio
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from lakeledger.eventstore.append_time import EVENTS
+
+TIMEOUT_SECONDS = 2.0
+
+_LAGS = (f"SELECT p.name, extract(epoch FROM now() - (SELECT e.appended_at FROM {EVENTS} e"
+         "  WHERE e.notification_id > p.position ORDER BY e.notification_id LIMIT 1))"
+         " FROM ll_projection_positions p WHERE p.name = ANY(%s)")
+
+
+@dataclass
+class Readiness:
+    ready: bool
+    checks: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failing(self) -> list[str]:
+        return [name for name, result in self.checks.items() if result != "ok"]
+
+    def body(self) -> dict:
+        return {"status": "ready" if self.ready else "unavailable", "failing": self.failing, "checks": self.checks}
+
+
+class ReadinessChecks:
+    def __init__(self, pool, migrations: list[str], read_models: list[str], max_lag_seconds: float,
+                 nats_address: str | None):
+        self.pool = pool
+        self.read_models = read_models
+        self.migrations = migrations
+        self.max_lag_seconds = max_lag_seconds
+        self.nats_address = nats_address
+
+    async def run(self) -> Readiness:
+        checks: dict[str, str] = {}
+        try:
+            await asyncio.wait_for(self._database(checks), TIMEOUT_SECONDS)
+        except Exception as e:  # unreachable, refused, timed out: the probe's answer, never an error of its own
+            checks["postgres"] = f"unreachable: {_reason(e)}"
+            checks.setdefault("migrations", "not checked: Postgres is unreachable")
+            checks.setdefault("read-models", "not checked: Postgres is unreachable")
+        if self.nats_address:
+            checks["nats"] = await self._nats()
+        return Readiness(all(v == "ok" for v in checks.values()), checks)
+
+    async def _database(self, checks: dict[str, str]) -> None:
+        async with self.pool.connection(timeout=TIMEOUT_SECONDS) as conn:
+            await conn.execute("SELECT 1")
+            checks["postgres"] = "ok"
+            cur = await conn.execute("SELECT name FROM ll_schema_migrations")
+            applied = {row[0] for row in await cur.fetchall()}
+            missing = [m for m in self.migrations if m not in applied]
+            checks["migrations"] = "ok" if not missing else \
+                f"not applied: {', '.join(missing)} (run `lakeledger migrate`)"
+            cur = await conn.execute(_LAGS, (self.read_models,))
+            behind = sorted((float(age), name) for name, age in await cur.fetchall()
+                            if age is not None and float(age) > self.max_lag_seconds)
+            checks["read-models"] = "ok" if not behind else "behind the log: " + ", ".join(
+                f"{name} by {age:.0f} s" for age, name in reversed(behind))
+
+    async def _nats(self) -> str:
+        errors = []
+        for address in self.nats_address.split(","):
+            parts = urlsplit(address.strip() if "://" in address else f"nats://{address.strip()}")
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(parts.hostname or "localhost", parts.port or 4222), TIMEOUT_SECONDS)
+                try:
+                    line = await asyncio.wait_for(reader.readline(), TIMEOUT_SECONDS)
+                finally:
+                    writer.close()
+                if line.startswith(b"INFO "):
+                    return "ok"
+                errors.append(f"{parts.hostname}:{parts.port or 4222} did not answer as a NATS server")
+            except Exception as e:
+                errors.append(f"{parts.hostname}:{parts.port or 4222} unreachable: {_reason(e)}")
+        return "; ".join(errors)
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}{': ' + text[:200] if text else ''}"
