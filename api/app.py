@@ -23,6 +23,7 @@ from lakeledger.api.time_travel import ReadOnlyPast
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 from lakeledger.api.turns import Turns
 from lakeledger.migrations import sql_files
+from lakeledger.sinks.nats_auth import connect_options
 from lakeledger.operations.database_collector import DatabaseCollector
 from lakeledger.operations.health import ReadinessChecks
 from lakeledger.operations.metrics import observe_pool
@@ -41,6 +42,7 @@ def create_app(container) -> FastAPI:
     async def lifespan(app: FastAPI):
         # autocommit: a lookup is one statement, not BEGIN/SELECT/COMMIT
         pool = AsyncConnectionPool(container.conninfo, min_size=2, max_size=container.settings.pg_pool_size,
+                                   timeout=container.settings.pg_pool_timeout_seconds,
                                    kwargs={"autocommit": True}, open=False)
         await pool.open(wait=True)
         # every blocking call of this process runs in these threads; a few keep the GIL from thrashing
@@ -50,7 +52,8 @@ def create_app(container) -> FastAPI:
             pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.secrets.cipher)
         settings = container.settings
         app.state.readiness = ReadinessChecks(pool, [name for name, _ in sql_files()], read_models,
-                                              settings.ready_max_lag_seconds, settings.nats_address)
+                                              settings.ready_max_lag_seconds, settings.nats_address,
+                                              connect_options(settings))
         pools = asyncio.create_task(_observe_pools({"api": pool, "background": container.pool}))
         try:
             yield
@@ -94,7 +97,9 @@ def create_app(container) -> FastAPI:
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)
     # outermost: every answer, the fast path's and refusals included, is compressed in this one place
     app.add_middleware(CompressedResponses, min_bytes=container.settings.compression_min_bytes)
-    app.add_middleware(ObservedRequests, log_requests=container.settings.log_format == "json")
+    settings = container.settings
+    if settings.metrics == "on" or settings.log_format == "json":
+        app.add_middleware(ObservedRequests, count=settings.metrics == "on", log_requests=settings.log_format == "json")
     return app
 
 

@@ -4,9 +4,11 @@
 import logging
 
 import orjson
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from psycopg_pool import PoolTimeout
 from starlette.responses import Response
 
 from lakeledger.authz.authorizer import AuthorizationUnavailable
@@ -80,6 +82,16 @@ def install(app: FastAPI) -> None:
         log.warning("%s %s: %s", request.method, request.url.path, exc)
         return error_response(503, "ServiceUnavailableException", "The authorization backend could not answer; "
                               "try again", head=request.method == "HEAD")
+
+    @app.exception_handler(psycopg.OperationalError)
+    @app.exception_handler(PoolTimeout)
+    async def database_unavailable(request: Request, exc: Exception) -> Response:
+        # Postgres down, restarting or out of connections: not the request's fault, and a retry may succeed (a
+        # commit whose connection broke has an unknown outcome, which is what clients make of a 503 on a commit)
+        log.warning("%s %s: the database could not answer: %s: %s", request.method, request.url.path,
+                    type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+        return error_response(503, "ServiceUnavailableException", "The database could not answer; try again",
+                              head=request.method == "HEAD")
 
     @app.exception_handler(WrongKey)
     async def wrong_key(request: Request, exc: WrongKey) -> Response:

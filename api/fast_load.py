@@ -7,6 +7,9 @@ the reference behaviour, so both paths answer identically."""
 
 from uuid import UUID
 
+import psycopg
+from psycopg_pool import PoolTimeout
+
 from lakeledger.authz.authorizer import AuthorizationUnavailable
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.names import check_name
@@ -14,6 +17,7 @@ from starlette.requests import Request
 
 from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
 from lakeledger.api.authorization import WRITE, guard_of_scope, table as table_object
+from lakeledger.api.errors import error_response
 from lakeledger.api.etags import etag, matches
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 from lakeledger.services.resolve import storage_settings
@@ -31,10 +35,16 @@ class FastLoadTable:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "GET" and not scope.get("query_string"):
-            found = await self._try(scope)
+            try:
+                found = await self._try(scope)
+            except (psycopg.OperationalError, PoolTimeout):
+                # the route would wait for the database as long again: answered as the route's handler would
+                record_route(scope, _template(scope))
+                return await error_response(503, "ServiceUnavailableException",
+                                            "The database could not answer; try again")(scope, receive, send)
             if found is not None:
                 tag, body = found
-                record_route(scope, ("/v1" if scope["path"].startswith("/v1/") else "/catalog/v1") + _LOAD_TABLE)
+                record_route(scope, _template(scope))
                 condition = _header(scope, b"if-none-match")
                 if condition is not None and matches(condition, tag):
                     await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", tag.encode())]})
@@ -92,6 +102,10 @@ class FastLoadTable:
         if access is None:
             return None
         return load_tag(metadata_location, ALL_SNAPSHOTS, access), with_access(body, access)
+
+
+def _template(scope) -> str:
+    return ("/v1" if scope["path"].startswith("/v1/") else "/catalog/v1") + _LOAD_TABLE
 
 
 def _header(scope, name: bytes) -> str | None:

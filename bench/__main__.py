@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import orjson
 
-from . import auth, catalog, commits, compression, footprint, loadgen, procs, publication, report, s3, soft_deletion
+from . import (auth, catalog, commits, compression, footprint, loadgen, metrics_overhead, procs, publication, report,
+               s3, soft_deletion)
 
 
 AUTH_WARMUP_S = 1.0  # the authorization section's servers are warm after its first round
@@ -40,6 +41,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                    help="rounds of file-warehouse then S3 vended-credential loadTable (default 3)")
     p.add_argument("--compression-rounds", type=int, default=2,
                    help="rounds of loadTable plain, gzip and zstd (default 2; 0 leaves the section out)")
+    p.add_argument("--metrics-rounds", type=int, default=2,
+                   help="alternating loadTable rounds with metrics on and off (default 2; 0 leaves them out)")
     p.add_argument("--auth-rounds", type=int, default=3,
                    help="rounds of the authorization section: loadTable, 304 and commits on each server (default 3)")
     p.add_argument("--auth-seconds", type=float, default=5.0,
@@ -62,6 +65,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
             p.error(f"--{name.replace('_', '-')} must be in (0, 600]")
     if not 0 <= args.compression_rounds <= 10:
         p.error("--compression-rounds must be between 0 and 10")
+    if not 0 <= args.metrics_rounds <= 10:
+        p.error("--metrics-rounds must be between 0 and 10")
     if not 1 <= args.idle_seconds <= 600:
         p.error("--idle-seconds must be in [1, 600]")
     if not 0 <= args.warmup_seconds <= 60:
@@ -168,6 +173,12 @@ def _core_sections(args, tool: str, work: Path, pg, started: list) -> bool:
             url, body, args.compression_rounds,
             lambda name, u, headers: _measure_load(name, u, args, tool, headers, server_pid=server.pid), _say)
 
+    metrics_text = None
+    if args.metrics_rounds:
+        metrics_text = metrics_overhead.run(
+            pg.url, work / "data", work, table.path, args.metrics_rounds,
+            lambda name, u, pid: _measure_load(name, u, args, tool, server_pid=pid), _say)
+
     body_file = work / "load-table-response.json"
     body_file.write_bytes(body)
     _say(f"starting the bare FastAPI server with the same {len(body)} bytes")
@@ -216,6 +227,8 @@ def _core_sections(args, tool: str, work: Path, pg, started: list) -> bool:
     print(text, flush=True)
     if compression_text:
         print(compression_text, flush=True)
+    if metrics_text:
+        print(metrics_text, flush=True)
     print(s3_text, flush=True)
     print(f"Soft deletion, {soft.tables} tables: dropped one request each in {soft.one_by_one_s:.2f} s; as one "
           f"recursive namespace drop in {soft.recursive_drop_s:.2f} s "

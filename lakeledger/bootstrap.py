@@ -60,7 +60,7 @@ class Lakeledger:
             self.authorizer = RememberedDecisions(self.authorizer, settings.authz_cache_seconds)
         self.log = EventLog(self.postgres, pool_size=settings.pg_pool_size)
         self.pool = ConnectionPool(self.conninfo, min_size=1, max_size=settings.pg_pool_size, open=True,
-                                   name="lakeledger-sync")
+                                   name="lakeledger-sync", timeout=settings.pg_pool_timeout_seconds)
         self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
         # caught up by the history API before it answers, not inside appends (``ProjectionRunner.caught_up``)
         self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)

@@ -178,6 +178,7 @@ def run_projections(settings: Settings, args) -> None:
 def run_replay(settings: Settings, args) -> None:
     from pathlib import Path
 
+    from lakeledger.progress import Progress
     from lakeledger.sinks.replay import parse_bound, replay
 
     try:
@@ -202,8 +203,10 @@ def run_replay(settings: Settings, args) -> None:
         from lakeledger.sinks.iceberg_table import IcebergTableSink
         sink = IcebergTableSink(args.uri, args.warehouse, args.table)
     container = _container(settings)
+    progress = Progress("replay")  # positions of the range covered: a range may hold gaps (rolled-back appends)
     try:
-        count = replay(container.log, sink, start, stop)
+        count = replay(container.log, sink, start, stop, progress.update)
+        progress.finish()
     finally:
         container.close()
     print(f"replayed {count} events into the {args.sink} sink")

@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default=Path("./.lakeledger"))
     pg_url: str | None = None
     pg_pool_size: int = Field(default=10, ge=1)
+    # how long a request waits for a connection of the pool (all busy, or Postgres unreachable) before a 503
+    pg_pool_timeout_seconds: float = Field(default=10.0, gt=0)
     listen_host: str = "0.0.0.0"
     listen_port: int = Field(default=8181, ge=0, le=65535)
     # API processes serving the port (lakeledger/api_processes.py): about one per core
@@ -53,6 +55,8 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = "text"
     # /health/ready answers 503 while a read model is further behind the log than this (its oldest unapplied event)
     ready_max_lag_seconds: float = Field(default=60.0, gt=0)
+    # off: requests are not counted or timed (what /metrics reads from the database stays)
+    metrics: Literal["on", "off"] = "on"
     # `lakeledger workers` serves its Prometheus metrics on this port (serve's are at /metrics on the API port)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     namespace_separator: str = Field(default="%1F", min_length=1)

@@ -6,14 +6,15 @@ probe says which part is down.
   until ``lakeledger migrate`` ran);
 * ``read-models``: no read model this installation runs is further behind the log than the bound (the age of its
   oldest unapplied event); the CloudEvents publisher and the purger are not read models and do not count;
-* ``nats``: when CloudEvents go to NATS, the server answers a connection with its INFO line.
+* ``nats``: when CloudEvents go to NATS, a connection signed in as the publisher signs in (sinks/nats_auth.py)
+  answers a round trip: a server that is up but refuses our credentials is as useless as one that is down.
 
 Liveness (``/health``) asks nothing of them: a process that answers is alive, and restarting it would not bring
 Postgres back."""
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from lakeledger.eventstore.append_time import EVENTS
 
@@ -39,12 +40,13 @@ class Readiness:
 
 class ReadinessChecks:
     def __init__(self, pool, migrations: list[str], read_models: list[str], max_lag_seconds: float,
-                 nats_address: str | None):
+                 nats_address: str | None, nats_options: dict | None = None):
         self.pool = pool
         self.read_models = read_models
         self.migrations = migrations
         self.max_lag_seconds = max_lag_seconds
         self.nats_address = nats_address
+        self.nats_options = nats_options or {}
 
     async def run(self) -> Readiness:
         checks: dict[str, str] = {}
@@ -74,22 +76,26 @@ class ReadinessChecks:
                 f"{name} by {age:.0f} s" for age, name in reversed(behind))
 
     async def _nats(self) -> str:
-        errors = []
-        for address in self.nats_address.split(","):
-            parts = urlsplit(address.strip() if "://" in address else f"nats://{address.strip()}")
-            try:
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(parts.hostname or "localhost", parts.port or 4222), TIMEOUT_SECONDS)
-                try:
-                    line = await asyncio.wait_for(reader.readline(), TIMEOUT_SECONDS)
-                finally:
-                    writer.close()
-                if line.startswith(b"INFO "):
-                    return "ok"
-                errors.append(f"{parts.hostname}:{parts.port or 4222} did not answer as a NATS server")
-            except Exception as e:
-                errors.append(f"{parts.hostname}:{parts.port or 4222} unreachable: {_reason(e)}")
-        return "; ".join(errors)
+        try:
+            await asyncio.wait_for(self._nats_round_trip(), TIMEOUT_SECONDS)
+            return "ok"
+        except Exception as e:  # refused, timed out, credentials refused
+            return f"unreachable: {_reason(e)}"
+
+    async def _nats_round_trip(self) -> None:
+        import nats
+
+        async def quiet(e):  # nats-py prints every failed attempt otherwise; the answer names the failure
+            pass
+
+        nc = await nats.connect(self.nats_address, connect_timeout=TIMEOUT_SECONDS, allow_reconnect=False,
+                                max_reconnect_attempts=0, name="lakeledger-readiness", error_cb=quiet,
+                                **self.nats_options)
+        try:
+            await nc.flush(timeout=TIMEOUT_SECONDS)
+        finally:
+            with contextlib.suppress(Exception):
+                await nc.close()
 
 
 def _reason(e: BaseException) -> str:

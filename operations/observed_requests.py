@@ -13,13 +13,18 @@ import time
 from lakeledger.operations.metrics import REQUEST_SECONDS, REQUESTS
 
 UNMATCHED = "<unmatched>"
+# a client may send any method name; a label per name would be unbounded
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
 log = logging.getLogger("lakeledger.requests")
 
 
 class ObservedRequests:
-    def __init__(self, app, log_requests: bool):
+    def __init__(self, app, count: bool, log_requests: bool):
         self.app = app
+        self.count = count
         self.log_requests = log_requests
+        # (method, route, status) -> the counter's and the histogram's children: labels() costs more than inc()
+        self._children: dict[tuple[str, str, int], tuple] = {}
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -39,8 +44,15 @@ class ObservedRequests:
         finally:
             seconds = time.perf_counter() - started
             method, route = scope["method"], state.get("route", UNMATCHED)
-            REQUESTS.labels(method, route, str(status)).inc()
-            REQUEST_SECONDS.labels(method, route).observe(seconds)
+            if method not in METHODS:
+                method = "other"
+            if self.count:
+                children = self._children.get((method, route, status))
+                if children is None:
+                    children = self._children[(method, route, status)] = (
+                        REQUESTS.labels(method, route, str(status)), REQUEST_SECONDS.labels(method, route))
+                children[0].inc()
+                children[1].observe(seconds)
             if self.log_requests:
                 principal = state.get("principal")
                 log.info("request", extra={"request": {

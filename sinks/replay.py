@@ -2,7 +2,7 @@
 own and touches no projection's or publisher's position, so live sinks are unaffected; run it again with
 ``--from`` to continue."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -35,12 +35,15 @@ def parse_bound(text: str) -> Bound:
                          "(with an offset, like 2026-11-01T00:00:00Z)") from None
 
 
-def notifications(log: EventLog, start: Bound | None, stop: Bound | None) -> Iterator[StoredNotification]:
-    """An instant bound is where the log stood then, by append time (a prefix of the log, the same prefix
-    catalog time travel shows): ``--from T`` starts after the last event appended before T, ``--to T`` ends with
-    the last one appended at or before it. A bound not yet past is the head of the log as it is now."""
-    after = _position(log, start) if start else 0
-    upto = _position(log, stop, inclusive=True) if stop else log.head()
+def span(log: EventLog, start: Bound | None, stop: Bound | None) -> tuple[int, int]:
+    """(the last position skipped, the last position replayed) of the bounds. An instant bound is where the log
+    stood then, by append time (a prefix of the log, the same prefix catalog time travel shows): ``--from T``
+    starts after the last event appended before T, ``--to T`` ends with the last one appended at or before it. A
+    bound not yet past is the head of the log as it is now."""
+    return (_position(log, start) if start else 0), (_position(log, stop, inclusive=True) if stop else log.head())
+
+
+def _between(log: EventLog, after: int, upto: int) -> Iterator[StoredNotification]:
     while after < upto:
         batch = log.read(after, BATCH, upto=upto)
         if not batch:
@@ -61,16 +64,22 @@ def _position(log: EventLog, bound: Bound, inclusive: bool = False) -> int:
         return log.head()
 
 
-def replay(log: EventLog, sink, start: Bound | None = None, stop: Bound | None = None) -> int:
+def replay(log: EventLog, sink, start: Bound | None = None, stop: Bound | None = None,
+           progress: Callable[[int, int], None] = lambda done, total: None) -> int:
+    """Events written; ``progress`` hears (positions covered, positions in the range) after each batch."""
+    after, upto = span(log, start, stop)
+    total = max(upto - after, 0)
     count, pending = 0, []
     with sink:
-        for n in notifications(log, start, stop):
+        for n in _between(log, after, upto):
             pending.append(envelope(n))
             if len(pending) >= BATCH:
                 sink.write(pending)
                 count += len(pending)
                 pending = []
+                progress(n.position - after, total)
         if pending:
             sink.write(pending)
             count += len(pending)
+    progress(total, total)
     return count

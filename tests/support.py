@@ -78,13 +78,15 @@ VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_700_000_000_0
 class NatsServer:
     """`nats-server -js` on a free port with its own store directory, which survives a restart."""
 
-    def __init__(self, store: Path):
+    def __init__(self, store: Path, *options: str):
+        """``options``: more of nats-server's flags (``--user``/``--pass``, ``--auth``, ``-c`` a config file)."""
         binary = shutil.which("nats-server") or ("/usr/sbin/nats-server" if Path("/usr/sbin/nats-server").exists()
                                                  else None)
         if binary is None:
             pytest.fail("nats-server is missing: run `make nats-deps`")
         self.binary = binary
         self.store = store
+        self.options = options
         self.port = free_port()
         self.url = f"nats://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -93,7 +95,8 @@ class NatsServer:
     def start(self) -> None:
         self.log = open(self.store.parent / f"nats-{self.port}.log", "ab")
         self.process = subprocess.Popen([self.binary, "-js", "-a", "127.0.0.1", "-p", str(self.port),
-                                         "-sd", str(self.store)], stdout=self.log, stderr=subprocess.STDOUT)
+                                         "-sd", str(self.store), *self.options], stdout=self.log,
+                                        stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:

@@ -46,7 +46,9 @@ def api(oidc, own_database, jetstream, tmp_path_factory):
     s = Server(own_database, tmp_path_factory.mktemp("oidc-serve"), LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
                LAKELEDGER__OPENID_AUDIENCE=f"{AUDIENCE},another-audience", LAKELEDGER__NATS_ADDRESS=jetstream.url,
                LAKELEDGER__WORKER_POLL_SECONDS="0.2", LAKELEDGER__PG_POOL_SIZE="3",
-               LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true")
+               LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true",
+               # the module's log is searched for tokens at its end (test_no_token_in_any_log_line)
+               LAKELEDGER__LOG_FORMAT="json", LAKELEDGER__LOG_LEVEL="debug")
     yield s
     s.stop()
 
@@ -316,3 +318,35 @@ def test_a_principal_is_provisioned_as_a_user_on_its_first_request(api, oidc, sp
         created = conn.execute("SELECT count(*) FROM lakeledger_events WHERE topic LIKE '%%user:User.%%'"
                                " AND convert_from(state, 'UTF8') LIKE '%%oidc~bob%%'").fetchone()[0]
     assert created == 1  # provisioned once, however many requests followed
+
+
+def test_no_token_in_any_log_line(api, oidc, warehouse):
+    """Issue 15, point 6: JSON request lines name the actor and the request id; no token the server was shown,
+    accepted or refused, appears in any line of its log (level debug), whole or by its signature."""
+    good = oidc.token("bob")
+    request_id = f"log-test-{uuid.uuid4().hex}"
+    with _client(api, good) as bob:
+        assert bob.get(f"{warehouse['prefix']}/namespaces", headers={"x-request-id": request_id}).status_code == 200
+    tampered = good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB")
+    with _client(api, tampered) as bad:
+        assert bad.get(f"{warehouse['prefix']}/namespaces").status_code == 401
+    with httpx.Client(base_url=api.url) as raw:
+        assert raw.get("/management/v1/whoami", headers={"Authorization": f"Basic {base64.b64encode(b'bob:pw').decode()}"}
+                       ).status_code == 401
+
+    def line_of_request():
+        return [json.loads(line) for line in api.log_path.read_text().splitlines()
+                if line.startswith("{") and request_id in line]
+
+    wait_until(lambda: line_of_request(), 10, "the request's log line")
+    lines = api.log_path.read_text().splitlines()
+    assert lines and all(json.loads(line) for line in lines)  # every line is one JSON object
+    (mine,) = line_of_request()
+    assert mine["actor"] == "oidc~bob" and mine["status"] == 200 and mine["method"] == "GET"
+    assert mine["route"] == "/catalog/v1/{prefix}/namespaces" and mine["duration_ms"] > 0
+    text = api.log_path.read_text()
+    for token in (good, tampered):
+        header, payload, signature = token.split(".")
+        for part in (token, signature, payload):
+            assert part not in text
+    assert base64.b64encode(b"bob:pw").decode() not in text

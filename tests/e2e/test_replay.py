@@ -2,6 +2,7 @@
 JSON-lines file or an Iceberg table read back with pyiceberg; no live position moves."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -60,6 +61,10 @@ def test_replay_into_a_json_lines_file_is_every_event_once_in_order(client, ware
     committed = [e for e in lines if e["type"] == "table.committed" and e["data"].get("updates")]
     assert committed and committed[-1]["data"]["updates"][0]["action"] == "set-properties"
     assert _settled_positions(db) == positions  # replay moved no live position
+    # progress on stderr (not a terminal: plain lines), ending with the whole range covered
+    last = lines[-1]["sequence"]
+    assert re.search(rf"^replay: {last:,}/{last:,} events \(100 %\), [\d,]+ events/s, elapsed ", done.stderr, re.M), \
+        done.stderr
 
 
 def test_replay_a_range_by_position_and_by_instant(client, warehouse, db, pg_url, data_dir, tmp_path):

@@ -1,0 +1,95 @@
+"""NATS as operators run it (issue 15, point 7): a nats-server that requires a user and password, or a token,
+receives every event of the log as a CloudEvent from a `lakeledger serve` signed in with
+LAKELEDGER__NATS_USER/_PASSWORD or LAKELEDGER__NATS_TOKEN; with a wrong password nothing is published, readiness
+names NATS, the publisher's failures are counted in /metrics, and the password is in no log line."""
+
+import uuid
+
+import httpx
+import pytest
+import jetstream_log
+from prometheus_client.parser import text_string_to_metric_families
+from support import NatsServer, Server, create_database, wait_until
+
+USER, PASSWORD, TOKEN = "lakeledger", f"nats-pw-{uuid.uuid4().hex[:12]}", f"nats-token-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="module")
+def nats_with_password(tmp_path_factory):
+    server = NatsServer(tmp_path_factory.mktemp("nats-password"), "--user", USER, "--pass", PASSWORD)
+    yield server
+    server.kill()
+
+
+@pytest.fixture(scope="module")
+def nats_with_token(tmp_path_factory):
+    server = NatsServer(tmp_path_factory.mktemp("nats-token"), "--auth", TOKEN)
+    yield server
+    server.kill()
+
+
+def _serve(pg_url, tmp_path, address: str, **auth: str) -> tuple[Server, str]:
+    database = create_database(pg_url, f"nats_auth_{uuid.uuid4().hex[:12]}")
+    server = Server(database, tmp_path, LAKELEDGER__NATS_ADDRESS=address, LAKELEDGER__WORKER_POLL_SECONDS="0.2",
+                    LAKELEDGER__PG_POOL_SIZE="2", LAKELEDGER__LOG_LEVEL="info", **auth)
+    return server, database
+
+
+def _publishes_every_event(server: Server, database: str, stream_url: str, tmp_path) -> None:
+    r = httpx.post(f"{server.url}/management/v1/warehouse", json={
+        "warehouse-name": "signed-in", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/wh"}})
+    assert r.status_code == 201, r.text
+    wait_until(lambda: jetstream_log.count(stream_url) == jetstream_log.head(database), 20,
+               "every event to be published")
+    published = [m["headers"]["Nats-Msg-Id"] for m in jetstream_log.stream(stream_url)]
+    assert published == [event_id for _, event_id in jetstream_log.log_ids(database)]
+    ready = httpx.get(f"{server.url}/health/ready")
+    assert ready.status_code == 200 and ready.json()["checks"]["nats"] == "ok", ready.text
+
+
+def test_user_and_password(pg_url, nats_with_password, tmp_path):
+    server, database = _serve(pg_url, tmp_path, nats_with_password.url, LAKELEDGER__NATS_USER=USER,
+                              LAKELEDGER__NATS_PASSWORD=PASSWORD)
+    try:
+        port = nats_with_password.port
+        _publishes_every_event(server, database, f"nats://{USER}:{PASSWORD}@127.0.0.1:{port}", tmp_path)
+    finally:
+        server.stop()
+    assert PASSWORD not in server.log_path.read_text()
+
+
+def test_token(pg_url, nats_with_token, tmp_path):
+    server, database = _serve(pg_url, tmp_path, nats_with_token.url, LAKELEDGER__NATS_TOKEN=TOKEN)
+    try:
+        _publishes_every_event(server, database, f"nats://{TOKEN}@127.0.0.1:{nats_with_token.port}", tmp_path)
+    finally:
+        server.stop()
+    assert TOKEN not in server.log_path.read_text()
+
+
+def test_a_wrong_password_publishes_nothing_and_says_so(pg_url, nats_with_password, tmp_path):
+    wrong = f"wrong-{uuid.uuid4().hex[:12]}"
+    server, database = _serve(pg_url, tmp_path, nats_with_password.url, LAKELEDGER__NATS_USER=USER,
+                              LAKELEDGER__NATS_PASSWORD=wrong, LAKELEDGER__NATS_STREAM="WRONG_PASSWORD",
+                              LAKELEDGER__NATS_SUBJECT="wrong")
+    try:
+        r = httpx.post(f"{server.url}/management/v1/warehouse", json={
+            "warehouse-name": "refused", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/wh"}})
+        assert r.status_code == 201, r.text  # the catalog works; only its delivery waits
+
+        def failures() -> float:
+            text = httpx.get(f"{server.url}/metrics").text
+            return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples
+                       if s.name == "lakeledger_cloudevents_failures_total")
+
+        wait_until(lambda: failures() >= 2, 30, "the publisher's refused sign-ins to be counted")
+        ready = httpx.get(f"{server.url}/health/ready")
+        assert ready.status_code == 503 and ready.json()["failing"] == ["nats"], ready.text
+        assert "authorization" in ready.json()["checks"]["nats"].lower()
+        lag = [s.value for f in text_string_to_metric_families(httpx.get(f"{server.url}/metrics").text)
+               for s in f.samples if s.name == "lakeledger_consumer_lag_events" and s.labels["consumer"] == "cloudevents"]
+        assert lag == [] or lag[0] == jetstream_log.head(database)  # nothing handed over
+        assert jetstream_log.positions(database).get("cloudevents", 0) == 0
+    finally:
+        server.stop()
+    assert wrong not in server.log_path.read_text()
