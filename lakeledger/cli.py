@@ -57,16 +57,16 @@ def _workers(container):
 
 
 def serve(settings: Settings) -> None:
-    from lakeledger.operations import metrics
+    from lakeledger.operations import shared_metrics
 
     # before any metric exists: the API processes started below write theirs where every scrape can sum them
-    shared_metrics = metrics.share_between_processes() if settings.api_processes > 1 \
+    shared = shared_metrics.share_between_processes() if settings.api_processes > 1 \
         and settings.listen_fd is None else None
     try:
         _serve(settings)
     finally:
-        if shared_metrics:
-            metrics.stop_sharing(shared_metrics)
+        if shared:
+            shared_metrics.stop_sharing(shared)
 
 
 def _serve(settings: Settings) -> None:

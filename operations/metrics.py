@@ -2,19 +2,17 @@
 
 Counters and histograms here are the process's own: requests, CloudEvents published, connection pools. With
 several API processes on one port (lakeledger/api_processes.py) a scrape reaches any one of them, so ``serve``
-gives them a shared directory first (``PROMETHEUS_MULTIPROC_DIR``, the client library's multiprocess mode) and
+gives them a shared directory first (operations/shared_metrics.py: the client library's multiprocess mode) and
 every scrape sums all of them. What is a fact of the database rather than of a process (events appended, lags,
 queues) is read from Postgres at scrape time (operations/database_collector.py): the same answer from any process.
 """
 
 import os
-import shutil
-import tempfile
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
-MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+from lakeledger.operations.shared_metrics import MULTIPROC_DIR
 
 # request latency: a loadTable answers in well under a millisecond, a commit in tens; slow storage in seconds
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -42,18 +40,6 @@ def observe_pool(name: str, pool) -> None:
     POOL_CONNECTIONS.labels(name, "in_use").set(size - idle)
     POOL_CONNECTIONS.labels(name, "idle").set(idle)
     POOL_WAITING.labels(name).set(stats.get("requests_waiting", 0))
-
-
-def share_between_processes() -> str:
-    """Makes this process and the processes it starts write their metrics to one new directory (call before the
-    first metric is imported); returns it, for ``stop_sharing``."""
-    directory = tempfile.mkdtemp(prefix="lakeledger-metrics-")
-    os.environ[MULTIPROC_DIR] = directory
-    return directory
-
-
-def stop_sharing(directory: str) -> None:
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 def process_exited(pid: int) -> None:

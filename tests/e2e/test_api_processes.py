@@ -126,3 +126,32 @@ def test_a_dead_api_process_is_started_again_and_a_stop_stops_them_all(two):
         assert httpx.get(f"{two.url}/management/v1/warehouse", timeout=10).status_code == 200
     assert two.stop() == 0
     wait_until(lambda: not any(_alive(p) for p in replaced), 30, "the API processes stop with the server")
+
+
+def _route_count(text: str, route: str) -> float:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples
+               if s.name == "lakeledger_http_requests_total" and s.labels["route"] == route)
+
+
+def test_metrics_are_summed_over_both_api_processes(database, tmp_path):
+    """Prometheus reaches one process per scrape; each answers for both (prometheus-client's multiprocess mode in a
+    directory the parent made and removes at its stop)."""
+    server = Server(database, tmp_path, LAKELEDGER__API_PROCESSES="2")
+    try:
+        wait_until(lambda: len(_children(server.process.pid)) == 1, 30, "the second API process starts")
+        [child] = _children(server.process.pid)
+        environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
+        shared = Path(next(v for v in environ if v.startswith(b"PROMETHEUS_MULTIPROC_DIR=")).split(b"=", 1)[1].decode())
+        # the child serves once its application started (its pool gauges are written then)
+        wait_until(lambda: (shared / f"gauge_livesum_{child}.db").exists(), 30, "the second API process to serve")
+        for _ in range(40):  # a new connection each: the kernel spreads them over both processes
+            assert httpx.get(f"{server.url}/catalog/v1/config", params={"warehouse": "none"}).status_code == 404
+        wait_until(lambda: {int(p.stem.rsplit("_", 1)[1]) for p in shared.glob("counter_*.db")}
+                   >= {server.process.pid, child}, 10, "both processes to have counted requests")
+        counts = {_route_count(httpx.get(f"{server.url}/metrics").text, "/catalog/v1/config") for _ in range(10)}
+        assert counts == {40.0}  # whichever process answered the scrape
+    finally:
+        server.stop()
+    assert not shared.exists()

@@ -93,3 +93,37 @@ def test_a_wrong_password_publishes_nothing_and_says_so(pg_url, nats_with_passwo
     finally:
         server.stop()
     assert wrong not in server.log_path.read_text()
+
+
+def test_a_workers_process_publishes_with_a_token_and_serves_its_metrics(pg_url, nats_with_token, tmp_path):
+    """`lakeledger workers` signs in as `serve` does, and with LAKELEDGER__METRICS_PORT exposes its own metrics:
+    the CloudEvents it published, counted once each."""
+    from support import WorkersProcess, free_port
+
+    server, database = _serve(pg_url, tmp_path, nats_with_token.url, LAKELEDGER__WORKERS="off")
+    port = free_port()
+    workers = WorkersProcess(database, tmp_path, LAKELEDGER__NATS_ADDRESS=nats_with_token.url,
+                             LAKELEDGER__NATS_TOKEN=TOKEN, LAKELEDGER__NATS_STREAM="FROM_WORKERS",
+                             LAKELEDGER__NATS_SUBJECT="workers", LAKELEDGER__METRICS_PORT=str(port),
+                             LAKELEDGER__LISTEN_HOST="127.0.0.1")
+    try:
+        r = httpx.post(f"{server.url}/management/v1/warehouse", json={
+            "warehouse-name": "w", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/wh"}})
+        assert r.status_code == 201, r.text
+
+        def published() -> float:
+            try:
+                text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+            except httpx.HTTPError:
+                return -1
+            return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples
+                       if s.name == "lakeledger_cloudevents_published_total")
+
+        head = jetstream_log.head(database)
+        wait_until(lambda: published() == head, 30, "every event to be published and counted")
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        assert 'lakeledger_pg_pool_connections{pool="background",state="idle"}' in text
+    finally:
+        workers.stop()
+        server.stop()
+    assert TOKEN not in workers.log_path.read_text()
