@@ -28,7 +28,7 @@ export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps
+.PHONY: oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps
 
 setup: $(VENV)/.installed
 
@@ -50,6 +50,13 @@ java-check:
 spark-deps: java-check $(SPARK_RUNTIME) $(AWS_BUNDLE)
 
 # The CloudEvents tests start a real nats-server with JetStream: Debian's package, installed when missing.
+# the console's browser tests (tests/e2e/test_console.py) drive Debian's Chromium headless through its chromedriver
+chromium-deps:
+	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } \
+		|| { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; } \
+		|| { echo "Chromium is needed for the console tests: apt-get install chromium chromium-driver"; exit 1; }
+	@chromium --version 2>/dev/null | head -1
+
 nats-deps:
 	@command -v nats-server >/dev/null || { apt-get update -qq && apt-get install -y -qq nats-server >/dev/null; } \
 		|| { echo "nats-server is needed for the CloudEvents tests: apt-get install nats-server"; exit 1; }
@@ -102,7 +109,7 @@ $(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tes
 	npm ci --prefix $(OIDC_DIR) --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps
+test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps
 	$(PY) -m pytest -q
 
 unit: setup

@@ -17,7 +17,7 @@ from lakeledger.api.context import RequestContext
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.routers import (access_history, config, history, management, namespaces, operations, permissions,
+from lakeledger.api.routers import (access_history, config, console, history, management, namespaces, operations, permissions,
                                     protection, recycle_bin, roles, signer, tables, users, views)
 from lakeledger.api.time_travel import ReadOnlyPast
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
@@ -87,6 +87,7 @@ def create_app(container) -> FastAPI:
     app.include_router(permissions.router)
     app.include_router(access_history.router)
     app.include_router(operations.router)
+    app.include_router(console.router)
 
     app.add_middleware(RecordRoute)  # innermost: it sees the scope the router writes the matched route into
     app.add_middleware(IdempotentRequests, container=container)

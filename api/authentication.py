@@ -15,7 +15,9 @@ from lakeledger.identity.oidc import InvalidToken, OpenIdVerifier, ProviderUnava
 from lakeledger.services.users import UserService
 
 # probes and scrapers carry no token (api/routers/operations.py)
-OPEN_PATHS = frozenset({"/health", "/health/ready", "/metrics"})
+OPEN_PATHS = frozenset({"/health", "/health/ready", "/metrics", "/ui"})
+# the console's page, script and style (api/routers/console.py): a browser fetches them before anyone signs in
+CONSOLE_FILES = ("/ui/",)
 _AUTHORIZATION = b"authorization"
 _REALM = 'Bearer realm="lakeledger"'
 
@@ -27,7 +29,7 @@ class Authentication:
         self.users = users
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or scope["path"].startswith(CONSOLE_FILES):
             return await self.app(scope, receive, send)
         values = [value for key, value in scope["headers"] if key == _AUTHORIZATION]
         if not values:

@@ -117,6 +117,13 @@ class ManagementService:
         return self._with_new_secret(profile, credential, lambda secret: self.ledger.retrying(
             lambda: command(secret), AlreadyExists, f"Warehouse already exists: {name}"))
 
+    def test_storage(self, storage_profile: object, storage_credential: object) -> None:
+        """What creating a warehouse on this storage would prove first (write, read, list, delete under the
+        location; an STS credential when asked for), without creating it or keeping the credential; a failure is
+        the same 400 a create would get."""
+        profile = parse_storage_profile(storage_profile)
+        prove_access(profile, parse_storage_credential(storage_credential, profile))
+
     def change_storage(self, warehouse_id: str, storage_profile: object, storage_credential: object,
                        by: Provenance) -> None:
         """A new profile (and credential) for the same location, proven to work before it is recorded."""

@@ -177,6 +177,23 @@ async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | Non
     return JSONResponse(_warehouse_json(row), status_code=201)
 
 
+class TestStorageRequest(_Body):
+    storage_profile: dict[str, Any] = Field(alias="storage-profile")
+    storage_credential: dict[str, Any] | None = Field(default=None, alias="storage-credential")
+    project_id: UUID | None = Field(default=None, alias="project-id")
+
+
+@router.post("/warehouse/test-storage", responses={**errors(400, 404)},
+             summary="Prove a storage profile and credential work, as creating a warehouse on them would, without "
+                     "creating one")
+async def test_storage(body: TestStorageRequest, x_project_id: str | None = Header(default=None),
+                       ll=Depends(container), az: Guard = Depends(guard)):
+    project_id = body.project_id or project_id_of(x_project_id, ll)
+    await authorize_project(az, project_id, "can_create_warehouse")
+    await run_in_threadpool(ll.management.test_storage, body.storage_profile, body.storage_credential)
+    return JSONResponse({"ok": True, "message": "The catalog can write, read, list and delete under this location"})
+
+
 @router.get("/warehouse",
             responses={**ok(ListWarehousesResponse, "The warehouses of the project (active ones unless "
                                                     "`warehouseStatus` says otherwise)"), **errors(400)})

@@ -106,3 +106,22 @@ def test_default_warehouse_is_created_and_served_without_a_name(second_server, d
         wh = c.get(f"/management/v1/warehouse/{prefix}").json()
         assert wh["name"] == "default-wh"
         assert wh["storage-profile"]["location"] == f"file://{(data_dir / 'warehouses' / 'default-wh').resolve()}"
+
+
+def test_test_storage_proves_a_profile_without_creating_anything(client, tmp_path, log_length):
+    """What the console's "Test connection" calls: the create's own probe, nothing appended, nothing kept."""
+    before = log_length()
+    ok = client.post("/management/v1/warehouse/test-storage",
+                     json={"storage-profile": {"type": "file", "location": f"file://{tmp_path}/probe"}})
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["ok"] is True
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    refused = client.post("/management/v1/warehouse/test-storage",
+                          json={"storage-profile": {"type": "file", "location": f"file://{blocker}/below"}})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["type"] == "BadRequestException"
+    assert "Cannot use" in refused.json()["error"]["message"]
+    bad = client.post("/management/v1/warehouse/test-storage", json={"storage-profile": {"type": "nope"}})
+    assert bad.status_code == 400
+    assert log_length() == before

@@ -1,0 +1,524 @@
+// Lakeledger's console: hash routes, each page built from the catalog's own APIs (Iceberg REST under /catalog/v1,
+// management and history under /management/v1), called from the browser. Nothing here is trusted by the server:
+// every read and every action is an ordinary API call, checked and recorded like any other.
+
+const main = document.getElementById("main");
+const banner = document.getElementById("banner");
+const SEP = "%1F"; // namespace levels in a path (the server's default separator)
+const PAGE = 100;
+
+// ---- calling the API ----
+
+class ApiError extends Error {}
+
+// Snapshot ids are 64-bit: a JavaScript number would round them. Integers past 2^53 are kept as their source text
+// (JSON.parse hands a reviver the source of each value where the browser supports it).
+function exactIntegers(key, value, context) {
+  if (typeof value === "number" && !Number.isSafeInteger(value) && Number.isInteger(value) && context) {
+    return context.source;
+  }
+  return value;
+}
+
+async function api(method, path, body, headers = {}) {
+  const init = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  const text = await r.text();
+  const data = text ? JSON.parse(text, exactIntegers) : null;
+  if (!r.ok) {
+    const err = data && data.error ? `${data.error.type}: ${data.error.message}` : `${r.status} ${r.statusText}`;
+    throw new ApiError(err);
+  }
+  return data;
+}
+
+const get = (path, headers) => api("GET", path, undefined, headers);
+const post = (path, body, headers) => api("POST", path, body, headers);
+
+// ---- building pages ----
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function page(...children) {
+  main.replaceChildren(...children.flat(2).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+function fail(e) {
+  return h("div", { class: "error", role: "alert" }, e instanceof ApiError ? e.message : `Error: ${e.message}`);
+}
+
+function table(headers, rows, empty = "Nothing here.") {
+  if (!rows.length) return h("p", { class: "muted" }, empty);
+  return h("table", {}, h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
+    h("tbody", {}, rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c))))));
+}
+
+const when = (ms) => (ms === undefined || ms === null ? "" : new Date(ms).toISOString().replace(".000Z", "Z"));
+const json = (v) => h("pre", {}, JSON.stringify(v, null, 2));
+
+// ---- addresses ----
+
+const nsPath = (levels) => levels.map(encodeURIComponent).join(SEP);
+const nsName = (levels) => levels.join(".");
+const warehouseId = (prefix) => prefix.split("@")[0];
+const pastPosition = (prefix) => (prefix.includes("@seq:") ? prefix.split("@seq:")[1] : null);
+const hrefWarehouse = (prefix) => `#/wh/${prefix}`;
+const hrefNamespace = (prefix, levels) => `#/wh/${prefix}/ns/${nsPath(levels)}`;
+const hrefTable = (prefix, levels, name) => `${hrefNamespace(prefix, levels)}/table/${encodeURIComponent(name)}`;
+const hrefView = (prefix, levels, name) => `${hrefNamespace(prefix, levels)}/view/${encodeURIComponent(name)}`;
+const catalog = (prefix, rest) => `/catalog/v1/${prefix}${rest}`;
+
+function showPast(prefix) {
+  const position = pastPosition(prefix);
+  if (!position) {
+    banner.hidden = true;
+    return false;
+  }
+  banner.replaceChildren(`Time travel: the catalog as it was at log position ${position}, read-only. `,
+    h("a", { href: hrefWarehouse(warehouseId(prefix)) }, "Back to the present"));
+  banner.hidden = false;
+  return true;
+}
+
+function crumbs(prefix, levels = [], last) {
+  const parts = [h("a", { href: "#/" }, "Warehouses"), " / ", h("a", { href: hrefWarehouse(prefix) }, "warehouse")];
+  levels.forEach((_, i) => parts.push(" / ", h("a", { href: hrefNamespace(prefix, levels.slice(0, i + 1)) },
+    levels[i])));
+  if (last) parts.push(" / ", last);
+  return h("div", { class: "crumbs" }, parts);
+}
+
+// ---- pages ----
+
+async function warehousesPage() {
+  showPast("");
+  const projects = (await get("/management/v1/project-list")).projects;
+  const sections = [];
+  for (const p of projects) {
+    const list = (await get("/management/v1/warehouse", { "x-project-id": p["project-id"] })).warehouses;
+    sections.push(h("h2", {}, `Project ${p["project-name"]}`), table(
+      ["Warehouse", "Storage", "Delete profile", "Status", "Protected", ""],
+      list.map((w) => [
+        h("a", { href: hrefWarehouse(w.id) }, w.name),
+        storageText(w["storage-profile"]),
+        w["delete-profile"].type === "soft" ? `soft, ${w["delete-profile"]["expiration-seconds"]} s` : "hard",
+        w.status, w.protected ? "yes" : "no",
+        h("button", { class: "danger", onclick: () => deleteWarehouse(w) }, "Delete"),
+      ]), "No warehouses yet."));
+  }
+  page(h("h1", {}, "Warehouses"), h("p", {}, h("a", { href: "#/new-warehouse", id: "new-warehouse" },
+    "Create a warehouse")), sections);
+}
+
+function storageText(profile) {
+  if (profile.type === "file") return profile.location;
+  return `s3://${profile.bucket}/${profile["key-prefix"] || ""} (${profile.endpoint || profile.region || "AWS"})`;
+}
+
+async function deleteWarehouse(w) {
+  if (!confirm(`Delete warehouse ${w.name}? It must be empty.`)) return;
+  try {
+    await api("DELETE", `/management/v1/warehouse/${w.id}`);
+    await warehousesPage();
+  } catch (e) {
+    main.prepend(fail(e));
+  }
+}
+
+function newWarehousePage() {
+  showPast("");
+  const result = h("div", { id: "result" });
+  const field = (label, name, attrs = {}) => h("label", {}, `${label} `, h("input", { name, ...attrs }));
+  const s3 = h("fieldset", { id: "s3-fields", hidden: true }, h("legend", {}, "S3"),
+    field("Bucket", "bucket"), field("Key prefix", "key-prefix"), field("Endpoint", "endpoint",
+      { placeholder: "http://minio:9000" }),
+    field("Region", "region", { value: "us-east-1" }),
+    h("label", {}, h("input", { type: "checkbox", name: "path-style-access", checked: true }), " path-style access"),
+    h("label", {}, h("input", { type: "checkbox", name: "sts-enabled" }), " STS (vended credentials)"),
+    field("Access key id", "aws-access-key-id"), field("Secret access key", "aws-secret-access-key",
+      { type: "password", autocomplete: "off" }));
+  const file = h("fieldset", { id: "file-fields" }, h("legend", {}, "File"),
+    field("Location", "location", { placeholder: "file:///var/lib/lakeledger/warehouses/sales" }));
+  const kind = h("select", { name: "type", onchange: () => { s3.hidden = kind.value !== "s3"; file.hidden = kind.value !== "file"; } },
+    h("option", { value: "file" }, "file"), h("option", { value: "s3" }, "s3"));
+  const form = h("form", { class: "stack", id: "warehouse-form", onsubmit: (ev) => ev.preventDefault() },
+    field("Name", "warehouse-name", { required: true }),
+    h("label", {}, "Storage ", kind), file, s3,
+    field("Soft delete: keep dropped objects for (seconds, empty for hard deletes)", "expiration-seconds",
+      { type: "number", min: 1 }),
+    h("p", {}, h("button", { type: "button", id: "test-storage", onclick: () => submit(true) }, "Test connection"),
+      " ", h("button", { type: "button", class: "primary", id: "create", onclick: () => submit(false) }, "Create")),
+    result);
+
+  function body() {
+    const v = (n) => form.elements[n].value.trim();
+    const profile = kind.value === "file" ? { type: "file", location: v("location") } : {
+      type: "s3", bucket: v("bucket"), "key-prefix": v("key-prefix") || undefined, endpoint: v("endpoint") || undefined,
+      region: v("region"), "path-style-access": form.elements["path-style-access"].checked,
+      "sts-enabled": form.elements["sts-enabled"].checked, flavor: v("endpoint") ? "s3-compat" : undefined,
+    };
+    const credential = kind.value === "s3" ? { type: "s3", "credential-type": "access-key",
+      "aws-access-key-id": v("aws-access-key-id"), "aws-secret-access-key": v("aws-secret-access-key") } : undefined;
+    const seconds = v("expiration-seconds");
+    return { "warehouse-name": v("warehouse-name"), "storage-profile": profile, "storage-credential": credential,
+      "delete-profile": seconds ? { type: "soft", "expiration-seconds": Number(seconds) } : { type: "hard" } };
+  }
+
+  async function submit(testOnly) {
+    result.replaceChildren(h("p", { class: "muted" }, testOnly ? "Testing…" : "Creating…"));
+    try {
+      const b = body();
+      if (testOnly) {
+        const r = await post("/management/v1/warehouse/test-storage",
+          { "storage-profile": b["storage-profile"], "storage-credential": b["storage-credential"] });
+        result.replaceChildren(h("div", { class: "ok", id: "test-result" }, `Connection works: ${r.message}`));
+      } else {
+        const w = await post("/management/v1/warehouse", b);
+        location.hash = hrefWarehouse(w.id);
+      }
+    } catch (e) {
+      result.replaceChildren(fail(e));
+    }
+  }
+
+  page(h("div", { class: "crumbs" }, h("a", { href: "#/" }, "Warehouses"), " / new"),
+    h("h1", {}, "Create a warehouse"), form);
+}
+
+async function warehousePage(prefix) {
+  const past = showPast(prefix);
+  const w = await get(`/management/v1/warehouse/${warehouseId(prefix)}`);
+  const namespaces = (await get(catalog(prefix, `/namespaces?pageSize=${PAGE}`))).namespaces;
+  const travel = h("form", { id: "time-travel", class: "stack", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const at = travel.elements.at.value.trim();
+    const out = travel.querySelector(".out");
+    try {
+      const bound = /^\d+$/.test(at) ? `seq:${at}` : new Date(at).toISOString();
+      const config = await get(`/catalog/v1/config?warehouse=${encodeURIComponent(`${w.name}@${bound}`)}`);
+      location.hash = hrefWarehouse(config.overrides.prefix);
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  } }, h("label", {}, "See the whole warehouse as it was at ",
+    h("input", { name: "at", placeholder: "2026-11-24T09:00:00Z or a log position", required: true }),
+    " ", h("button", { type: "submit" }, "Go")), h("div", { class: "out" }));
+  page(crumbs(prefix), h("h1", {}, `Warehouse ${w.name}`),
+    h("p", { class: "tabs" }, h("a", { href: `#/wh/${warehouseId(prefix)}/history` }, "History"),
+      h("a", { href: `#/wh/${warehouseId(prefix)}/bin` }, "Recycle bin")),
+    table(["Storage", "Delete profile", "Status", "Protected"], [[storageText(w["storage-profile"]),
+      w["delete-profile"].type, w.status, past ? (w.protected ? "yes" : "no")
+        : protectionToggle(`/management/v1/warehouse/${w.id}/protection`, w.protected)]]),
+    h("h2", {}, "Namespaces"),
+    table(["Namespace"], namespaces.map((levels) => [h("a", { href: hrefNamespace(prefix, levels) },
+      nsName(levels))]), "No namespaces."),
+    past ? null : [h("h2", {}, "Time travel"), travel]);
+}
+
+function protectionToggle(path, isProtected) {
+  const button = h("button", { class: "protection", onclick: async () => {
+    try {
+      const r = await post(path, { protected: !isProtected });
+      isProtected = r.protected;
+      button.textContent = isProtected ? "protected (unprotect)" : "not protected (protect)";
+    } catch (e) {
+      button.after(fail(e));
+    }
+  } }, isProtected ? "protected (unprotect)" : "not protected (protect)");
+  return button;
+}
+
+async function pagedList(path, key, render, container) {
+  let token = null;
+  const body = h("div");
+  const pager = h("div", { class: "pager" });
+  async function load() {
+    const q = `pageSize=${PAGE}${token ? `&pageToken=${encodeURIComponent(token)}` : ""}`;
+    const data = await get(`${path}${path.includes("?") ? "&" : "?"}${q}`);
+    body.replaceChildren(render(data[key]));
+    token = data["next-page-token"] || null;
+    pager.replaceChildren(token ? h("button", { class: "next", onclick: () => load().catch((e) => pager.after(fail(e))) },
+      "Next page") : "");
+  }
+  await load();
+  container.append(body, pager);
+}
+
+async function namespacePage(prefix, levels) {
+  showPast(prefix);
+  const ns = await get(catalog(prefix, `/namespaces/${nsPath(levels)}`));
+  const children = (await get(catalog(prefix, `/namespaces?parent=${nsPath(levels)}&pageSize=${PAGE}`))).namespaces;
+  const tables = h("div", { id: "tables" });
+  const views = h("div", { id: "views" });
+  const find = h("form", { onsubmit: (ev) => {
+    ev.preventDefault();
+    location.hash = hrefTable(prefix, levels, find.elements.name.value.trim());
+  } }, h("label", {}, "Open a table by name ", h("input", { name: "name", required: true })), " ",
+  h("button", { type: "submit" }, "Open"));
+  page(crumbs(prefix, levels), h("h1", {}, `Namespace ${nsName(levels)}`),
+    h("h2", {}, "Properties"), table(["Key", "Value"], Object.entries(ns.properties || {})),
+    children.length ? [h("h2", {}, "Namespaces"), table(["Namespace"], children.map((c) =>
+      [h("a", { href: hrefNamespace(prefix, c) }, nsName(c))]))] : null,
+    h("h2", {}, "Tables"), find, tables, h("h2", {}, "Views"), views);
+  await pagedList(catalog(prefix, `/namespaces/${nsPath(levels)}/tables`), "identifiers", (ids) => table(["Table"],
+    ids.map((id) => [h("a", { href: hrefTable(prefix, id.namespace, id.name) }, id.name)]), "No tables."), tables);
+  await pagedList(catalog(prefix, `/namespaces/${nsPath(levels)}/views`), "identifiers", (ids) => table(["View"],
+    ids.map((id) => [h("a", { href: hrefView(prefix, id.namespace, id.name) }, id.name)]), "No views."), views);
+}
+
+function typeText(t) {
+  if (typeof t === "string") return t;
+  if (t.type === "list") return `list<${typeText(t.element)}>`;
+  if (t.type === "map") return `map<${typeText(t.key)}, ${typeText(t.value)}>`;
+  if (t.type === "struct") return `struct<${t.fields.map((f) => `${f.name}: ${typeText(f.type)}`).join(", ")}>`;
+  return JSON.stringify(t);
+}
+
+function schemaTable(schema) {
+  return table(["Id", "Name", "Type", "Required", "Doc", "Defaults"], schema.fields.map((f) => [
+    String(f.id), f.name, typeText(f.type), f.required ? "yes" : "no", f.doc || "",
+    [f["initial-default"] !== undefined ? `initial ${JSON.stringify(f["initial-default"])}` : "",
+      f["write-default"] !== undefined ? `write ${JSON.stringify(f["write-default"])}` : ""].filter(Boolean).join(", "),
+  ]));
+}
+
+function chart(title, points) {
+  const W = 360, H = 160, L = 48, B = 22;
+  const svg = (tag, attrs) => {
+    const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    return el;
+  };
+  const root = svg("svg", { width: W, height: H, role: "img", "aria-label": title });
+  const label = svg("text", { x: L, y: 12 });
+  label.textContent = title;
+  root.append(label);
+  if (points.length) {
+    const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), y1 = Math.max(...ys, 1);
+    const x = (v) => L + (x1 === x0 ? (W - L - 8) / 2 : ((v - x0) / (x1 - x0)) * (W - L - 8));
+    const y = (v) => H - B - (v / y1) * (H - B - 20);
+    root.append(svg("polyline", { points: points.map((p) => `${x(p[0])},${y(p[1])}`).join(" "), fill: "none",
+      stroke: "#2454c5", "stroke-width": 2 }));
+    for (const p of points) root.append(svg("circle", { cx: x(p[0]), cy: y(p[1]), r: 2.5, fill: "#2454c5" }));
+    const top = svg("text", { x: 2, y: 24 });
+    top.textContent = y1.toLocaleString();
+    const first = svg("text", { x: L, y: H - 6 });
+    first.textContent = new Date(x0).toISOString().slice(0, 16).replace("T", " ");
+    root.append(top, first);
+  }
+  return h("div", { class: "chart" }, root);
+}
+
+async function tablePage(prefix, levels, name) {
+  const past = showPast(prefix);
+  const t = await get(catalog(prefix, `/namespaces/${nsPath(levels)}/tables/${encodeURIComponent(name)}`));
+  const m = t.metadata;
+  const schema = (m.schemas || []).find((s) => s["schema-id"] === m["current-schema-id"]) || m.schemas[0];
+  const spec = (m["partition-specs"] || []).find((s) => s["spec-id"] === m["default-spec-id"]);
+  const order = (m["sort-orders"] || []).find((s) => s["order-id"] === m["default-sort-order-id"]);
+  const snapshots = [...(m.snapshots || [])].sort((a, b) => a["timestamp-ms"] - b["timestamp-ms"]);
+  const series = (key) => snapshots.filter((s) => s.summary && s.summary[key] !== undefined)
+    .map((s) => [s["timestamp-ms"], Number(s.summary[key])]);
+  const history = h("div", { id: "table-history" });
+  const wid = warehouseId(prefix);
+  page(crumbs(prefix, levels, name), h("h1", {}, `Table ${nsName(levels)}.${name}`),
+    table(["Format", "Location", "Table uuid", "Protection"], [[`v${m["format-version"]}`, m.location,
+      m["table-uuid"], past ? "" : protectionToggleLoaded(`/management/v1/warehouse/${wid}/table/${m["table-uuid"]}/protection`)]]),
+    h("h2", {}, "Schema"), schemaTable(schema),
+    h("h2", {}, "Partition spec"), spec && spec.fields.length ? table(["Source id", "Transform", "Name", "Field id"],
+      spec.fields.map((f) => [String(f["source-id"]), f.transform, f.name, String(f["field-id"] ?? "")]))
+      : h("p", { class: "muted" }, "Unpartitioned."),
+    h("h2", {}, "Sort order"), order && order.fields.length ? table(["Source id", "Transform", "Direction", "Nulls"],
+      order.fields.map((f) => [String(f["source-id"]), f.transform, f.direction, f["null-order"]]))
+      : h("p", { class: "muted" }, "Unsorted."),
+    h("h2", {}, "Properties"), table(["Key", "Value"], Object.entries(m.properties || {})),
+    h("h2", {}, "Snapshots over time"), h("div", { class: "charts", id: "charts" },
+      chart("records", series("total-records")), chart("data files", series("total-data-files")),
+      chart("size (bytes)", series("total-files-size"))),
+    h("h2", {}, "Snapshots"), table(["Id", "Time", "Operation", "Records", "Files", "Parent"],
+      snapshots.slice().reverse().map((s) => [String(s["snapshot-id"]), when(s["timestamp-ms"]),
+        (s.summary || {}).operation || "", (s.summary || {})["total-records"] || "",
+        (s.summary || {})["total-data-files"] || "", String(s["parent-snapshot-id"] ?? "")]), "No snapshots."),
+    h("h2", {}, "Refs"), table(["Name", "Type", "Snapshot"], Object.entries(m.refs || {}).map(([k, r]) =>
+      [k, r.type, String(r["snapshot-id"])])),
+    h("h2", {}, "History"), history);
+  await timeline(`/management/v1/warehouse/${wid}/history?tabular-id=${m["table-uuid"]}`, history, wid);
+}
+
+function protectionToggleLoaded(path) {
+  const holder = h("span", {}, "…");
+  get(path).then((r) => holder.replaceChildren(protectionToggle(path, r.protected)))
+    .catch((e) => holder.replaceChildren(fail(e)));
+  return holder;
+}
+
+async function viewPage(prefix, levels, name) {
+  showPast(prefix);
+  const v = await get(catalog(prefix, `/namespaces/${nsPath(levels)}/views/${encodeURIComponent(name)}`));
+  const m = v.metadata;
+  const history = h("div", { id: "view-history" });
+  page(crumbs(prefix, levels, name), h("h1", {}, `View ${nsName(levels)}.${name}`),
+    table(["Format", "Location", "View uuid", "Current version"], [[`v${m["format-version"]}`, m.location,
+      m["view-uuid"], String(m["current-version-id"])]]),
+    h("h2", {}, "Versions"), m.versions.slice().reverse().map((ver) => h("div", { class: "event" },
+      h("div", { class: "head" }, h("span", { class: "type" }, `version ${ver["version-id"]}`),
+        h("span", {}, when(ver["timestamp-ms"])), h("span", { class: "muted" },
+          `schema ${ver["schema-id"]}, default namespace ${(ver["default-namespace"] || []).join(".")}`)),
+      ver.representations.map((r) => [h("div", { class: "muted" }, `${r.dialect}:`), h("pre", {}, r.sql)]))),
+    h("h2", {}, "History"), history);
+  await timeline(`/management/v1/warehouse/${warehouseId(prefix)}/history?tabular-id=${m["view-uuid"]}`, history,
+    warehouseId(prefix));
+}
+
+// ---- history ----
+
+function changeView(event) {
+  const c = event.change || {};
+  const out = [];
+  for (const u of c.updates || []) {
+    switch (u.action) {
+      case "set-properties":
+        for (const [k, v] of Object.entries(u.updates)) out.push(h("div", { class: "added" }, `+ property ${k} = ${v}`));
+        break;
+      case "remove-properties":
+        for (const k of u.removals) out.push(h("div", { class: "removed" }, `− property ${k}`));
+        break;
+      case "add-snapshot": {
+        const s = u.snapshot.summary || {};
+        out.push(h("div", { class: "added" }, `+ snapshot ${u.snapshot["snapshot-id"]} (${s.operation || "?"}):` +
+          ` ${s["added-records"] || 0} records, ${s["added-data-files"] || 0} files added;` +
+          ` ${s["deleted-records"] || 0} records, ${s["deleted-data-files"] || 0} files removed`));
+        break;
+      }
+      case "add-schema":
+        out.push(h("div", {}, `schema ${u.schema["schema-id"] ?? ""}: ` +
+          u.schema.fields.map((f) => `${f.name} (${typeText(f.type)})`).join(", ")));
+        break;
+      case "set-snapshot-ref":
+        out.push(h("div", {}, `ref ${u["ref-name"]} → snapshot ${u["snapshot-id"]}`));
+        break;
+      default:
+        out.push(h("div", { class: "muted" }, u.action));
+    }
+  }
+  if (!out.length && Object.keys(c).length) out.push(h("details", {}, h("summary", {}, "recorded data"), json(c)));
+  return out;
+}
+
+function eventView(e, wid) {
+  const name = e.entity && e.entity.name ? (Array.isArray(e.entity.name) ? e.entity.name.join(".") : e.entity.name) : "";
+  return h("div", { class: "event", "data-type": e.type },
+    h("div", { class: "head" }, h("span", { class: "type" }, e.type), h("span", {}, name),
+      h("span", { class: "muted" }, e.time), h("span", {}, `by ${e.actor}`),
+      h("span", { class: "muted" }, `request ${e["request-id"]}`),
+      wid ? h("a", { href: hrefWarehouse(`${wid}@seq:${e.sequence}`), class: "at-this-moment" },
+        "the catalog at this moment") : null),
+    h("div", {}, e.summary || ""), changeView(e));
+}
+
+async function timeline(path, container, wid) {
+  await pagedList(path, "events", (events) => h("div", {}, events.length ? events.map((e) => eventView(e, wid))
+    : h("p", { class: "muted" }, "No events.")), container);
+}
+
+async function warehouseHistoryPage(wid) {
+  showPast("");
+  const w = await get(`/management/v1/warehouse/${wid}`);
+  const list = h("div", { id: "history" });
+  page(crumbs(wid, [], "history"), h("h1", {}, `History of warehouse ${w.name}`),
+    h("p", { class: "muted" }, "Oldest first; every change with who made it, when, and the request."), list);
+  await timeline(`/management/v1/warehouse/${wid}/history`, list, wid);
+}
+
+async function serverHistoryPage() {
+  showPast("");
+  const list = h("div", { id: "history" });
+  page(h("h1", {}, "Server history"), h("p", { class: "muted" }, "Bootstrap, projects, warehouses, users, roles."),
+    list);
+  await timeline("/management/v1/history", list, null);
+}
+
+// ---- recycle bin ----
+
+async function binPage(wid) {
+  showPast("");
+  const w = await get(`/management/v1/warehouse/${wid}`);
+  const list = h("div", { id: "bin" });
+  page(crumbs(wid, [], "recycle bin"), h("h1", {}, `Recycle bin of ${w.name}`),
+    h("p", { class: "muted" }, w["delete-profile"].type === "soft"
+      ? `Dropped tables and views stay restorable for ${w["delete-profile"]["expiration-seconds"]} s.`
+      : "This warehouse deletes at once (hard delete profile): nothing is kept here."), list);
+  await pagedList(`/management/v1/warehouse/${wid}/deleted-tabulars`, "tabulars", (items) => table(
+    ["Name", "Type", "Deleted at", "Expires at", ""], items.map((t) => [
+      [...t.namespace, t.name].join("."), t.typ, t["deleted-at"], t["expiration-date"] || "",
+      h("button", { class: "undrop", "data-name": t.name, onclick: async (ev) => {
+        try {
+          await post(`/management/v1/warehouse/${wid}/deleted-tabulars/undrop`,
+            { targets: [{ type: t.typ, id: t.id }] });
+          ev.target.replaceWith(h("span", { class: "ok" }, "undropped"));
+        } catch (e) {
+          ev.target.after(fail(e));
+        }
+      } }, "Undrop")]), "Nothing was dropped."), list);
+}
+
+// ---- routing ----
+
+const routes = [
+  [/^\/?$/, () => warehousesPage()],
+  [/^\/new-warehouse$/, () => newWarehousePage()],
+  [/^\/server-history$/, () => serverHistoryPage()],
+  [/^\/wh\/([^/]+)\/history$/, (m) => warehouseHistoryPage(m[1])],
+  [/^\/wh\/([^/]+)\/bin$/, (m) => binPage(m[1])],
+  [/^\/wh\/([^/]+)\/ns\/([^/]+)\/table\/([^/]+)$/, (m) => tablePage(m[1], levelsOf(m[2]), decodeURIComponent(m[3]))],
+  [/^\/wh\/([^/]+)\/ns\/([^/]+)\/view\/([^/]+)$/, (m) => viewPage(m[1], levelsOf(m[2]), decodeURIComponent(m[3]))],
+  [/^\/wh\/([^/]+)\/ns\/([^/]+)$/, (m) => namespacePage(m[1], levelsOf(m[2]))],
+  [/^\/wh\/([^/]+)$/, (m) => warehousePage(m[1])],
+];
+
+const levelsOf = (path) => path.split(SEP).map(decodeURIComponent);
+
+async function route() {
+  const path = location.hash.replace(/^#/, "") || "/";
+  const found = routes.find(([re]) => re.test(path));
+  main.setAttribute("aria-busy", "true");
+  try {
+    if (!found) throw new Error(`No page at ${path}`);
+    await found[1](path.match(found[0]));
+  } catch (e) {
+    page(fail(e));
+  } finally {
+    main.setAttribute("aria-busy", "false");
+  }
+}
+
+async function who() {
+  const config = await get("/ui/config.json");
+  if (!config.authentication) {
+    document.getElementById("who").textContent = "anonymous (authentication is off)";
+    return;
+  }
+  const me = await get("/management/v1/whoami");
+  document.getElementById("who").textContent = me.name || me.id;
+}
+
+window.addEventListener("hashchange", route);
+who().catch((e) => { document.getElementById("who").textContent = e.message; });
+route();

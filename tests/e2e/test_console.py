@@ -1,0 +1,257 @@
+"""The web console at /ui (issue 15, points 1 and 2), driven as a person would: Debian's Chromium, headless, through
+its chromedriver (selenium). A warehouse is created in the console after its storage was tested (an S3 one on the
+session's MinIO too, with a right and a wrong secret); a dropped table is undropped with one click; the catalog is
+looked at as it was at a history entry's moment; a table's timeline grows after a Spark commit; and every page the
+console links to, followed from its first page, renders without an error box, without an error in the browser's
+console and without a broken link. Each page is saved as a screenshot under test-screenshots/ (gitignored)."""
+
+import re
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from support import ROOT, SCHEMA, Server, create_database, wait_until
+
+SCREENSHOTS = ROOT / "test-screenshots"
+SPARK_CATALOG = "lakeledger"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.fail("Chromium and its chromedriver are missing: run `make chromium-deps`")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1100",
+                     "--disable-gpu"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    SCREENSHOTS.mkdir(exist_ok=True)
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    try:
+        yield session
+    finally:
+        session.quit()
+
+
+@pytest.fixture(scope="module")
+def console_server(pg_url, tmp_path_factory):
+    """A server on a database of its own, so the crawl below sees only what these tests made."""
+    database = create_database(pg_url, f"console_{uuid.uuid4().hex[:12]}")
+    s = Server(database, tmp_path_factory.mktemp("console-serve"), LAKELEDGER__PG_POOL_SIZE="3",
+               LAKELEDGER__WORKER_POLL_SECONDS="0.2")
+    yield s
+    s.stop()
+
+
+def _open(browser, base: str, fragment: str, shot: str | None = None):
+    """Loads a console page and waits until it has rendered (the router marks <main> busy while it works). The
+    browser's log is emptied first: what it holds afterwards is this page's."""
+    browser.get("about:blank")  # a fresh load even when only the fragment differs (or nothing does)
+    browser.get_log("browser")
+    browser.get(f"{base}/ui{fragment}")
+    return _rendered(browser, shot)
+
+
+def _rendered(browser, shot: str | None = None):
+    from selenium.webdriver.common.by import By
+
+    wait_until(lambda: browser.find_element(By.ID, "main").get_attribute("aria-busy") == "false", 20,
+               f"the console page {browser.current_url} to render")
+    if shot:
+        _screenshot(browser, shot)
+    return browser.find_element(By.ID, "main")
+
+
+def _screenshot(browser, name: str) -> None:
+    """The whole page, not only the window: the window is made as tall as the page for the picture."""
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1280, min(max(height, 1100), 8000))
+    browser.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    browser.set_window_size(1280, 1100)
+
+
+def _errors_on_page(browser) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    boxes = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".error")]
+    logged = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    return boxes + logged
+
+
+def _click(browser, css: str):
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.CSS_SELECTOR, css).click()
+
+
+def test_create_a_warehouse_after_testing_its_storage(browser, console_server, minio, bucket, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base = console_server.url
+    _open(browser, base, "#/new-warehouse", "new-warehouse")
+    form = browser.find_element(By.ID, "warehouse-form")
+    # S3 first: the connection test runs the create's own probe on the real MinIO, and creates nothing
+    Select(form.find_element(By.NAME, "type")).select_by_value("s3")
+    for name, value in (("bucket", bucket), ("key-prefix", "console-test"), ("endpoint", minio.endpoint),
+                        ("aws-access-key-id", minio.user), ("aws-secret-access-key", minio.password)):
+        field = form.find_element(By.NAME, name)
+        field.clear()
+        field.send_keys(value)
+    _click(browser, "#test-storage")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#result .ok, #result .error"), 30, "the S3 test")
+    assert browser.find_element(By.ID, "test-result").text.startswith("Connection works"), _errors_on_page(browser)
+    _screenshot(browser, "new-warehouse-s3-tested")
+    secret = form.find_element(By.NAME, "aws-secret-access-key")
+    secret.clear()
+    secret.send_keys("not-the-secret")
+    _click(browser, "#test-storage")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#result .error"), 30, "the refused S3 test")
+    assert "BadRequestException" in browser.find_element(By.CSS_SELECTOR, "#result .error").text
+    assert [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"] == [
+        f"{base}/management/v1/warehouse/test-storage - Failed to load resource: the server responded with a status "
+        "of 400 (Bad Request)"]  # the refusal, and nothing else went wrong
+    assert httpx.get(f"{base}/management/v1/warehouse").json()["warehouses"] == []  # tests create nothing
+
+    Select(form.find_element(By.NAME, "type")).select_by_value("file")
+    form.find_element(By.NAME, "warehouse-name").send_keys("made-in-the-console")
+    form.find_element(By.NAME, "location").send_keys(f"file://{tmp_path}/console-wh")
+    form.find_element(By.NAME, "expiration-seconds").send_keys("3600")
+    _click(browser, "#test-storage")
+    wait_until(lambda: browser.find_elements(By.ID, "test-result"), 20, "the file storage test")
+    _click(browser, "#create")
+    wait_until(lambda: "#/wh/" in browser.current_url, 20, "the new warehouse's page")
+    main = _rendered(browser, "warehouse")
+    assert "Warehouse made-in-the-console" in main.text
+    [made] = httpx.get(f"{base}/management/v1/warehouse").json()["warehouses"]
+    assert made["name"] == "made-in-the-console"
+    assert made["delete-profile"] == {"type": "soft", "expiration-seconds": 3600}
+    assert browser.current_url.endswith(f"#/wh/{made['id']}")
+
+
+def _warehouse(base: str) -> dict:
+    [found] = [w for w in httpx.get(f"{base}/management/v1/warehouse").json()["warehouses"]
+               if w["name"] == "made-in-the-console"]
+    return found
+
+
+def test_undrop_a_dropped_table_with_one_click(browser, console_server):
+    from selenium.webdriver.common.by import By
+
+    base = console_server.url
+    wh = _warehouse(base)
+    prefix = f"{base}/catalog/v1/{wh['id']}"
+    assert httpx.post(f"{prefix}/namespaces", json={"namespace": ["shop"]}).status_code == 200
+    assert httpx.post(f"{prefix}/namespaces/shop/tables", json={"name": "orders", "schema": SCHEMA}).status_code == 200
+    assert httpx.delete(f"{prefix}/namespaces/shop/tables/orders").status_code == 204
+    assert httpx.get(f"{prefix}/namespaces/shop/tables/orders").status_code == 404
+
+    main = _open(browser, base, f"#/wh/{wh['id']}/bin", "recycle-bin")
+    assert "shop.orders" in main.text and "table" in main.text
+    _click(browser, "button.undrop[data-name='orders']")
+    wait_until(lambda: "undropped" in browser.find_element(By.ID, "bin").text, 20, "the undrop")
+    _screenshot(browser, "recycle-bin-undropped")
+    assert httpx.get(f"{prefix}/namespaces/shop/tables/orders").status_code == 200
+    undrops = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/history", params={"type": "table.undropped"})
+    assert len(undrops.json()["events"]) == 1
+    assert _errors_on_page(browser) == []
+
+
+def test_time_travel_from_a_history_entry(browser, console_server):
+    from selenium.webdriver.common.by import By
+
+    base = console_server.url
+    wh = _warehouse(base)
+    prefix = f"{base}/catalog/v1/{wh['id']}"
+    assert httpx.post(f"{prefix}/namespaces/shop/tables", json={"name": "later", "schema": SCHEMA}).status_code == 200
+    events = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/history", params={"pageSize": 1000}).json()["events"]
+    undropped = next(e for e in events if e["type"] == "table.undropped")
+
+    _open(browser, base, f"#/wh/{wh['id']}/history", "warehouse-history")
+    links = browser.find_elements(By.CSS_SELECTOR, ".event a.at-this-moment")
+    assert len(links) == len(events)
+    [link] = [a for a in links if a.get_attribute("href").endswith(f"@seq:{undropped['sequence']}")]
+    link.click()
+    _rendered(browser)
+    banner = browser.find_element(By.ID, "banner")
+    assert banner.is_displayed() and "read-only" in banner.text and str(undropped["sequence"]) in banner.text
+    browser.find_element(By.LINK_TEXT, "shop").click()
+    main = _rendered(browser, "time-travel-namespace")
+    tables = browser.find_element(By.ID, "tables").text
+    assert "orders" in tables and "later" not in tables  # as it was then: "later" came after
+    assert "Time travel" in browser.find_element(By.ID, "banner").text
+
+    # the same through the form, by log position, and back to the present
+    _open(browser, base, f"#/wh/{wh['id']}")
+    form = browser.find_element(By.ID, "time-travel")
+    form.find_element(By.NAME, "at").send_keys(str(undropped["sequence"]))
+    form.find_element(By.CSS_SELECTOR, "button").click()
+    wait_until(lambda: f"@seq:{undropped['sequence']}" in browser.current_url, 20, "the time-travel page")
+    _rendered(browser, "time-travel-warehouse")
+    browser.find_element(By.LINK_TEXT, "Back to the present").click()
+    _rendered(browser)
+    assert not browser.find_element(By.ID, "banner").is_displayed()
+    assert _errors_on_page(browser) == []
+
+
+def test_a_tables_timeline_grows_after_a_spark_commit(browser, server, spark, spark_warehouse):
+    from selenium.webdriver.common.by import By
+
+    table = f"console_{uuid.uuid4().hex[:6]}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {SPARK_CATALOG}.console")
+    spark.sql(f"CREATE TABLE {SPARK_CATALOG}.console.{table} (id bigint, data string) USING iceberg")
+    spark.sql(f"INSERT INTO {SPARK_CATALOG}.console.{table} VALUES (1, 'a'), (2, 'b')")
+    page = f"#/wh/{spark_warehouse['id']}/ns/console/table/{table}"
+    main = _open(browser, server.url, page)
+    before = browser.find_elements(By.CSS_SELECTOR, "#table-history .event")
+    assert [e.get_attribute("data-type") for e in before][:1] == ["table.created"]
+    assert "long" in main.text and "string" in main.text  # the schema, in Iceberg's type names
+    spark.sql(f"INSERT INTO {SPARK_CATALOG}.console.{table} VALUES (3, 'c')")
+    main = _open(browser, server.url, page, "table")
+    after = browser.find_elements(By.CSS_SELECTOR, "#table-history .event")
+    assert len(after) == len(before) + 1
+    newest = after[-1]
+    assert newest.get_attribute("data-type") == "table.committed"
+    assert re.search(r"\+ snapshot \d+ \(append\): 1 records", newest.text), newest.text
+    # the plot: one point per snapshot, the last at 3 records
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#charts .chart:first-child circle")) == 2
+    assert "3" in browser.find_element(By.ID, "charts").text
+    # 64-bit snapshot ids shown exactly (a JavaScript number would round them)
+    snapshots = httpx.get(f"{server.url}/catalog/v1/{spark_warehouse['id']}/namespaces/console/tables/{table}").json()
+    for snapshot in snapshots["metadata"]["snapshots"]:
+        assert str(snapshot["snapshot-id"]) in main.text
+    assert _errors_on_page(browser) == []
+
+
+def test_every_linked_page_renders_without_errors_or_broken_links(browser, console_server):
+    """A crawl from the first page over every link the console shows (each history entry's moment included)."""
+    from selenium.webdriver.common.by import By
+
+    base = console_server.url
+    seen, queue, pages = set(), ["#/"], 0
+    while queue and pages < 200:
+        fragment = queue.pop(0)
+        if fragment in seen:
+            continue
+        seen.add(fragment)
+        pages += 1
+        slug = re.sub(r"[^a-zA-Z0-9]+", "-", fragment).strip("-")[:80] or "home"
+        _open(browser, base, fragment, f"crawl-{pages:03d}-{slug}")
+        assert _errors_on_page(browser) == [], fragment
+        for a in browser.find_elements(By.CSS_SELECTOR, "a[href]"):
+            href = a.get_attribute("href")
+            assert href.startswith(f"{base}/ui#"), f"{fragment} links outside the console: {href}"
+            target = "#" + href.split("#", 1)[1]
+            if target not in seen:
+                queue.append(target)
+    assert not queue, f"more than {pages} pages: raise the crawl's bound"
+    assert pages >= 10
