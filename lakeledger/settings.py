@@ -20,6 +20,19 @@ class OpenFgaSettings(BaseModel):
     api_key: SecretStr | None = None
 
 
+class UiSettings(BaseModel):
+    """``LAKELEDGER__UI__*``: how the web console signs people in with the OpenID provider (authorization code with
+    PKCE, a public client), as Lakekeeper's ``LAKEKEEPER__UI__*``."""
+
+    # the public client registered for the console at the provider; its redirect URI is <this server>/ui
+    openid_client_id: str = "lakeledger-console"
+    openid_scope: str = "openid"
+    # a resource indicator (RFC 8707) for providers that need one to issue tokens for the catalog's audience
+    openid_resource: str | None = None
+    # where browsers reach the provider, when it differs from LAKELEDGER__OPENID_PROVIDER_URI (e.g. behind a proxy)
+    openid_provider_uri: str | None = Field(default=None, pattern=r"^https?://")
+
+
 class Settings(BaseSettings):
     # nested settings (LAKELEDGER__OPENFGA__ENDPOINT) split on "__" after the prefix; no flat name contains "__"
     model_config = SettingsConfigDict(env_prefix="LAKELEDGER__", env_nested_delimiter="__", case_sensitive=False,
@@ -100,6 +113,7 @@ class Settings(BaseSettings):
     openid_audience: str | None = None
     openid_additional_issuers: str | None = None
     openid_subject_claim: str = Field(default="sub", min_length=1)
+    ui: UiSettings = Field(default_factory=UiSettings)
 
     @field_validator("pg_encryption_key")
     @classmethod

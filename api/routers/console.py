@@ -25,8 +25,14 @@ async def console_page_slash():
 
 @router.get("/config.json")
 async def console_config(request: Request):
+    """What the console needs to sign people in: nothing when authentication is off."""
     settings = request.app.state.lakeledger.settings
-    return JSONResponse({"authentication": settings.openid_provider_uri is not None})
+    if settings.openid_provider_uri is None:
+        return JSONResponse({"authentication": False})
+    ui = settings.ui
+    return JSONResponse({"authentication": True,
+                         "openid-provider-uri": ui.openid_provider_uri or settings.openid_provider_uri,
+                         "client-id": ui.openid_client_id, "scope": ui.openid_scope, "resource": ui.openid_resource})
 
 
 @router.get("/static/{name}")

@@ -2,6 +2,8 @@
 // management and history under /management/v1), called from the browser. Nothing here is trusted by the server:
 // every read and every action is an ordinary API call, checked and recorded like any other.
 
+import { finishSignIn, signIn, signOut, token } from "./signin.js";
+
 const main = document.getElementById("main");
 const banner = document.getElementById("banner");
 const SEP = "%1F"; // namespace levels in a path (the server's default separator)
@@ -20,8 +22,12 @@ function exactIntegers(key, value, context) {
   return value;
 }
 
+let config = { authentication: false };
+
 async function api(method, path, body, headers = {}) {
   const init = { method, headers: { ...headers } };
+  const bearer = config.authentication ? token() : null;
+  if (bearer) init.headers.authorization = `Bearer ${bearer}`;
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -30,6 +36,7 @@ async function api(method, path, body, headers = {}) {
   const text = await r.text();
   const data = text ? JSON.parse(text, exactIntegers) : null;
   if (!r.ok) {
+    if (r.status === 401 && config.authentication) signOut(); // expired or refused: the next page asks again
     const err = data && data.error ? `${data.error.type}: ${data.error.message}` : `${r.status} ${r.statusText}`;
     throw new ApiError(err);
   }
@@ -495,13 +502,20 @@ const routes = [
 
 const levelsOf = (path) => path.split(SEP).map(decodeURIComponent);
 
+function signInPage() {
+  page(h("h1", {}, "Sign in"), h("p", {}, "This catalog needs you to sign in with its identity provider."),
+    h("button", { class: "primary", id: "sign-in", onclick: () => signIn(config).catch((e) => main.append(fail(e))) },
+      "Sign in"));
+}
+
 async function route() {
   const path = location.hash.replace(/^#/, "") || "/";
   const found = routes.find(([re]) => re.test(path));
   main.setAttribute("aria-busy", "true");
   try {
-    if (!found) throw new Error(`No page at ${path}`);
-    await found[1](path.match(found[0]));
+    if (config.authentication && !token()) signInPage();
+    else if (!found) throw new Error(`No page at ${path}`);
+    else await found[1](path.match(found[0]));
   } catch (e) {
     page(fail(e));
   } finally {
@@ -510,15 +524,23 @@ async function route() {
 }
 
 async function who() {
-  const config = await get("/ui/config.json");
+  const who = document.getElementById("who");
   if (!config.authentication) {
-    document.getElementById("who").textContent = "anonymous (authentication is off)";
+    who.textContent = "anonymous (authentication is off)";
     return;
   }
+  if (!token()) return;
   const me = await get("/management/v1/whoami");
-  document.getElementById("who").textContent = me.name || me.id;
+  who.replaceChildren(h("span", { id: "user" }, me.id), " ",
+    h("button", { id: "sign-out", onclick: () => { signOut(); location.assign("/ui"); } }, "Sign out"));
 }
 
-window.addEventListener("hashchange", route);
-who().catch((e) => { document.getElementById("who").textContent = e.message; });
-route();
+async function start() {
+  config = await get("/ui/config.json");
+  if (config.authentication) await finishSignIn(config);
+  window.addEventListener("hashchange", route);
+  await who();
+  await route();
+}
+
+start().catch((e) => page(fail(e)));

@@ -46,11 +46,24 @@ const provider = new Provider(issuer, {
     client('trino-reader'),
     // tokens that expire after two seconds, for the expiry tests
     client('brief'),
+    // the web console: a public client signing people in with the authorization code and PKCE, redirected to any
+    // loopback port's /ui (a "native" client's loopback redirect URIs match on any port, RFC 8252)
+    {
+      client_id: 'lakeledger-console',
+      application_type: 'native',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: ['http://127.0.0.1/ui'],
+      token_endpoint_auth_method: 'none',
+    },
   ],
+  // the console's script calls the token endpoint from the catalog's origin (a loopback port of its own)
+  clientBasedCORS: (ctx, origin, c) => c.clientId === 'lakeledger-console' && /^http:\/\/127\.0\.0\.1:\d+$/.test(origin),
   clientDefaults: { token_endpoint_auth_method: 'client_secret_post' },
   jwks: { keys: [jwk] },
   features: {
-    devInteractions: { enabled: false },
+    // the console's people sign in on the library's own login and consent pages (any login name, any password)
+    devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     resourceIndicators: {
       enabled: true,
