@@ -79,6 +79,15 @@ function table(headers, rows, empty = "Nothing here.") {
 const when = (ms) => (ms === undefined || ms === null ? "" : new Date(ms).toISOString().replace(".000Z", "Z"));
 const json = (v) => h("pre", {}, JSON.stringify(v, null, 2));
 
+// An instant as the API takes it: RFC 3339 with an offset is passed on as typed (microseconds and all, as the
+// history shows them); anything else the browser can read becomes UTC.
+function instant(text) {
+  if (/^\d{4}-\d\d-\d\dT[\d:.]+([zZ]|[+-]\d\d:\d\d)$/.test(text)) return text;
+  const parsed = new Date(text);
+  if (Number.isNaN(parsed.getTime())) throw new Error(`${text} is not an instant (e.g. 2026-11-24T09:00:00Z)`);
+  return parsed.toISOString();
+}
+
 // ---- addresses ----
 
 const nsPath = (levels) => levels.map(encodeURIComponent).join(SEP);
@@ -217,7 +226,7 @@ async function warehousePage(prefix) {
     const at = travel.elements.at.value.trim();
     const out = travel.querySelector(".out");
     try {
-      const bound = /^\d+$/.test(at) ? `seq:${at}` : new Date(at).toISOString();
+      const bound = /^\d+$/.test(at) ? `seq:${at}` : instant(at);
       const config = await get(`/catalog/v1/config?warehouse=${encodeURIComponent(`${w.name}@${bound}`)}`);
       location.hash = hrefWarehouse(config.overrides.prefix);
     } catch (e) {
@@ -235,7 +244,8 @@ async function warehousePage(prefix) {
     h("h2", {}, "Namespaces"),
     table(["Namespace"], namespaces.map((levels) => [h("a", { href: hrefNamespace(prefix, levels) },
       nsName(levels))]), "No namespaces."),
-    past ? null : [h("h2", {}, "Time travel"), travel]);
+    past ? null : [h("h2", {}, "Time travel"), travel,
+      accessSection(w.id, { kind: "warehouse", id: w.id }, `warehouse/${w.id}`)]);
 }
 
 function protectionToggle(path, isProtected) {
@@ -365,7 +375,8 @@ async function tablePage(prefix, levels, name) {
         (s.summary || {})["total-data-files"] || "", String(s["parent-snapshot-id"] ?? "")]), "No snapshots."),
     h("h2", {}, "Refs"), table(["Name", "Type", "Snapshot"], Object.entries(m.refs || {}).map(([k, r]) =>
       [k, r.type, String(r["snapshot-id"])])),
-    h("h2", {}, "History"), history);
+    h("h2", {}, "History"), history,
+    past ? null : accessSection(wid, { kind: "table", id: m["table-uuid"] }, `warehouse/${wid}/table/${m["table-uuid"]}`));
   await timeline(`/management/v1/warehouse/${wid}/history?tabular-id=${m["table-uuid"]}`, history, wid);
 }
 
@@ -462,6 +473,80 @@ async function serverHistoryPage() {
   await timeline("/management/v1/history", list, null);
 }
 
+// ---- who may do what ----
+
+const RELATIONS = ["describe", "select", "modify", "ownership", "manage_grants", "pass_grants", "create"];
+
+// `object`: {kind: "table"|"view"|"namespace"|"warehouse", id}; `permissions`: its path under
+// /management/v1/permissions/ (Lakekeeper's), `wid`: its warehouse.
+function accessSection(wid, object, permissions) {
+  const holder = h("div", { id: "access" });
+  const asOf = h("form", { id: "access-at", onsubmit: (ev) => {
+    ev.preventDefault();
+    const at = asOf.elements.at.value.trim();
+    show(at ? instant(at) : null).catch((e) => holder.replaceChildren(fail(e)));
+  } }, h("label", {}, "Who held which right at ", h("input", { name: "at", placeholder: "an instant (empty: now)" })),
+  " ", h("button", { type: "submit" }, "Show"));
+  const grant = h("form", { id: "grant", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const f = grant.elements;
+    const write = { type: f.relation.value, [f.kind.value]: f.principal.value.trim() };
+    try {
+      await post(`/management/v1/permissions/${permissions}/assignments`, { writes: [write] });
+      grant.reset();
+      await show(null);
+    } catch (e) {
+      holder.prepend(fail(e));
+    }
+  } }, "Grant ", h("select", { name: "relation" }, RELATIONS.map((r) => h("option", { value: r }, r))), " to ",
+  h("select", { name: "kind" }, h("option", { value: "user" }, "user"), h("option", { value: "role" }, "role")), " ",
+  h("input", { name: "principal", placeholder: "oidc~bob or a role id", required: true }), " ",
+  h("button", { type: "submit" }, "Grant"));
+
+  async function revoke(write) {
+    try {
+      await post(`/management/v1/permissions/${permissions}/assignments`, { deletes: [write] });
+      await show(null);
+    } catch (e) {
+      holder.prepend(fail(e));
+    }
+  }
+
+  async function show(at) {
+    const q = new URLSearchParams(object.kind === "warehouse" ? {} : { [object.kind]: object.id });
+    if (at) q.set("at", at);
+    const found = await get(`/management/v1/warehouse/${wid}/access-history?${q}`);
+    holder.replaceChildren(h("p", { class: "muted" }, at ? `At ${at} (log position ${found.position}):`
+      : `Now (log position ${found.position}):`), table(["Who", "Rights", "Through"], found.holders.map((x) => [
+      x.user ? `user ${x.user}` : `role ${x.role}`, x.rights.join(", "),
+      h("div", {}, x.through.map((t) => {
+        const direct = t.source === "grant" && t.on.id === object.id && !t.roles.length;
+        return h("div", {}, `${t.relation} on ${t.on.type} ${t.on.id === object.id ? "(this)" : t.on.id}`,
+          h("span", { class: "muted" }, ` — ${t.source}${t["granted-by"] ? ` by ${t["granted-by"]}` : ""}` +
+            `${t["granted-at"] ? ` at ${t["granted-at"]}` : ""}${t.roles.length ? ` via roles ${t.roles.join(" → ")}` : ""}`),
+          direct && !at ? [" ", h("button", { class: "revoke", onclick: () => revoke(
+            { type: t.relation, ...(x.user ? { user: x.user } : { role: x.role }) }) }, "Revoke")] : null);
+      })),
+    ]), "Nobody holds a right here (or everyone does: authorization is allowall)."));
+  }
+
+  show(null).catch((e) => holder.replaceChildren(fail(e)));
+  return [h("h2", {}, "Who may do what"), grant, asOf, holder];
+}
+
+// ---- people ----
+
+async function peoplePage() {
+  showPast("");
+  const users = h("div", { id: "users" });
+  const roles = h("div", { id: "roles" });
+  page(h("h1", {}, "Users and roles"), h("h2", {}, "Users"), users, h("h2", {}, "Roles"), roles);
+  await pagedList("/management/v1/user", "users", (list) => table(["Id", "Name", "Email", "Type", "Since"],
+    list.map((u) => [u.id, u.name || "", u.email || "", u["user-type"], u["created-at"]]), "No users yet."), users);
+  await pagedList("/management/v1/role", "roles", (list) => table(["Name", "Id", "Description"],
+    list.map((r) => [r.name, r.id, r.description || ""]), "No roles yet."), roles);
+}
+
 // ---- recycle bin ----
 
 async function binPage(wid) {
@@ -492,6 +577,7 @@ const routes = [
   [/^\/?$/, () => warehousesPage()],
   [/^\/new-warehouse$/, () => newWarehousePage()],
   [/^\/server-history$/, () => serverHistoryPage()],
+  [/^\/people$/, () => peoplePage()],
   [/^\/wh\/([^/]+)\/history$/, (m) => warehouseHistoryPage(m[1])],
   [/^\/wh\/([^/]+)\/bin$/, (m) => binPage(m[1])],
   [/^\/wh\/([^/]+)\/ns\/([^/]+)\/table\/([^/]+)$/, (m) => tablePage(m[1], levelsOf(m[2]), decodeURIComponent(m[3]))],

@@ -232,6 +232,34 @@ def test_a_tables_timeline_grows_after_a_spark_commit(browser, server, spark, sp
     assert _errors_on_page(browser) == []
 
 
+def test_grant_revoke_and_who_held_what_when(browser, console_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base = console_server.url
+    wh = _warehouse(base)
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop/table/orders")
+    wait_until(lambda: "Nobody holds" in browser.find_element(By.ID, "access").text, 20, "the access section")
+    grant = browser.find_element(By.ID, "grant")
+    Select(grant.find_element(By.NAME, "relation")).select_by_value("select")
+    grant.find_element(By.NAME, "principal").send_keys("oidc~bob")
+    grant.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_until(lambda: "user oidc~bob" in browser.find_element(By.ID, "access").text, 20, "the grant")
+    assert "describe, select" in browser.find_element(By.ID, "access").text
+    _screenshot(browser, "table-access")
+    browser.find_element(By.CSS_SELECTOR, "#access button.revoke").click()
+    wait_until(lambda: "oidc~bob" not in browser.find_element(By.ID, "access").text, 20, "the revoke")
+
+    granted = httpx.get(f"{base}/management/v1/history", params={"type": "grant.added"}).json()["events"]
+    assert [e["summary"] for e in granted][-1].startswith("granted select on table")
+    at = browser.find_element(By.ID, "access-at")
+    at.find_element(By.NAME, "at").send_keys(granted[-1]["time"])
+    at.find_element(By.CSS_SELECTOR, "button").click()
+    wait_until(lambda: "At " in browser.find_element(By.ID, "access").text, 20, "the access history")
+    assert "user oidc~bob" in browser.find_element(By.ID, "access").text  # then, not now
+    assert _errors_on_page(browser) == []
+
+
 def test_every_linked_page_renders_without_errors_or_broken_links(browser, console_server):
     """A crawl from the first page over every link the console shows (each history entry's moment included)."""
     from selenium.webdriver.common.by import By
