@@ -17,8 +17,8 @@ from lakeledger.api.context import RequestContext
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.routers import (access_history, config, console, history, management, namespaces, operations, permissions,
-                                    protection, recycle_bin, roles, signer, tables, users, views)
+from lakeledger.api.routers import (access_history, config, console, history, management, namespaces, operations,
+                                    permissions, protection, recycle_bin, roles, search, signer, tables, users, views)
 from lakeledger.api.time_travel import ReadOnlyPast
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 from lakeledger.api.turns import Turns
@@ -79,6 +79,7 @@ def create_app(container) -> FastAPI:
         app.include_router(router, prefix="/v1", include_in_schema=False)
     app.include_router(management.router)
     app.include_router(recycle_bin.router)
+    app.include_router(search.router)
     app.include_router(protection.router)
     app.include_router(history.router)
     app.include_router(signer.router)

@@ -50,6 +50,22 @@ def overlap_params(warehouse_id: UUID, location: str, exclude: UUID) -> dict[str
             "inside_from": location + "/", "inside_to": location + "0"}
 
 
+# Live tables and views of a warehouse whose lower-cased name starts with a prefix: [from, to) in "C" order, keyset
+# paged by (lower(name), id) (migrations/0018_tabular_name_search.sql).
+_NAME_PREFIX = ("SELECT id, typ, namespace, name, lower(name) AS key FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
+                " AND dropped_at IS NULL AND lower(name) COLLATE \"C\" >= %(from)s AND lower(name) COLLATE \"C\" < %(to)s")
+_NAME_ORDER = " ORDER BY lower(name) COLLATE \"C\", id LIMIT %(limit)s"
+TABULARS_BY_NAME_PREFIX = _NAME_PREFIX + _NAME_ORDER
+TABULARS_BY_NAME_PREFIX_AFTER = (_NAME_PREFIX + " AND (lower(name) COLLATE \"C\", id) > (%(after_key)s COLLATE \"C\","
+                                 " %(after_id)s::uuid)" + _NAME_ORDER)
+
+
+def name_prefix_range(prefix: str) -> tuple[str, str]:
+    """[from, to) of the names that start with ``prefix`` (lower-cased), in code point ("C") order."""
+    low = prefix.lower()
+    return low, low[:-1] + chr(ord(low[-1]) + 1)
+
+
 # Namespaces below one (itself included) and the live tables and views in them, for a recursive drop.
 NAMESPACE_TREE = (
     "WITH RECURSIVE tree AS (SELECT id, path FROM ll_namespaces WHERE id = %(id)s"

@@ -235,12 +235,24 @@ async function warehousePage(prefix) {
   } }, h("label", {}, "See the whole warehouse as it was at ",
     h("input", { name: "at", placeholder: "2026-11-24T09:00:00Z or a log position", required: true }),
     " ", h("button", { type: "submit" }, "Go")), h("div", { class: "out" }));
+  const results = h("div", { id: "search-results" });
+  const search = h("form", { id: "search", onsubmit: (ev) => {
+    ev.preventDefault();
+    const text = search.elements.prefix.value.trim();
+    results.replaceChildren();
+    pagedList(`/management/v1/warehouse/${w.id}/search-tabulars?prefix=${encodeURIComponent(text)}`, "tabulars",
+      (found) => table(["Name", "Type"], found.map((t) => [h("a", {
+        href: (t.type === "view" ? hrefView : hrefTable)(prefix, t.namespace, t.name) }, [...t.namespace, t.name].join(".")),
+      t.type]), "Nothing starts with that."), results).catch((e) => results.replaceChildren(fail(e)));
+  } }, h("label", {}, "Find tables and views whose name starts with ", h("input", { name: "prefix", required: true })),
+  " ", h("button", { type: "submit" }, "Find"));
   page(crumbs(prefix), h("h1", {}, `Warehouse ${w.name}`),
     h("p", { class: "tabs" }, h("a", { href: `#/wh/${warehouseId(prefix)}/history` }, "History"),
       h("a", { href: `#/wh/${warehouseId(prefix)}/bin` }, "Recycle bin")),
     table(["Storage", "Delete profile", "Status", "Protected"], [[storageText(w["storage-profile"]),
       w["delete-profile"].type, w.status, past ? (w.protected ? "yes" : "no")
         : protectionToggle(`/management/v1/warehouse/${w.id}/protection`, w.protected)]]),
+    past ? null : [search, results],
     h("h2", {}, "Namespaces"),
     table(["Namespace"], namespaces.map((levels) => [h("a", { href: hrefNamespace(prefix, levels) },
       nsName(levels))]), "No namespaces."),

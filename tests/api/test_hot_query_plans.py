@@ -104,6 +104,10 @@ def _queries(facts: dict) -> dict[str, tuple]:
                                          " WHERE notification_id > %(p)s ORDER BY notification_id LIMIT 3) AS beyond",
                                          {"p": p - 2}),
         "load namespace": (live.NAMESPACE, {"warehouse_id": w, "path": ns}),
+        "search by name prefix": (live.TABULARS_BY_NAME_PREFIX, {"warehouse_id": w, "from": "t", "to": "u", **page}),
+        "search by name prefix, a later page": (live.TABULARS_BY_NAME_PREFIX_AFTER, {
+            "warehouse_id": w, "from": "t", "to": "u", "after_key": table_name(1000).lower(),
+            "after_id": uuid.UUID(int=0), **page}),
         "recycle bin": (live.DELETED_TABULARS, {"warehouse_id": w, "namespace_id": None, "after_time": None,
                                                 "after_id": None, "limit": 100}),
         "as of: list tables": (past.TABULAR_NAMES.format(after=" AND name > %(after)s"),

@@ -111,3 +111,34 @@ def test_page_size_is_capped_by_the_maximum(client, warehouse):
     client.post(f"{warehouse['prefix']}/namespaces", json={"namespace": ["ns"]})
     r = client.get(f"{warehouse['prefix']}/namespaces/ns/tables", params={"pageToken": "", "pageSize": 10**9})
     assert r.status_code == 200 and r.json() == {"identifiers": [], "next-page-token": None}
+
+
+def test_search_tables_and_views_by_name_prefix(client, warehouse):
+    """GET /management/v1/warehouse/{id}/search-tabulars: live tables and views whose name starts with the prefix,
+    any case, across namespaces, in name order, paged; dropped ones are not found; bad prefixes are 400."""
+    p = warehouse["prefix"]
+    for ns in ("a", "b"):
+        assert client.post(f"{p}/namespaces", json={"namespace": [ns]}).status_code == 200
+    names = [("a", "Orders_2024"), ("b", "orders_2025"), ("a", "ordinal"), ("b", "customers"), ("a", "orders_x")]
+    for ns, name in names:
+        assert client.post(f"{p}/namespaces/{ns}/tables", json={"name": name, "schema": SCHEMA}).status_code == 200
+    assert client.delete(f"{p}/namespaces/a/tables/orders_x").status_code == 204
+    url = f"/management/v1/warehouse/{warehouse['id']}/search-tabulars"
+    found, token = [], None
+    while True:
+        r = client.get(url, params={"prefix": "ORDER", "pageSize": 1, **({"pageToken": token} if token else {})})
+        assert r.status_code == 200, r.text
+        found += [(t["namespace"], t["name"], t["type"]) for t in r.json()["tabulars"]]
+        token = r.json()["next-page-token"]
+        if not token:
+            break
+    assert found == [(["a"], "Orders_2024", "table"), (["b"], "orders_2025", "table")]
+    assert [t["name"] for t in client.get(url, params={"prefix": "ord"}).json()["tabulars"]] == \
+        ["Orders_2024", "orders_2025", "ordinal"]
+    for bad in ({}, {"prefix": ""}, {"prefix": "a\x00"}, {"prefix": "x" * 300}):
+        r = client.get(url, params=bad)
+        assert r.status_code == 400, (bad, r.text)
+        assert r.json()["error"]["type"] == "BadRequestException"
+    other = client.get("/management/v1/warehouse/00000000-0000-0000-0000-00000000abcd/search-tabulars",
+                       params={"prefix": "o"})
+    assert other.status_code == 404

@@ -232,6 +232,23 @@ def test_a_tables_timeline_grows_after_a_spark_commit(browser, server, spark, sp
     assert _errors_on_page(browser) == []
 
 
+def test_find_a_table_by_the_start_of_its_name(browser, console_server):
+    from selenium.webdriver.common.by import By
+
+    base = console_server.url
+    wh = _warehouse(base)
+    _open(browser, base, f"#/wh/{wh['id']}")
+    search = browser.find_element(By.ID, "search")
+    search.find_element(By.NAME, "prefix").send_keys("ORD")
+    search.find_element(By.CSS_SELECTOR, "button").click()
+    wait_until(lambda: "shop.orders" in browser.find_element(By.ID, "search-results").text, 20, "the search")
+    _screenshot(browser, "search")
+    browser.find_element(By.LINK_TEXT, "shop.orders").click()
+    main = _rendered(browser)
+    assert "Table shop.orders" in main.text
+    assert _errors_on_page(browser) == []
+
+
 def test_grant_revoke_and_who_held_what_when(browser, console_server):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
