@@ -22,6 +22,10 @@ export LAKELEDGER_OPENFGA ?= $(abspath $(OPENFGA_BIN))
 
 export LAKELEDGER_TRINO_SERVER ?= $(abspath $(TRINO_SERVER))
 
+# the NATS credentials-file test's generator (see below)
+NATS_CREDS ?= .cache/nats-creds/nats-creds
+export LAKELEDGER_NATS_CREDS_TOOL ?= $(abspath $(NATS_CREDS))
+
 # oidc-provider (npm), the OpenID provider of the authentication tests, installed from tests/oidc's lock file
 OIDC_DIR ?= .cache/oidc
 export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
@@ -57,10 +61,16 @@ chromium-deps:
 		|| { echo "Chromium is needed for the console tests: apt-get install chromium chromium-driver"; exit 1; }
 	@chromium --version 2>/dev/null | head -1
 
-nats-deps:
+nats-deps: $(NATS_CREDS)
 	@command -v nats-server >/dev/null || { apt-get update -qq && apt-get install -y -qq nats-server >/dev/null; } \
 		|| { echo "nats-server is needed for the CloudEvents tests: apt-get install nats-server"; exit 1; }
 	@nats-server --version
+
+# operator, accounts and credentials files for the NATS credentials-file test, made with the NATS project's jwt and
+# nkeys Go libraries (tests/nats_creds, versions pinned by its go.sum)
+$(NATS_CREDS): tests/nats_creds/main.go tests/nats_creds/go.mod tests/nats_creds/go.sum
+	cd tests/nats_creds && GOPATH=$(abspath .cache/go) GOCACHE=$(abspath .cache/go/build) GOFLAGS=-modcacherw \
+		go build -o $(abspath $(NATS_CREDS)) .
 
 $(SPARK_RUNTIME):
 	scripts/fetch-spark-jars.sh $(ICEBERG_VERSION) $(JARS_DIR)

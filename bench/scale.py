@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from . import footprint, loadgen, procs
+from . import console_pages, footprint, loadgen, procs
 from .seed import Plan, namespace_name, seed, table_name
 from .stats import percentile
 
@@ -387,6 +387,15 @@ def measure(catalog: Catalog, args, tool: str, work: Path, say) -> Figures:
             bin_path = f"/management/v1/warehouse/{catalog.warehouse_id}/deleted-tabulars"
             f.series["recycle bin, page of 100"] = _series(
                 http, server, args.samples, lambda h: h.get(bin_path, params={"pageSize": RECYCLED}))
+
+            hot_path = f"/catalog/v1/{prefix}/namespaces/{ns0}/tables/{table_name(1)}"
+            hot_uuid = _check(http.get(hot_path)).json()["metadata"]["table-uuid"]
+            console_pages.give_history(http, hot_path, catalog.warehouse_id, hot_uuid,
+                                       console_pages.HISTORY_ENTRIES, say)
+            say(f"{label}: the console's pages ({args.samples} loads each)")
+            for name, calls in console_pages.pages(prefix, catalog.warehouse_id, ns0, table_name(0), table_uuid,
+                                                   table_name(1), hot_uuid).items():
+                f.series[name] = _series(http, server, args.samples, console_pages.one_page(http, calls, _check))
         f.rss_mb = footprint.rss_mb(server.pid)
         if server.process.poll() is not None:
             raise RuntimeError(f"lakeledger serve died during the run:\n{server.tail()}")
@@ -514,6 +523,8 @@ def render(small: Figures, large: Figures, context: dict) -> tuple[str, bool]:
     for what in ("list", "load"):
         series_row(f"as of a position, warm: {what}", AS_OF_P99_MS)
     series_row("recycle bin, page of 100", RECYCLE_P99_MS)
+    for name in [n for n in large.series if n.startswith("console: ")]:
+        series_row(name, console_pages.PAGE_MS)
     rows.append(("RSS of serve after the run, MB", f"{small.rss_mb:.0f}", f"{large.rss_mb:.0f}",
                  ratio(small.rss_mb, large.rss_mb), ""))
     for key, words in (("events_bytes", "events table + its indexes"), ("heap_bytes", "  of which the rows"),

@@ -1,9 +1,13 @@
-"""NATS as operators run it (issue 15, point 7): a nats-server that requires a user and password, or a token,
-receives every event of the log as a CloudEvent from a `lakeledger serve` signed in with
-LAKELEDGER__NATS_USER/_PASSWORD or LAKELEDGER__NATS_TOKEN; with a wrong password nothing is published, readiness
-names NATS, the publisher's failures are counted in /metrics, and the password is in no log line."""
+"""NATS as operators run it (issue 15, point 7): a nats-server that requires a user and password, a token, or (in
+operator mode) a credentials file receives every event of the log as a CloudEvent from a `lakeledger serve` signed
+in with LAKELEDGER__NATS_USER/_PASSWORD, LAKELEDGER__NATS_TOKEN or LAKELEDGER__NATS_CREDS_FILE; with a wrong password
+or an unknown account's credentials nothing is published, readiness names NATS, the publisher's failures are counted
+in /metrics, and the password is in no log line."""
 
+import os
+import subprocess
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -127,3 +131,45 @@ def test_a_workers_process_publishes_with_a_token_and_serves_its_metrics(pg_url,
         workers.stop()
         server.stop()
     assert TOKEN not in workers.log_path.read_text()
+
+
+
+@pytest.fixture(scope="module")
+def operator_mode(tmp_path_factory):
+    """nats-server in operator mode: its configuration and two credentials files from the NATS project's own jwt
+    and nkeys libraries (tests/nats_creds, built by `make nats-deps`)."""
+    tool = Path(os.environ.get("LAKELEDGER_NATS_CREDS_TOOL", Path(__file__).parents[2] / ".cache/nats-creds/nats-creds"))
+    if not tool.is_file():
+        pytest.fail(f"{tool} is missing: run `make nats-deps`")
+    home = tmp_path_factory.mktemp("nats-operator")
+    subprocess.run([str(tool), str(home)], check=True, timeout=60)
+    (home / "store").mkdir()
+    server = NatsServer(home / "store", "-c", str(home / "server.conf"))
+    yield server, home
+    server.kill()
+
+
+def test_credentials_file(pg_url, operator_mode, tmp_path):
+    nats_server, home = operator_mode
+    server, database = _serve(pg_url, tmp_path, nats_server.url, LAKELEDGER__NATS_CREDS_FILE=str(home / "user.creds"))
+    try:
+        r = httpx.post(f"{server.url}/management/v1/warehouse", json={
+            "warehouse-name": "creds", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/wh"}})
+        assert r.status_code == 201, r.text
+        wait_until(lambda: jetstream_log.positions(database).get("cloudevents") == jetstream_log.head(database), 20,
+                   "every event to be published")
+        ready = httpx.get(f"{server.url}/health/ready")
+        assert ready.status_code == 200 and ready.json()["checks"]["nats"] == "ok", ready.text
+    finally:
+        server.stop()
+    seed = [line for line in (home / "user.creds").read_text().splitlines() if line.startswith("SU")]
+    assert seed and seed[0] not in server.log_path.read_text()
+
+    stranger, _ = _serve(pg_url, tmp_path, nats_server.url, LAKELEDGER__NATS_CREDS_FILE=str(home / "stranger.creds"),
+                         LAKELEDGER__NATS_STREAM="STRANGER", LAKELEDGER__NATS_SUBJECT="stranger")
+    try:
+        ready = httpx.get(f"{stranger.url}/health/ready")
+        assert ready.status_code == 503 and ready.json()["failing"] == ["nats"], ready.text
+        assert "authorization" in ready.json()["checks"]["nats"].lower()
+    finally:
+        stranger.stop()
