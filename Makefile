@@ -32,7 +32,7 @@ export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps
+.PHONY: oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps
 
 setup: $(VENV)/.installed
 
@@ -53,7 +53,18 @@ java-check:
 
 spark-deps: java-check $(SPARK_RUNTIME) $(AWS_BUNDLE)
 
-# The CloudEvents tests start a real nats-server with JetStream: Debian's package, installed when missing.
+# Apache Kafka's broker (KRaft) for the CloudEvents-to-Kafka tests: its jars from Maven Central, run on Java 17
+KAFKA_VERSION ?= 4.4.0
+KAFKA_DIR ?= .cache/kafka
+export LAKELEDGER_KAFKA_LIBS ?= $(abspath $(KAFKA_DIR))/libs
+
+kafka-deps: java-check $(KAFKA_DIR)/libs/kafka_2.13-$(KAFKA_VERSION).jar
+
+$(KAFKA_DIR)/libs/kafka_2.13-$(KAFKA_VERSION).jar:
+	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+		|| { echo "Maven is needed to fetch Kafka's jars: apt-get install maven"; exit 1; }
+	scripts/fetch-kafka.sh $(KAFKA_VERSION) $(KAFKA_DIR)
+
 # the console's browser tests (tests/e2e/test_console.py) drive Debian's Chromium headless through its chromedriver
 chromium-deps:
 	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } \
@@ -61,6 +72,7 @@ chromium-deps:
 		|| { echo "Chromium is needed for the console tests: apt-get install chromium chromium-driver"; exit 1; }
 	@chromium --version 2>/dev/null | head -1
 
+# The CloudEvents tests start a real nats-server with JetStream: Debian's package, installed when missing.
 nats-deps: $(NATS_CREDS)
 	@command -v nats-server >/dev/null || { apt-get update -qq && apt-get install -y -qq nats-server >/dev/null; } \
 		|| { echo "nats-server is needed for the CloudEvents tests: apt-get install nats-server"; exit 1; }
@@ -119,7 +131,7 @@ $(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tes
 	npm ci --prefix $(OIDC_DIR) --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps
+test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps
 	$(PY) -m pytest -q
 
 unit: setup

@@ -53,6 +53,12 @@ def _workers(container):
             subject=settings.nats_subject, server_id=settings.server_id,
             duplicate_window_seconds=settings.nats_duplicate_window_seconds,
             poll_seconds=settings.worker_poll_seconds, connect_options=connect_options(settings)))
+    if settings.kafka_topic:
+        from lakeledger.workers.kafka_publisher import KafkaPublisher
+        followers.append(KafkaPublisher(
+            container.log, container.conninfo, topic=settings.kafka_topic, config=settings.kafka_config,
+            transactional_id=settings.kafka_transactional_id or f"lakeledger-{settings.server_id}",
+            server_id=settings.server_id, poll_seconds=settings.worker_poll_seconds))
     return Workers(runners, container.conninfo, settings.worker_poll_seconds, followers=followers)
 
 

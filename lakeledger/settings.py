@@ -90,6 +90,13 @@ class Settings(BaseSettings):
     nats_password: SecretStr | None = None
     nats_token: SecretStr | None = None
     nats_creds_file: Path | None = None
+    # CloudEvents to Kafka (workers/kafka_publisher.py), as Lakekeeper's LAKEKEEPER__KAFKA_*: the topic, librdkafka's
+    # properties as a JSON object (bootstrap.servers, security.protocol, sasl.*, ...) or a JSON file of them
+    kafka_topic: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,249}$")
+    kafka_config: dict[str, str | int | float | bool] | None = None
+    kafka_config_file: Path | None = None
+    # the transactional id of the publisher (default lakeledger-<server id>); one publisher of an id runs at a time
+    kafka_transactional_id: str | None = None
     change_approval_url: str | None = None
     change_approval_timeout_seconds: float = Field(default=5.0, gt=0)
     purge_max_files_per_second: float = Field(default=0, ge=0)
@@ -134,6 +141,25 @@ class Settings(BaseSettings):
             raise ValueError("LAKELEDGER__NATS_USER and LAKELEDGER__NATS_PASSWORD go together")
         if self.nats_creds_file is not None and not self.nats_creds_file.is_file():
             raise ValueError(f"LAKELEDGER__NATS_CREDS_FILE {self.nats_creds_file} is not a readable file")
+        return self
+
+    @model_validator(mode="after")
+    def _kafka_has_a_broker(self):
+        if self.kafka_topic is None:
+            return self
+        if self.kafka_config_file is not None:
+            import json
+
+            try:
+                loaded = json.loads(self.kafka_config_file.read_text())
+            except (OSError, ValueError) as e:
+                raise ValueError(f"LAKELEDGER__KAFKA_CONFIG_FILE {self.kafka_config_file}: {type(e).__name__}") from None
+            if not isinstance(loaded, dict):
+                raise ValueError("LAKELEDGER__KAFKA_CONFIG_FILE must hold a JSON object of librdkafka properties")
+            self.kafka_config = {**loaded, **(self.kafka_config or {})}
+        if not (self.kafka_config or {}).get("bootstrap.servers"):
+            raise ValueError("LAKELEDGER__KAFKA_TOPIC needs bootstrap.servers in LAKELEDGER__KAFKA_CONFIG (a JSON "
+                             "object of librdkafka properties) or LAKELEDGER__KAFKA_CONFIG_FILE")
         return self
 
     @model_validator(mode="after")

@@ -2,6 +2,7 @@
 A module of its own, because test directories have conftest.py files of their own and `conftest` names
 more than one module."""
 
+import base64
 import os
 import shutil
 import signal
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -426,3 +428,55 @@ class OidcProvider(_HealthChecked):
             "scope": "catalog", **params}, timeout=10)
         assert response.status_code == 200, response.text
         return response.json()["access_token"]
+
+
+class KafkaBroker:
+    """Apache Kafka (`make kafka-deps`: the org.apache.kafka:kafka_2.13 jars from Maven Central) as one broker and
+    controller in KRaft mode on free ports, on Debian's Java 17, with its own log directory."""
+
+    def __init__(self, home: Path):
+        libs = Path(os.environ.get("LAKELEDGER_KAFKA_LIBS", ROOT / ".cache/kafka/libs"))
+        java = shutil.which("java")
+        if java is None or not any(libs.glob("kafka_2.13-*.jar")):
+            pytest.fail(f"Java or Kafka's jars ({libs}) are missing: run `make kafka-deps`")
+        self.port, controller = free_port(), free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        home.mkdir(parents=True, exist_ok=True)
+        properties = home / "server.properties"
+        properties.write_text("\n".join([
+            "process.roles=broker,controller", "node.id=1", f"controller.quorum.voters=1@127.0.0.1:{controller}",
+            f"listeners=PLAINTEXT://{self.bootstrap},CONTROLLER://127.0.0.1:{controller}",
+            f"advertised.listeners=PLAINTEXT://{self.bootstrap}", "controller.listener.names=CONTROLLER",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name=PLAINTEXT", f"log.dirs={home / 'data'}", "num.partitions=1",
+            "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1", "group.initial.rebalance.delay.ms=0"]) + "\n")
+        classpath = f"{libs}/*"
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        subprocess.run([java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",
+                        str(properties)], check=True, capture_output=True, timeout=120)
+        self.log_path = home / "broker.log"
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen([java, "-Xmx512m", "-cp", classpath, "kafka.Kafka", str(properties)],
+                                        stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Kafka exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"Kafka did not start: {self.log_path.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()

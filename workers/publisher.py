@@ -10,7 +10,6 @@ growing pause: nothing is skipped, and the process does not die.
 """
 
 import asyncio
-import json
 import logging
 import threading
 from typing import Any
@@ -18,22 +17,17 @@ from uuid import UUID
 
 import nats
 import psycopg
-from cloudevents.core.formats.json import JSONFormat
-from cloudevents.core.v1.event import CloudEvent
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from lakeledger.eventstore.identity import event_type_of
-from lakeledger.operations.metrics import CLOUDEVENTS_FAILED, CLOUDEVENTS_PUBLISHED
 from lakeledger.eventstore.log import EventLog, StoredNotification
-from lakeledger.sinks.envelope import envelope, to_json
+from lakeledger.operations.metrics import CLOUDEVENTS_FAILED, CLOUDEVENTS_PUBLISHED
+from lakeledger.sinks.cloudevent_messages import CONTENT_TYPE, WAREHOUSES_OF, CloudEventMessages
 
 log = logging.getLogger("lakeledger.publisher")
 
 POSITION = "cloudevents"
 BATCH = 256
-TYPE_PREFIX = "io.lakeledger."
-_FORMAT = JSONFormat()
 
 
 class CloudEventsPublisher:
@@ -47,14 +41,11 @@ class CloudEventsPublisher:
         self.address = address
         self.stream = stream
         self.subject = subject
-        self.source = f"/lakeledger/{server_id}"
+        self.messages = CloudEventMessages(server_id)
         self.duplicate_window_seconds = duplicate_window_seconds
         self.poll_seconds = poll_seconds
         self.publish_timeout = publish_timeout
         self.connect_options = connect_options or {}  # authentication (sinks/nats_auth.py)
-        # Entity id → warehouse id, learnt from the events that carry it (creations, registrations, drops);
-        # later events of the same entity do not repeat it.
-        self._warehouses: dict[UUID, UUID] = {}
 
     def run(self, stop: threading.Event, wake: threading.Event) -> None:
         """The worker thread's body: returns once ``stop`` is set."""
@@ -113,57 +104,19 @@ class CloudEventsPublisher:
             batch = await asyncio.to_thread(self.log.read, row[0], BATCH)
             if not batch:
                 return 0
-            await self._remember_warehouses(conn, batch)
+            unknown = self.messages.unknown(batch)
+            if unknown:
+                self.messages.learn(await (await conn.execute(WAREHOUSES_OF, (unknown, unknown))).fetchall())
             for n in batch:
                 event_id, subject, body = self.message(n)
                 await js.publish(subject, body, stream=self.stream,
-                                 headers={"Nats-Msg-Id": event_id, "Content-Type": JSONFormat.CONTENT_TYPE})
+                                 headers={"Nats-Msg-Id": event_id, "Content-Type": CONTENT_TYPE})
             await conn.execute("UPDATE ll_projection_positions SET position = %s, updated_at = now() WHERE name = %s",
                                (batch[-1].position, POSITION))
         CLOUDEVENTS_PUBLISHED.labels("nats").inc(len(batch))
         return len(batch)
 
-    async def _remember_warehouses(self, conn: psycopg.AsyncConnection, batch: list[StoredNotification]) -> None:
-        """Entities this process has not seen created (it started after them) are looked up in the catalog
-        read model; an entity gone from it (a dropped namespace) is published without a warehouse id."""
-        for n in batch:
-            warehouse = getattr(n.event, "warehouse_id", None)
-            if isinstance(warehouse, UUID):
-                self._warehouses[n.originator_id] = warehouse
-        unknown = list({n.originator_id for n in batch if n.originator_id not in self._warehouses
-                        and _entity_type(n) in ("table", "view", "tabular", "namespace")})
-        if unknown:
-            cur = await conn.execute("SELECT id, warehouse_id FROM ll_tabulars WHERE id = ANY(%s)"
-                                     " UNION ALL SELECT id, warehouse_id FROM ll_namespaces WHERE id = ANY(%s)",
-                                     (unknown, unknown))
-            for entity, warehouse in await cur.fetchall():
-                self._warehouses[entity] = warehouse
-
     def message(self, n: StoredNotification) -> tuple[str, str, bytes]:
         """(event id, NATS subject, structured CloudEvent JSON) for one stored event."""
-        e = envelope(n)
-        entity = e["type"].partition(".")[0]
-        attributes: dict[str, Any] = {
-            "id": e["id"],
-            "source": self.source,
-            "type": TYPE_PREFIX + e["type"],
-            "subject": e["entity_id"],
-            "time": n.event.timestamp,
-            "datacontenttype": "application/json",
-            "sequence": n.position,
-            "entitytype": entity,
-            "entityversion": n.originator_version,
-            "actor": str(e["actor"] or ""),
-            "requestid": str(e["request_id"] or ""),
-        }
-        warehouse = n.originator_id if entity == "warehouse" else self._warehouses.get(n.originator_id)
-        if warehouse is not None:
-            attributes["warehouseid"] = str(warehouse)
-        # The round trip leaves plain JSON values (no UUIDs, datetimes) for the SDK's encoder.
-        data = json.loads(to_json(e["data"]))
-        body = _FORMAT.write(CloudEvent(attributes, data))
-        return e["id"], f"{self.subject}.{e['type']}", body
-
-
-def _entity_type(n: StoredNotification) -> str:
-    return event_type_of(n.topic, n.event).partition(".")[0]
+        event_id, typ, body = self.messages.message(n)
+        return event_id, f"{self.subject}.{typ}", body
