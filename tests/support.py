@@ -430,9 +430,12 @@ class OidcProvider(_HealthChecked):
         return response.json()["access_token"]
 
 
-class KafkaBroker:
+class KafkaBroker(_HealthChecked):
     """Apache Kafka (`make kafka-deps`: the org.apache.kafka:kafka_2.13 jars from Maven Central) as one broker and
-    controller in KRaft mode on free ports, on Debian's Java 17, with its own log directory."""
+    controller in KRaft mode on free ports, on Debian's Java 17, with its own log directory. Ready once it accepts
+    connections (it has no HTTP health endpoint); stopped like the others."""
+
+    name = "Kafka"
 
     def __init__(self, home: Path):
         libs = Path(os.environ.get("LAKELEDGER_KAFKA_LIBS", ROOT / ".cache/kafka/libs"))
@@ -470,13 +473,3 @@ class KafkaBroker:
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"Kafka did not start: {self.log_path.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
