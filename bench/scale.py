@@ -388,13 +388,14 @@ def measure(catalog: Catalog, args, tool: str, work: Path, say) -> Figures:
             f.series["recycle bin, page of 100"] = _series(
                 http, server, args.samples, lambda h: h.get(bin_path, params={"pageSize": RECYCLED}))
 
-            hot_path = f"/catalog/v1/{prefix}/namespaces/{ns0}/tables/{table_name(1)}"
+            hot_name = table_name(namespaces_for(catalog.size.tables))  # ns00000's second table (dealt round-robin)
+            hot_path = f"/catalog/v1/{prefix}/namespaces/{ns0}/tables/{hot_name}"
             hot_uuid = _check(http.get(hot_path)).json()["metadata"]["table-uuid"]
             console_pages.give_history(http, hot_path, catalog.warehouse_id, hot_uuid,
                                        console_pages.HISTORY_ENTRIES, say)
             say(f"{label}: the console's pages ({args.samples} loads each)")
             for name, calls in console_pages.pages(prefix, catalog.warehouse_id, ns0, table_name(0), table_uuid,
-                                                   table_name(1), hot_uuid).items():
+                                                   hot_name, hot_uuid).items():
                 f.series[name] = _series(http, server, args.samples, console_pages.one_page(http, calls, _check))
         f.rss_mb = footprint.rss_mb(server.pid)
         if server.process.poll() is not None:
