@@ -221,6 +221,25 @@ class ListDeletedTabularsResponse(_Management):
     next_page_token: str | None = Field(alias="next-page-token")
 
 
+class FoundTabular(_Management):
+    id: UUID
+    type: Literal["table", "view"]
+    namespace: list[str]
+    name: str
+
+
+class SearchTabularsResponse(_Management):
+    """Live tables and views whose name starts with the prefix, in name order."""
+
+    tabulars: list[FoundTabular]
+    next_page_token: str | None = Field(alias="next-page-token")
+
+
+class TestStorageResponse(BaseModel):
+    ok: bool
+    message: str
+
+
 class ProtectionResponse(BaseModel):
     """`updated_at` is snake_case, as in Lakekeeper."""
 

@@ -21,6 +21,7 @@ from lakeledger.api.openapi import (
     ListProjectsResponse,
     ListWarehousesResponse,
     ServerInfo,
+    TestStorageResponse,
     bodiless,
     errors,
     ok,
@@ -183,7 +184,8 @@ class TestStorageRequest(_Body):
     project_id: UUID | None = Field(default=None, alias="project-id")
 
 
-@router.post("/warehouse/test-storage", responses={**errors(400, 404)},
+@router.post("/warehouse/test-storage",
+             responses={**ok(TestStorageResponse, "The storage works as a warehouse's would"), **errors(400, 404)},
              summary="Prove a storage profile and credential work, as creating a warehouse on them would, without "
                      "creating one")
 async def test_storage(body: TestStorageRequest, x_project_id: str | None = Header(default=None),

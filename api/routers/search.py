@@ -12,7 +12,7 @@ from lakeledger.projections.catalog_queries import (TABULARS_BY_NAME_PREFIX, TAB
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.dependencies import container
-from lakeledger.api.openapi import errors
+from lakeledger.api.openapi import SearchTabularsResponse, errors, ok
 from lakeledger.api.pagination import Page, always_paged
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
@@ -22,7 +22,8 @@ router = APIRouter(prefix="/management/v1", tags=["Management API"])
 MAX_PREFIX = 255
 
 
-@router.get("/warehouse/{warehouse_id}/search-tabulars", responses={**errors(400, 404)},
+@router.get("/warehouse/{warehouse_id}/search-tabulars",
+            responses={**ok(SearchTabularsResponse, "The tables and views found"), **errors(400, 404)},
             summary="Live tables and views whose name starts with `prefix` (any case), in name order")
 async def search_tabulars(warehouse_id: str, prefix: str = Query(min_length=1, max_length=MAX_PREFIX),
                           paging: Page = Depends(always_paged), ll=Depends(container), az: Guard = Depends(guard)):

@@ -112,8 +112,23 @@ function showPast(prefix) {
   return true;
 }
 
+const warehouseNames = new Map();
+
+// the warehouse's name, filled in once known (asked of the API once per warehouse)
+function warehouseName(id) {
+  const label = h("span", { class: "warehouse-name" }, warehouseNames.get(id) || "warehouse");
+  if (!warehouseNames.has(id)) {
+    get(`/management/v1/warehouse/${id}`).then((w) => {
+      warehouseNames.set(id, w.name);
+      label.textContent = w.name;
+    }).catch(() => {});
+  }
+  return label;
+}
+
 function crumbs(prefix, levels = [], last) {
-  const parts = [h("a", { href: "#/" }, "Warehouses"), " / ", h("a", { href: hrefWarehouse(prefix) }, "warehouse")];
+  const parts = [h("a", { href: "#/" }, "Warehouses"), " / ",
+    h("a", { href: hrefWarehouse(prefix) }, warehouseName(warehouseId(prefix)))];
   levels.forEach((_, i) => parts.push(" / ", h("a", { href: hrefNamespace(prefix, levels.slice(0, i + 1)) },
     levels[i])));
   if (last) parts.push(" / ", last);
@@ -419,9 +434,17 @@ async function viewPage(prefix, levels, name) {
 
 // ---- history ----
 
-function changeView(event) {
+// `schemas`: entity id → the fields of its schema last seen in this timeline, to show a new schema as columns added
+// and removed
+function changeView(event, schemas) {
   const c = event.change || {};
   const out = [];
+  const entity = event.entity && event.entity.id;
+  if (event.type === "table.created" && c.request && c.request.schema) {
+    schemas.set(entity, c.request.schema.fields);
+    out.push(h("div", { class: "added" }, "+ columns " +
+      c.request.schema.fields.map((f) => `${f.name} (${typeText(f.type)})`).join(", ")));
+  }
   for (const u of c.updates || []) {
     switch (u.action) {
       case "set-properties":
@@ -437,10 +460,28 @@ function changeView(event) {
           ` ${s["deleted-records"] || 0} records, ${s["deleted-data-files"] || 0} files removed`));
         break;
       }
-      case "add-schema":
-        out.push(h("div", {}, `schema ${u.schema["schema-id"] ?? ""}: ` +
-          u.schema.fields.map((f) => `${f.name} (${typeText(f.type)})`).join(", ")));
+      case "add-schema": {
+        const before = schemas.get(entity);
+        const fields = u.schema.fields;
+        if (before) {
+          const had = new Map(before.map((f) => [f.id, f]));
+          const has = new Set(fields.map((f) => f.id));
+          for (const f of fields) {
+            const old = had.get(f.id);
+            if (!old) out.push(h("div", { class: "added" }, `+ column ${f.name} (${typeText(f.type)})`));
+            else if (old.name !== f.name) out.push(h("div", {}, `column ${old.name} renamed to ${f.name}`));
+            else if (typeText(old.type) !== typeText(f.type)) {
+              out.push(h("div", {}, `column ${f.name}: ${typeText(old.type)} → ${typeText(f.type)}`));
+            }
+          }
+          for (const f of before) if (!has.has(f.id)) out.push(h("div", { class: "removed" }, `− column ${f.name}`));
+        } else {
+          out.push(h("div", {}, `schema ${u.schema["schema-id"] ?? ""}: ` +
+            fields.map((f) => `${f.name} (${typeText(f.type)})`).join(", ")));
+        }
+        schemas.set(entity, fields);
         break;
+      }
       case "set-snapshot-ref":
         out.push(h("div", {}, `ref ${u["ref-name"]} → snapshot ${u["snapshot-id"]}`));
         break;
@@ -452,7 +493,7 @@ function changeView(event) {
   return out;
 }
 
-function eventView(e, wid) {
+function eventView(e, wid, schemas) {
   const name = e.entity && e.entity.name ? (Array.isArray(e.entity.name) ? e.entity.name.join(".") : e.entity.name) : "";
   return h("div", { class: "event", "data-type": e.type },
     h("div", { class: "head" }, h("span", { class: "type" }, e.type), h("span", {}, name),
@@ -460,12 +501,13 @@ function eventView(e, wid) {
       h("span", { class: "muted" }, `request ${e["request-id"]}`),
       wid ? h("a", { href: hrefWarehouse(`${wid}@seq:${e.sequence}`), class: "at-this-moment" },
         "the catalog at this moment") : null),
-    h("div", {}, e.summary || ""), changeView(e));
+    h("div", {}, e.summary || ""), changeView(e, schemas));
 }
 
 async function timeline(path, container, wid) {
-  await pagedList(path, "events", (events) => h("div", {}, events.length ? events.map((e) => eventView(e, wid))
-    : h("p", { class: "muted" }, "No events.")), container);
+  const schemas = new Map();
+  await pagedList(path, "events", (events) => h("div", {}, events.length
+    ? events.map((e) => eventView(e, wid, schemas)) : h("p", { class: "muted" }, "No events.")), container);
 }
 
 async function warehouseHistoryPage(wid) {

@@ -217,6 +217,8 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     spare = answer("POST /management/v1/warehouse", {201}, headers=other, body={
         "warehouse-name": "spare", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/spare"}},
     ).json()["warehouse-id"]
+    answer("POST /management/v1/warehouse/test-storage", {200}, headers=other, body={
+        "storage-profile": {"type": "file", "location": f"file://{tmp_path}/probe"}})
     answer("GET /management/v1/warehouse", {200}, headers=other, query={"warehouseStatus": ["active", "inactive"]})
     answer("GET /management/v1/warehouse/{warehouse_id}", {200}, warehouse_id=spare)
     answer("POST /management/v1/warehouse/{warehouse_id}/rename", {200}, warehouse_id=spare, body={"new-name": "x"})
@@ -235,6 +237,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
            body={"drop-purge-default": "keep"})
     answer(f"DELETE {view}", {204})
     answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
+    answer("GET /management/v1/warehouse/{warehouse_id}/search-tabulars", {200}, query={"prefix": "t", "pageSize": "5"})
     answer("POST /management/v1/warehouse/{warehouse_id}/deleted-tabulars/undrop", {204},
            body={"targets": [{"type": "view", "id": objects["view_id"]}]})
     answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},

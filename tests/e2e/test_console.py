@@ -34,7 +34,8 @@ def browser():
                      "--disable-gpu"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    SCREENSHOTS.mkdir(exist_ok=True)
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)  # this run's pictures only
+    SCREENSHOTS.mkdir()
     session = webdriver.Chrome(service=Service(driver), options=options)
     try:
         yield session
@@ -225,6 +226,12 @@ def test_a_tables_timeline_grows_after_a_spark_commit(browser, server, spark, sp
     # the plot: one point per snapshot, the last at 3 records
     assert len(browser.find_elements(By.CSS_SELECTOR, "#charts .chart:first-child circle")) == 2
     assert "3" in browser.find_element(By.ID, "charts").text
+    # a schema change reads as the columns it adds
+    spark.sql(f"ALTER TABLE {SPARK_CATALOG}.console.{table} ADD COLUMN note string")
+    _open(browser, server.url, page, "table-schema-change")
+    newest = browser.find_elements(By.CSS_SELECTOR, "#table-history .event")[-1]
+    assert "+ column note (string)" in newest.text, newest.text
+    main = browser.find_element(By.ID, "main")
     # 64-bit snapshot ids shown exactly (a JavaScript number would round them)
     snapshots = httpx.get(f"{server.url}/catalog/v1/{spark_warehouse['id']}/namespaces/console/tables/{table}").json()
     for snapshot in snapshots["metadata"]["snapshots"]:
