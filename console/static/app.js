@@ -611,18 +611,23 @@ async function binPage(wid) {
     h("p", { class: "muted" }, w["delete-profile"].type === "soft"
       ? `Dropped tables and views stay restorable for ${w["delete-profile"]["expiration-seconds"]} s.`
       : "This warehouse deletes at once (hard delete profile): nothing is kept here."), list);
+  // A table or view taken along by a recursive namespace drop comes back only with that namespace's whole tree.
+  const undrop = (target, label) => h("button", { class: "undrop", "data-target": target.type, onclick: async (ev) => {
+    try {
+      await post(`/management/v1/warehouse/${wid}/deleted-tabulars/undrop`, { targets: [target] });
+      for (const b of list.querySelectorAll(`button[data-id="${target.id}"]`)) {
+        b.replaceWith(h("span", { class: "ok" }, "undropped"));
+      }
+    } catch (e) {
+      ev.target.after(fail(e));
+    }
+  }, "data-id": target.id }, label);
   await pagedList(`/management/v1/warehouse/${wid}/deleted-tabulars`, "tabulars", (items) => table(
     ["Name", "Type", "Deleted at", "Expires at", ""], items.map((t) => [
-      [...t.namespace, t.name].join("."), t.typ, t["deleted-at"], t["expiration-date"] || "",
-      h("button", { class: "undrop", "data-name": t.name, onclick: async (ev) => {
-        try {
-          await post(`/management/v1/warehouse/${wid}/deleted-tabulars/undrop`,
-            { targets: [{ type: t.typ, id: t.id }] });
-          ev.target.replaceWith(h("span", { class: "ok" }, "undropped"));
-        } catch (e) {
-          ev.target.after(fail(e));
-        }
-      } }, "Undrop")]), "Nothing was dropped."), list);
+      [...t.namespace, t.name].join("."), t["dropped-with"] ? `${t.typ}, with its namespace` : t.typ,
+      t["deleted-at"], t["expiration-date"] || "",
+      t["dropped-with"] ? undrop({ type: "namespace", id: t["dropped-with"] }, "Undrop the namespace tree")
+        : undrop({ type: t.typ, id: t.id }, "Undrop")]), "Nothing was dropped."), list);
 }
 
 // ---- routing ----

@@ -156,14 +156,26 @@ def test_undrop_a_dropped_table_with_one_click(browser, console_server):
     assert httpx.delete(f"{prefix}/namespaces/shop/tables/orders").status_code == 204
     assert httpx.get(f"{prefix}/namespaces/shop/tables/orders").status_code == 404
 
+    # and a namespace tree dropped recursively, which comes back as a whole
+    assert httpx.post(f"{prefix}/namespaces", json={"namespace": ["old"]}).status_code == 200
+    assert httpx.post(f"{prefix}/namespaces", json={"namespace": ["old", "deep"]}).status_code == 200
+    assert httpx.post(f"{prefix}/namespaces/old%1Fdeep/tables", json={"name": "kept", "schema": SCHEMA}
+                      ).status_code == 200
+    assert httpx.delete(f"{prefix}/namespaces/old", params={"recursive": "true"}).status_code == 204
+
     main = _open(browser, base, f"#/wh/{wh['id']}/bin", "recycle-bin")
-    assert "shop.orders" in main.text and "table" in main.text
-    _click(browser, "button.undrop[data-name='orders']")
-    wait_until(lambda: "undropped" in browser.find_element(By.ID, "bin").text, 20, "the undrop")
+    assert "shop.orders" in main.text and "old.deep.kept" in main.text and "table, with its namespace" in main.text
+    orders = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/deleted-tabulars").json()["tabulars"]
+    orders_id = next(t["id"] for t in orders if t["name"] == "orders")
+    _click(browser, f"button.undrop[data-id='{orders_id}']")
+    _click(browser, "button.undrop[data-target='namespace']")
+    wait_until(lambda: browser.find_element(By.ID, "bin").text.count("undropped") == 2, 20, "the undrops")
     _screenshot(browser, "recycle-bin-undropped")
     assert httpx.get(f"{prefix}/namespaces/shop/tables/orders").status_code == 200
-    undrops = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/history", params={"type": "table.undropped"})
-    assert len(undrops.json()["events"]) == 1
+    assert httpx.get(f"{prefix}/namespaces/old%1Fdeep/tables/kept").status_code == 200
+    history = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/history", params={"pageSize": 1000}).json()
+    undrops = [(e["type"], ".".join(e["entity"]["name"])) for e in history["events"] if e["type"].endswith("undropped")]
+    assert ("table.undropped", "shop.orders") in undrops and ("namespace.undropped", "old") in undrops, undrops
     assert _errors_on_page(browser) == []
 
 
