@@ -7,9 +7,7 @@ console and without a broken link. Each page is saved as a screenshot under test
 
 import re
 import shutil
-import time
 import uuid
-from pathlib import Path
 
 import httpx
 import pytest
@@ -198,7 +196,7 @@ def test_time_travel_from_a_history_entry(browser, console_server):
     banner = browser.find_element(By.ID, "banner")
     assert banner.is_displayed() and "read-only" in banner.text and str(undropped["sequence"]) in banner.text
     browser.find_element(By.LINK_TEXT, "shop").click()
-    main = _rendered(browser, "time-travel-namespace")
+    _rendered(browser, "time-travel-namespace")
     tables = browser.find_element(By.ID, "tables").text
     assert "orders" in tables and "later" not in tables  # as it was then: "later" came after
     assert "Time travel" in browser.find_element(By.ID, "banner").text

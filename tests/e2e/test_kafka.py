@@ -5,7 +5,6 @@ then a read_committed consumer of the topic finds every event of the log exactly
 CloudEvent the NATS publisher sends."""
 
 import json
-import signal
 import threading
 import time
 import uuid
