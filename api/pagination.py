@@ -15,7 +15,9 @@ import binascii
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 import orjson
 from fastapi import Depends, Query, Request
@@ -93,6 +95,24 @@ def _is_path(key: Any) -> bool:
 
 NAME = _is_name
 PATH = _is_path
+
+
+def is_keyed_by_id(key: Any, first: Callable[[str], object] = str) -> bool:
+    """A page key of two strings, the second an id (UUID) and the first something ``first`` reads without a
+    ValueError (a time, a name)."""
+    if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key)):
+        return False
+    try:
+        first(key[0])
+        UUID(key[1])
+    except ValueError:
+        return False
+    return True
+
+
+def is_time_and_id(key: Any) -> bool:
+    """A page key of (an ISO time, an id)."""
+    return is_keyed_by_id(key, datetime.fromisoformat)
 
 
 async def fetch(page: Page, rows: Callable[[Any, int | None], Awaitable[Sequence]], valid_key: Callable[[Any], bool],

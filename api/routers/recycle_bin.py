@@ -17,7 +17,7 @@ from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container, uuid_param
 from lakeledger.api.openapi import ListDeletedTabularsResponse, errors, ok
-from lakeledger.api.pagination import Page, always_paged
+from lakeledger.api.pagination import Page, always_paged, is_time_and_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
 
@@ -54,7 +54,7 @@ async def list_deleted_tabulars(warehouse_id: str, namespaceId: str | None = Que
     async def objects(found):
         return [authz.tabular(r["typ"], r["id"]) for r in found]
 
-    found, next_token = await fetch_visible(az, paging, rows, _is_key,
+    found, next_token = await fetch_visible(az, paging, rows, is_time_and_id,
                                             lambda r: [r["dropped_at"].isoformat(), str(r["id"])], objects,
                                             "can_include_in_list")
     return JSONResponse({"tabulars": [_entry(r) for r in found], "next-page-token": next_token})
@@ -88,12 +88,3 @@ def _entry(row: dict) -> dict:
             "dropped-with": str(row["dropped_with"]) if row["dropped_with"] else None}
 
 
-def _is_key(key: Any) -> bool:
-    if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key)):
-        return False
-    try:
-        datetime.fromisoformat(key[0])
-        UUID(key[1])
-    except ValueError:
-        return False
-    return True

@@ -14,12 +14,12 @@ from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import errors, ok
-from lakeledger.api.pagination import Page, always_paged, fetch
+from lakeledger.api.pagination import Page, always_paged, fetch, is_time_and_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_project
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.api.routers.users import (SearchRequest, UserType, authorize_user, is_time_key, queries,
-                                          time_key, user_row)
+from lakeledger.api.routers.users import (SearchRequest, UserType, authorize_user, queries, time_key,
+                                          user_row)
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import NoSuchRole, check_member
 
@@ -155,14 +155,6 @@ def _is_member_key(key: Any) -> bool:
     return isinstance(key, list) and len(key) == 2 and key[0] in ("user", "role") and isinstance(key[1], str)
 
 
-def _is_role_key(key: Any) -> bool:
-    if not is_time_key(key):
-        return False
-    try:
-        UUID(key[1])
-    except ValueError:
-        return False
-    return True
 
 
 @router.post("/role", status_code=201,
@@ -188,7 +180,7 @@ async def list_roles(paging: Page = Depends(always_paged),
     await authorize_project(az, project_id, "can_list_roles")
     found, next_token = await fetch(
         paging, lambda after, limit: queries(ll).roles(project_id, roleIds, sourceIds, providerIds, after, limit),
-        valid_key=_is_role_key, key=time_key)
+        valid_key=is_time_and_id, key=time_key)
     return JSONResponse({"roles": [role_json(r) for r in found], "next-page-token": next_token})
 
 
@@ -293,6 +285,6 @@ async def list_user_roles(user_id: str, paging: Page = Depends(always_paged), x_
 async def _memberships(ll, project_id: UUID, member_type: str, member_id: str, paging: Page) -> JSONResponse:
     found, next_token = await fetch(
         paging, lambda after, limit: queries(ll).roles_of(project_id, member_type, member_id, after, limit),
-        valid_key=_is_role_key, key=time_key)
+        valid_key=is_time_and_id, key=time_key)
     return JSONResponse({"roles": [membership_json(r) for r in found], "next-page-token": next_token})
 

@@ -2,7 +2,6 @@
 live ones only, any case, in name order, paged like every list, and only those the caller may see."""
 
 from typing import Any
-from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query
 
@@ -13,7 +12,7 @@ from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import SearchTabularsResponse, errors, ok
-from lakeledger.api.pagination import Page, always_paged
+from lakeledger.api.pagination import Page, always_paged, is_keyed_by_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
 
@@ -43,17 +42,7 @@ async def search_tabulars(warehouse_id: str, prefix: str = Query(min_length=1, m
     async def objects(found):
         return [authz.tabular(r["typ"], r["id"]) for r in found]
 
-    found, next_token = await fetch_visible(az, paging, rows, _is_key, lambda r: [r["key"], str(r["id"])], objects,
-                                            "can_include_in_list")
+    found, next_token = await fetch_visible(az, paging, rows, is_keyed_by_id, lambda r: [r["key"], str(r["id"])],
+                                            objects, "can_include_in_list")
     return JSONResponse({"tabulars": [{"id": str(r["id"]), "type": r["typ"], "namespace": r["namespace"],
                                        "name": r["name"]} for r in found], "next-page-token": next_token})
-
-
-def _is_key(key: Any) -> bool:
-    if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key)):
-        return False
-    try:
-        UUID(key[1])
-    except ValueError:
-        return False
-    return True
