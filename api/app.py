@@ -1,5 +1,4 @@
 import asyncio
-import contextlib
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -26,7 +25,7 @@ from lakeledger.migrations import sql_files
 from lakeledger.sinks.nats_auth import connect_options
 from lakeledger.operations.database_collector import DatabaseCollector
 from lakeledger.operations.health import ReadinessChecks
-from lakeledger.operations.metrics import observe_pool
+from lakeledger.operations.metrics import observe_pools
 from lakeledger.operations.observed_requests import ObservedRequests, RecordRoute
 
 POOL_METRICS_SECONDS = 5.0
@@ -108,7 +107,5 @@ def create_app(container) -> FastAPI:
 async def _observe_pools(pools: dict) -> None:
     """The connection pools' gauges, every few seconds (a scrape may reach another process than this one)."""
     while True:
-        for name, pool in pools.items():
-            with contextlib.suppress(Exception):
-                observe_pool(name, pool)
+        observe_pools(pools)
         await asyncio.sleep(POOL_METRICS_SECONDS)

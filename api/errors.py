@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from lakeledger.authz.authorizer import AuthorizationUnavailable
 from lakeledger.domain import errors as e
+from lakeledger.operations.health import reason
 from lakeledger.secretstore.cipher import WrongKey
 
 log = logging.getLogger("lakeledger.api")
@@ -88,8 +89,7 @@ def install(app: FastAPI) -> None:
     async def database_unavailable(request: Request, exc: Exception) -> Response:
         # Postgres down, restarting or out of connections: not the request's fault, and a retry may succeed (a
         # commit whose connection broke has an unknown outcome, which is what clients make of a 503 on a commit)
-        log.warning("%s %s: the database could not answer: %s: %s", request.method, request.url.path,
-                    type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+        log.warning("%s %s: the database could not answer: %s", request.method, request.url.path, reason(exc))
         return error_response(503, "ServiceUnavailableException", "The database could not answer; try again",
                               head=request.method == "HEAD")
 

@@ -4,7 +4,7 @@ whichever process is asked, and true across processes and machines.
 * events appended, per event type: counted from the log itself, incrementally (each scrape counts only the events
   appended since the last one this process saw; appends hold the events table's lock to commit, so positions
   commit in order and none can appear below one already counted);
-* how far each consumer of the log (the read models, the purger, the CloudEvents publisher) is behind its head, in
+* how far each consumer of the log (the read models, the purger, the CloudEvents publishers) is behind its head, in
   events and in seconds (the age of the oldest event it has not handled);
 * the expiry timers (scheduled, overdue, and how late the oldest overdue one is) and the failed purges waiting for
   their next attempt."""
@@ -18,10 +18,12 @@ from lakeledger.eventstore.identity import event_type
 
 _NEW_EVENTS = (f"SELECT topic, count(*), max(notification_id) FROM {EVENTS} WHERE notification_id > %s"
                " GROUP BY topic")
-_CONSUMERS = (f"SELECT p.name, p.position, (SELECT max(notification_id) FROM {EVENTS}),"
-              " extract(epoch FROM now() - (SELECT e.appended_at FROM {EVENTS} e"
-              "  WHERE e.notification_id > p.position ORDER BY e.notification_id LIMIT 1))"
-              " FROM ll_projection_positions p WHERE p.name = ANY(%s) ORDER BY p.name").replace("{EVENTS}", EVENTS)
+# each named consumer's (name, position, the log's head, age in seconds of its oldest event not handled yet: null
+# when there is none); readiness (operations/health.py) reads the same for the read models
+CONSUMER_LAGS = (f"SELECT p.name, p.position, (SELECT max(notification_id) FROM {EVENTS}),"
+                 " extract(epoch FROM now() - (SELECT e.appended_at FROM {EVENTS} e"
+                 "  WHERE e.notification_id > p.position ORDER BY e.notification_id LIMIT 1))"
+                 " FROM ll_projection_positions p WHERE p.name = ANY(%s) ORDER BY p.name").replace("{EVENTS}", EVENTS)
 _TIMERS = ("SELECT count(*), count(*) FILTER (WHERE due_at <= now()),"
            " coalesce(extract(epoch FROM now() - min(due_at) FILTER (WHERE due_at <= now())), 0)"
            " FROM ll_expiry_schedule")
@@ -30,7 +32,7 @@ _PURGE_RETRIES = ("SELECT count(*), count(*) FILTER (WHERE next_attempt_at <= no
 
 # consumers of the log that are not read models; a row of a consumer this installation does not run (OpenFGA's
 # tuples under allowall) stays behind for ever and is not reported
-WORKERS = ("purger", "cloudevents")
+WORKERS = ("purger", "cloudevents", "kafka")
 
 
 class DatabaseCollector:
@@ -44,7 +46,7 @@ class DatabaseCollector:
     def collect(self):
         with self.pool.connection() as conn:
             appended, head = self._count_new_events(conn)
-            consumers = conn.execute(_CONSUMERS, (self.consumers,)).fetchall()
+            consumers = conn.execute(CONSUMER_LAGS, (self.consumers,)).fetchall()
             timers = conn.execute(_TIMERS).fetchone()
             retries = conn.execute(_PURGE_RETRIES).fetchone()
         events = CounterMetricFamily("lakeledger_events_appended", "Events in the log, by event type", labels=["type"])
@@ -55,7 +57,7 @@ class DatabaseCollector:
         yield GaugeMetricFamily("lakeledger_log_head_position", "The log's last position", value=head)
         lag_events = GaugeMetricFamily("lakeledger_consumer_lag_events",
                                        "Events appended that a consumer of the log has not handled yet (read models, "
-                                       "purger, cloudevents: the publisher)", labels=["consumer"])
+                                       "purger, cloudevents and kafka: the publishers)", labels=["consumer"])
         lag_seconds = GaugeMetricFamily("lakeledger_consumer_lag_seconds",
                                         "Age of the oldest event a consumer of the log has not handled yet (0: none)",
                                         labels=["consumer"])

@@ -16,13 +16,9 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
-from lakeledger.eventstore.append_time import EVENTS
+from lakeledger.operations.database_collector import CONSUMER_LAGS
 
 TIMEOUT_SECONDS = 2.0
-
-_LAGS = (f"SELECT p.name, extract(epoch FROM now() - (SELECT e.appended_at FROM {EVENTS} e"
-         "  WHERE e.notification_id > p.position ORDER BY e.notification_id LIMIT 1))"
-         " FROM ll_projection_positions p WHERE p.name = ANY(%s)")
 
 
 @dataclass
@@ -53,7 +49,7 @@ class ReadinessChecks:
         try:
             await asyncio.wait_for(self._database(checks), TIMEOUT_SECONDS)
         except Exception as e:  # unreachable, refused, timed out: the probe's answer, never an error of its own
-            checks["postgres"] = f"unreachable: {_reason(e)}"
+            checks["postgres"] = f"unreachable: {reason(e)}"
             checks.setdefault("migrations", "not checked: Postgres is unreachable")
             checks.setdefault("read-models", "not checked: Postgres is unreachable")
         if self.nats_address:
@@ -69,8 +65,8 @@ class ReadinessChecks:
             missing = [m for m in self.migrations if m not in applied]
             checks["migrations"] = "ok" if not missing else \
                 f"not applied: {', '.join(missing)} (run `lakeledger migrate`)"
-            cur = await conn.execute(_LAGS, (self.read_models,))
-            behind = sorted((float(age), name) for name, age in await cur.fetchall()
+            cur = await conn.execute(CONSUMER_LAGS, (self.read_models,))
+            behind = sorted((float(age), name) for name, _, _, age in await cur.fetchall()
                             if age is not None and float(age) > self.max_lag_seconds)
             checks["read-models"] = "ok" if not behind else "behind the log: " + ", ".join(
                 f"{name} by {age:.0f} s" for age, name in reversed(behind))
@@ -80,7 +76,7 @@ class ReadinessChecks:
             await asyncio.wait_for(self._nats_round_trip(), TIMEOUT_SECONDS)
             return "ok"
         except Exception as e:  # refused, timed out, credentials refused
-            return f"unreachable: {_reason(e)}"
+            return f"unreachable: {reason(e)}"
 
     async def _nats_round_trip(self) -> None:
         import nats
@@ -98,6 +94,7 @@ class ReadinessChecks:
                 await nc.close()
 
 
-def _reason(e: BaseException) -> str:
+def reason(e: BaseException) -> str:
+    """An error as one short line: its type and its message's first line."""
     text = str(e).strip().splitlines()[0] if str(e).strip() else ""
     return f"{type(e).__name__}{': ' + text[:200] if text else ''}"

@@ -30,7 +30,3 @@ def configure(level: str, form: str) -> None:
     # botocore's debug log prints whole responses, STS AssumeRole's session credentials among them: never below INFO
     for name in ("boto3", "botocore", "s3transfer"):
         logging.getLogger(name).setLevel(max(root.level, logging.INFO))
-    if form == "json":  # uvicorn's own loggers have handlers of their own; theirs would be lines of text
-        for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
-            logging.getLogger(name).handlers[:] = []
-            logging.getLogger(name).propagate = True

@@ -42,6 +42,15 @@ def observe_pool(name: str, pool) -> None:
     POOL_WAITING.labels(name).set(stats.get("requests_waiting", 0))
 
 
+def observe_pools(pools: dict) -> None:
+    """``observe_pool`` for each named pool; a pool that cannot answer (closing at exit) is passed over."""
+    for name, pool in pools.items():
+        try:
+            observe_pool(name, pool)
+        except Exception:
+            pass
+
+
 def process_exited(pid: int) -> None:
     """Drops a stopped API process's live gauges (its counters stay in the sums)."""
     if os.environ.get(MULTIPROC_DIR):
@@ -50,13 +59,12 @@ def process_exited(pid: int) -> None:
 
 def exposition(*collectors) -> tuple[bytes, str]:
     """The text a scrape gets: this process's metrics (all processes' in multiprocess mode) and ``collectors``."""
+    registry = CollectorRegistry()
     if os.environ.get(MULTIPROC_DIR):
-        registry = CollectorRegistry()
         MultiProcessCollector(registry)
     else:
         from prometheus_client import REGISTRY
 
-        registry = CollectorRegistry()
         registry.register(_Everything(REGISTRY))
     for collector in collectors:
         registry.register(collector)
@@ -83,11 +91,7 @@ def serve_metrics(port: int, host: str, pools: dict, every_seconds: float = 5.0)
 
     def observe() -> None:
         while True:
-            for name, pool in pools.items():
-                try:
-                    observe_pool(name, pool)
-                except Exception:  # a pool closing at exit
-                    pass
+            observe_pools(pools)
             time.sleep(every_seconds)
 
     start_http_server(port, addr=host)

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from prometheus_client.parser import text_string_to_metric_families
 from support import SCHEMA, KafkaBroker, Server, WorkersProcess, create_database, wait_until
 
 import jetstream_log
@@ -100,6 +101,11 @@ def test_every_event_exactly_once_in_order_across_kill_9(pg_url, kafka, tmp_path
             head = jetstream_log.head(database)
             wait_until(lambda: jetstream_log.positions(database).get("kafka") == head, 90,
                        "the last publisher to reach the log's head")
+            # what the serve's /metrics says of the Kafka publisher: caught up
+            lag = [s for f in text_string_to_metric_families(httpx.get(f"{server.url}/metrics").text)
+                   for s in f.samples if s.name == "lakeledger_consumer_lag_events"
+                   and s.labels["consumer"] == "kafka"]
+            assert [s.value for s in lag] == [0.0]
         finally:
             final.stop()
     finally:
