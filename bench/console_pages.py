@@ -73,7 +73,7 @@ def pages(prefix: str, wid: str, namespace: str, table: str, table_uuid: str, ho
     }
 
 
-def one_page(http: httpx.Client, calls: list[tuple[str, dict]], check: Callable) -> Callable:
+def one_page(calls: list[tuple[str, dict]], check: Callable) -> Callable:
     """A request function for the scale bench's series: the page's calls in order (the series times the whole)."""
     def load(h: httpx.Client):
         response = None

@@ -396,7 +396,7 @@ def measure(catalog: Catalog, args, tool: str, work: Path, say) -> Figures:
             say(f"{label}: the console's pages ({args.samples} loads each)")
             for name, calls in console_pages.pages(prefix, catalog.warehouse_id, ns0, table_name(0), table_uuid,
                                                    hot_name, hot_uuid).items():
-                f.series[name] = _series(http, server, args.samples, console_pages.one_page(http, calls, _check))
+                f.series[name] = _series(http, server, args.samples, console_pages.one_page(calls, _check))
         f.rss_mb = footprint.rss_mb(server.pid)
         if server.process.poll() is not None:
             raise RuntimeError(f"lakeledger serve died during the run:\n{server.tail()}")
