@@ -30,6 +30,8 @@ _CLOSE = ("UPDATE ll_access_ranges SET to_seq = %s, to_at = %s, to_actor = %s, t
 class AccessHistoryProjection(AuthzTuplesProjection):
     name = "access-history"
     tables = ("ll_access_ranges",)
+    # a rebuild finds a range by its unique (object, relation, user) while open: the others wait for the fill
+    indexed_after_fill = tables
     table = "ll_access_ranges"
     current = "to_seq IS NULL"
 

@@ -221,7 +221,7 @@ def _commit_run(run: list, cur: Cursor) -> None:
     last = {logged.event.originator_id: logged.event for logged in run}
     cur.execute(
         "UPDATE ll_tabulars t SET metadata_location = v.metadata_location, location = v.location,"
-        " updated_at = v.updated_at FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::timestamptz[])"
+        " updated_at = v.updated_at FROM unnest(%b::uuid[], %b::text[], %b::text[], %b::timestamptz[])"
         " AS v(id, metadata_location, location, updated_at) WHERE t.id = v.id",
         ([e.originator_id for e in last.values()], [e.metadata_location for e in last.values()],
          [e.location for e in last.values()], [e.timestamp for e in last.values()]))

@@ -101,6 +101,8 @@ def _key(e: Any) -> dict[str, Any]:
 class CatalogVersionsProjection:
     name = "catalog-versions"
     tables = TABLES
+    # a rebuild finds rows by id (the primary keys' prefix) only: the other indexes are built after the fill
+    indexed_after_fill = TABLES
     topics = TOPICS  # exactly the events the fold reads
 
     @singledispatchmethod
@@ -174,7 +176,7 @@ class CatalogVersionsProjection:
 _COMMIT_RUN = (
     "INSERT INTO ll_tabular_metadata_versions (id, from_seq, metadata_location, location)"
     " SELECT v.id, v.from_seq, v.metadata_location, v.location"
-    " FROM unnest(%s::uuid[], %s::bigint[], %s::text[], %s::text[]) AS v(id, from_seq, metadata_location, location)"
+    " FROM unnest(%b::uuid[], %b::bigint[], %b::text[], %b::text[]) AS v(id, from_seq, metadata_location, location)"
     " WHERE EXISTS (SELECT 1 FROM ll_tabular_placements WHERE id = v.id AND to_seq = %s)")
 
 

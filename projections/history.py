@@ -17,6 +17,7 @@ from functools import singledispatch
 from typing import Any
 from uuid import UUID
 
+import orjson
 from eventsourcing.utils import get_topic
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
@@ -34,6 +35,7 @@ from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.eventstore.identity import event_id, event_type_of
 from lakeledger.projections import appended, commit_summaries
+from lakeledger.projections.copy_rows import text_array
 
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
 USER, ROLE, GRANT = "user", "role", "grant"
@@ -66,6 +68,8 @@ class Told:
 class HistoryProjection:
     name = "history"
     tables = ("ll_history", "ll_history_entities")
+    # a rebuild only appends to ll_history: its other indexes are built once, after the fill
+    indexed_after_fill = ("ll_history",)
     topics: tuple[str, ...] = ()
 
     def apply(self, event: Any, cur: Cursor) -> None:
@@ -109,14 +113,26 @@ def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tup
 
 def _change_json(change: dict[str, Any]) -> Jsonb:
     """The event's data as jsonb, serialised once: most changes hold nothing Postgres refuses, and only the others
-    are walked by ``_storable``."""
+    are walked by ``_storable``. orjson first (a twentieth of the standard library's cost): it writes NaN and
+    infinities as null and refuses integers beyond 64 bits, so an answer with a null in it, or a refusal, goes the
+    standard library's way, which says what it cannot write. Both write what jsonb stores alike (times as ``str``
+    gives them)."""
     try:
-        text = _dumps(change)
-    except (ValueError, TypeError):  # NaN or infinity; a key that is not a string
+        text = orjson.dumps(change, default=str, option=_AS_STR).decode()
+    except TypeError:  # an integer beyond 64 bits; a key that is not a string
         text = None
+    if text is None or "null" in text:
+        try:
+            text = _dumps(change)
+        except (ValueError, TypeError):  # NaN or infinity; a key that is not a string
+            text = None
     if text is None or "\\u0000" in text:
         return Jsonb(_storable(change), dumps=_dumps)
     return Jsonb(text, dumps=_as_is)
+
+
+# what the standard library's encoder would hand to ``default=str`` is handed to it by orjson too
+_AS_STR = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def _as_is(text: str) -> str:
@@ -125,9 +141,10 @@ def _as_is(text: str) -> str:
 
 class HistoryRebuild:
     """The history written by a rebuild (projections/rebuild.py), which fills empty tables from the log's start and
-    is their only writer: the entities are remembered here instead of read back per event, and each batch's rows
-    go in with one COPY. Entities are kept as a read of their row would give them back, so ``_tell`` sees what
-    the per-event path sees."""
+    is their only writer: the entities are remembered here instead of read back per event, and written once each
+    when the pass pauses (``settle``); each batch's rows go in with one COPY (names as array literals: psycopg's
+    list dumper costs more than the rest of the row). Entities are kept as a read of their row would give them
+    back, so ``_tell`` sees what the per-event path sees."""
 
     def __init__(self):
         self.entities: dict[UUID, Entity] = {}
@@ -141,12 +158,16 @@ class HistoryRebuild:
         if told is None:
             return
         self.entities[event.originator_id] = self.changed[event.originator_id] = _as_stored(told.entity, before)
-        self.rows.append(_history_row(event, told, logged.position, logged.appended_at))
+        row = _history_row(event, told, logged.position, logged.appended_at)
+        self.rows.append(row[:9] + (text_array(row[9]), text_array(row[10]), text_array(row[11])) + row[12:])
 
-    def flush(self, cur: Cursor) -> None:
+    def settle(self, cur: Cursor) -> None:
+        """The entities' last states, once each however many batches changed them."""
         if self.changed:
             cur.executemany(UPSERT_ENTITY, [_entity_row(i, e) for i, e in self.changed.items()])
             self.changed = {}
+
+    def flush(self, cur: Cursor) -> None:
         if self.rows:
             with cur.copy(f"COPY ll_history ({HISTORY_COLUMNS}) FROM STDIN") as copy:
                 for row in self.rows:
@@ -185,9 +206,8 @@ def _storable(value: Any) -> Any:
     return value
 
 
-def _dumps(value: Any) -> str:
-    # the standard library's encoder, because orjson refuses integers beyond 64 bits
-    return json.dumps(value, default=str, allow_nan=False, separators=(",", ":"))
+# the standard library's encoder, which keeps integers beyond 64 bits and refuses NaN; made once
+_dumps = json.JSONEncoder(default=str, allow_nan=False, separators=(",", ":")).encode
 
 
 def _entity(cur: Cursor, entity_id: UUID) -> Entity | None:

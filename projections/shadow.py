@@ -24,6 +24,8 @@ class Shadow:
     table: str  # the live table's name, unqualified
     live_schema: str
     oid: int
+    # indexes made once the shadow is filled (``build_deferred``): cheaper in one sorted pass than row by row
+    deferred: list[sql.Composable] = field(default_factory=list)
     views: list[tuple[str, str, str]] = field(default_factory=list)  # (qualified name, kind, definition)
 
     @property
@@ -35,8 +37,10 @@ class Shadow:
         return sql.SQL("{}.{}").format(sql.Identifier(SCHEMA), sql.Identifier(self.table))
 
 
-def create(conn: Connection, tables: list[str]) -> list[Shadow]:
-    """Empty shadows of ``tables`` (a shadow left by an interrupted rebuild is replaced). Commits."""
+def create(conn: Connection, tables: list[str], defer: frozenset[str] = frozenset()) -> list[Shadow]:
+    """Empty shadows of ``tables`` (a shadow left by an interrupted rebuild is replaced). Commits. The shadows of
+    tables in ``defer`` get only their unique indexes now (what ``ON CONFLICT`` and lookups by key need), the others
+    by ``build_deferred``."""
     shadows = []
     with conn.transaction():
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(SCHEMA)))
@@ -57,8 +61,11 @@ def create(conn: Connection, tables: list[str]) -> list[Shadow]:
                     " AND contype IN ('p', 'u', 'x') ORDER BY conname", (s.oid,)).fetchall():
                 conn.execute(sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {}").format(
                     s.shadow, sql.Identifier(name), sql.SQL(definition)))
-            for definition in _index_definitions(conn, s):
-                conn.execute(definition)
+            for definition, unique in _index_definitions(conn, s):
+                if table in defer and not unique:
+                    s.deferred.append(definition)
+                else:
+                    conn.execute(definition)
             shadows.append(s)
     return shadows
 
@@ -71,20 +78,29 @@ def _refuse_foreign_keys(conn: Connection, s: Shadow) -> None:
                            " blue/green rebuild does not carry them over")
 
 
-def _index_definitions(conn: Connection, s: Shadow) -> list[sql.Composable]:
-    """The live table's indexes that no constraint owns, as statements creating them on the shadow."""
+def _index_definitions(conn: Connection, s: Shadow) -> list[tuple[sql.Composable, bool]]:
+    """The live table's indexes that no constraint owns, as statements creating them on the shadow, each with
+    whether it is unique."""
     qualified = conn.execute("SELECT quote_ident(%s) || '.' || quote_ident(%s)", (s.live_schema, s.table)).fetchone()[0]
     target = conn.execute("SELECT quote_ident(%s) || '.' || quote_ident(%s)", (SCHEMA, s.table)).fetchone()[0]
     out = []
-    for name, definition in conn.execute(
-            "SELECT i.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+    for name, definition, unique in conn.execute(
+            "SELECT i.relname, pg_get_indexdef(x.indexrelid), x.indisunique FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
             " WHERE x.indrelid = %s AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)"
             " ORDER BY i.relname", (s.oid,)).fetchall():
         marker = f" ON {qualified} "
         if marker not in definition:
             raise RuntimeError(f"cannot read the definition of index {name} on {s.table}: {definition}")
-        out.append(sql.SQL(definition.replace(marker, f" ON {target} ", 1)))
+        out.append((sql.SQL(definition.replace(marker, f" ON {target} ", 1)), unique))
     return out
+
+
+def build_deferred(conn: Connection, shadows: list[Shadow]) -> None:
+    """The indexes ``create`` left for after the fill."""
+    for s in shadows:
+        for definition in s.deferred:
+            conn.execute(definition)
+        s.deferred = []
 
 
 def analyze(conn: Connection, shadows: list[Shadow]) -> None:
