@@ -82,7 +82,8 @@ class HistoryProjection:
         # its time is when it entered the log (its append time: ordered as positions are, and what time travel
         # and the since/until filters mean), not the timestamp taken before it waited for the append lock.
         sequence, appended_at = appended.lookup(event, cur)
-        cur.execute(INSERT_HISTORY, _history_row(event, told, sequence, appended_at))
+        row = _history_row(event, told, sequence, appended_at)
+        cur.execute(INSERT_HISTORY, row[:-1] + (Jsonb(row[-1], dumps=_as_is),))
 
     def rebuilder(self) -> "HistoryRebuild":
         return HistoryRebuild()
@@ -104,6 +105,7 @@ def _entity_row(entity_id: UUID, entity: Entity) -> tuple:
 
 
 def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tuple:
+    """The row's values, the change as the JSON text of a jsonb (``_change_json``)."""
     entity = told.entity
     return (sequence, event_id(event.originator_id, event.originator_version), appended_at,
             _type(event), event.actor, event.request_id, entity.warehouse_id,
@@ -111,12 +113,12 @@ def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tup
             _storable(told.summary), _change_json(change_of(event)))
 
 
-def _change_json(change: dict[str, Any]) -> Jsonb:
-    """The event's data as jsonb, serialised once: most changes hold nothing Postgres refuses, and only the others
-    are walked by ``_storable``. orjson first (a twentieth of the standard library's cost): it writes NaN and
-    infinities as null and refuses integers beyond 64 bits, so an answer with a null in it, or a refusal, goes the
-    standard library's way, which says what it cannot write. Both write what jsonb stores alike (times as ``str``
-    gives them)."""
+def _change_json(change: dict[str, Any]) -> str:
+    """The event's data as JSON text for jsonb, serialised once: most changes hold nothing Postgres refuses, and
+    only the others are walked by ``_storable``. orjson first (a twentieth of the standard library's cost): it
+    writes NaN and infinities as null and refuses integers beyond 64 bits, so an answer with a null in it, or a
+    refusal, goes the standard library's way, which says what it cannot write. Both write what jsonb stores alike
+    (times as ``str`` gives them)."""
     try:
         text = orjson.dumps(change, default=str, option=_AS_STR).decode()
     except TypeError:  # an integer beyond 64 bits; a key that is not a string
@@ -127,23 +129,19 @@ def _change_json(change: dict[str, Any]) -> Jsonb:
         except (ValueError, TypeError):  # NaN or infinity; a key that is not a string
             text = None
     if text is None or "\\u0000" in text:
-        return Jsonb(_storable(change), dumps=_dumps)
-    return Jsonb(text, dumps=_as_is)
+        return _dumps(_storable(change))
+    return text
 
 
 # what the standard library's encoder would hand to ``default=str`` is handed to it by orjson too
 _AS_STR = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
-def _as_is(text: str) -> str:
-    return text
-
-
 class HistoryRebuild:
     """The history written by a rebuild (projections/rebuild.py), which fills empty tables from the log's start and
     is their only writer: the entities are remembered here instead of read back per event, and written once each
-    when the pass pauses (``settle``); each batch's rows go in with one COPY (names as array literals: psycopg's
-    list dumper costs more than the rest of the row). Entities are kept as a read of their row would give them
+    when the pass pauses (``settle``); each batch's rows go in with one COPY (names as array literals, the change as
+    its JSON text: psycopg's list dumper cost more than the rest of the row). Entities are kept as a read of their row would give them
     back, so ``_tell`` sees what the per-event path sees."""
 
     def __init__(self):
@@ -181,6 +179,10 @@ def _as_stored(entity: Entity, before: Entity | None) -> Entity:
         fields = json.loads(json.dumps(fields))
     return Entity(entity.entity_type, entity.warehouse_id, list(entity.name),
                   None if entity.namespace is None else list(entity.namespace), fields)
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def _type(event: Any) -> str:
