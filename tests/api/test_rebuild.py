@@ -62,11 +62,18 @@ def test_a_rebuild_writes_exactly_what_the_projections_wrote_event_by_event(clie
     r = client.post(f"{p}/namespaces/same/tables", json={"name": "t", "schema": SCHEMA, "properties": {"n": "1"}})
     assert r.status_code == 200, r.text
     _caught_up(db)
-    live = _snapshot(db)
+    live, indexes = _snapshot(db), _indexes(db)
     assert live["ll_history"] and live["ll_history_entities"] and live["ll_tabular_placements"]
     _rebuild(pg_url, data_dir)
     rebuilt = _snapshot(db)
     assert [t for t in TABLES if rebuilt[t] != live[t]] == []
+    # the indexes a rebuild builds after the fill (indexed_after_fill) are there, under the same names
+    assert _indexes(db) == indexes
+
+
+def _indexes(db) -> list[tuple[str, str]]:
+    return db.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ANY(%s)"
+                      " AND schemaname = current_schema() ORDER BY indexname", (TABLES,)).fetchall()
 
 
 def test_a_rebuild_under_commit_load_fails_no_request_and_comes_out_as_on_a_quiet_log(
