@@ -141,8 +141,8 @@ class HistoryRebuild:
     """The history written by a rebuild (projections/rebuild.py), which fills empty tables from the log's start and
     is their only writer: the entities are remembered here instead of read back per event, and written once each
     when the pass pauses (``settle``); each batch's rows go in with one COPY (names as array literals, the change as
-    its JSON text: psycopg's list dumper cost more than the rest of the row). Entities are kept as a read of their row would give them
-    back, so ``_tell`` sees what the per-event path sees."""
+    its JSON text: psycopg's list dumper cost more than the rest of the row). Entities are kept as a read of their
+    row would give them back, so ``_tell`` sees what the per-event path sees."""
 
     def __init__(self):
         self.entities: dict[UUID, Entity] = {}

@@ -122,9 +122,8 @@ class Lane:
         self.target = target
         self.shadows = shadows  # its own
         self.conn = psycopg.connect(conninfo, prepare_threshold=None)
-        _writes_shadows(self.conn, path)
         self.conn.execute("SET maintenance_work_mem TO '256MB'")  # the deferred indexes, sorted in memory
-        self.conn.commit()
+        _writes_shadows(self.conn, path)
         self.work: queue.Queue = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
         self.stopping = False

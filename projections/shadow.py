@@ -85,7 +85,8 @@ def _index_definitions(conn: Connection, s: Shadow) -> list[tuple[sql.Composable
     target = conn.execute("SELECT quote_ident(%s) || '.' || quote_ident(%s)", (SCHEMA, s.table)).fetchone()[0]
     out = []
     for name, definition, unique in conn.execute(
-            "SELECT i.relname, pg_get_indexdef(x.indexrelid), x.indisunique FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+            "SELECT i.relname, pg_get_indexdef(x.indexrelid), x.indisunique"
+            " FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
             " WHERE x.indrelid = %s AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)"
             " ORDER BY i.relname", (s.oid,)).fetchall():
         marker = f" ON {qualified} "
