@@ -7,10 +7,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-import httpx
 import orjson
 
 from .catalog import TableHandle
+from .wire import Closed, Connection
 from .stats import percentile
 
 MAX_COMMITS_PER_CLIENT = 100_000  # the deadline ends the loop first; this is just a bound
@@ -111,9 +111,8 @@ async def _run(base_url: str, owned: list[list[TableHandle]], duration_s: float,
 
     async def client(mine: list[TableHandle]) -> None:
         nonlocal errors
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_TIMEOUT_S, limits=limits,
-                                     headers=headers) as http:
+        http = Connection(base_url, headers, REQUEST_TIMEOUT_S)
+        try:
             for i in range(MAX_COMMITS_PER_CLIENT):
                 if time.perf_counter() >= deadline:
                     return
@@ -121,28 +120,30 @@ async def _run(base_url: str, owned: list[list[TableHandle]], duration_s: float,
                 body, snapshot_id, sequence_number = table.next_commit()
                 t0 = time.perf_counter()
                 try:
-                    r = await http.post(table.path, content=body, headers={"content-type": "application/json"})
-                except httpx.HTTPError as e:
+                    status, content = await http.request("POST", table.path, body)
+                except (OSError, Closed, asyncio.TimeoutError) as e:
                     errors += 1
                     if len(failures) < 5:
                         failures.append(f"{type(e).__name__}: {e}")
                     continue
                 elapsed = time.perf_counter() - t0
-                if r.status_code == 200:
+                if status == 200:
                     latencies.append(elapsed)
                     acknowledged.append(snapshot_id)
                     table.committed(snapshot_id, sequence_number)
                     continue
-                statuses[r.status_code] += 1
+                statuses[status] += 1
                 if len(failures) < 5:
-                    failures.append(f"{r.status_code}: {r.text[:300]}")
+                    failures.append(f"{status}: {content[:300].decode(errors='replace')}")
                 # Whatever happened, build the next commit on what the catalog now says.
                 try:
-                    loaded = await http.get(table.path)
-                    if loaded.status_code == 200:
-                        table.update_from(orjson.loads(loaded.content)["metadata"])
-                except httpx.HTTPError:
+                    status, content = await http.request("GET", table.path)
+                    if status == 200:
+                        table.update_from(orjson.loads(content)["metadata"])
+                except (OSError, Closed, asyncio.TimeoutError):
                     errors += 1
+        finally:
+            http.close()
 
     await asyncio.gather(*(client(mine) for mine in owned))
     duration = time.perf_counter() - start

@@ -153,6 +153,8 @@ class CatalogVersionsProjection:
         # a commit without a location (recorded before commits carried one) keeps the last version's: per event
         return CommitRuns(self, lambda e: isinstance(e, Table.Committed) and e.location is not None, _commit_run)
 
+    live_writer = rebuilder  # it keeps nothing between batches
+
     @apply.register
     def _(self, e: View.Replaced, cur: Cursor) -> None:
         cur.execute(_METADATA_CHANGED, {**_key(e), "metadata_location": e.metadata_location,

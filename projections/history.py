@@ -88,6 +88,9 @@ class HistoryProjection:
     def rebuilder(self) -> "HistoryRebuild":
         return HistoryRebuild()
 
+    def live_writer(self) -> "HistoryBatch":
+        return HistoryBatch()
+
 
 UPSERT_ENTITY = (
     "INSERT INTO ll_history_entities (id, entity_type, warehouse_id, name, namespace, fields)"
@@ -173,6 +176,29 @@ class HistoryRebuild:
             self.rows = []
 
 
+class HistoryBatch(HistoryRebuild):
+    """A batch of history written while others write too (the runners following the log): as a rebuild writes it,
+    except that the entities the batch's events touch are read first, all in one query. Made for one batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.pending: list = []
+
+    def add(self, logged: Any, cur: Cursor) -> None:
+        self.pending.append(logged)
+
+    def flush(self, cur: Cursor) -> None:
+        unknown = list({logged.event.originator_id for logged in self.pending} - self.entities.keys())
+        if unknown:
+            cur.execute(f"{_ENTITIES} WHERE id = ANY(%s)", (unknown,))
+            for entity_id, *stored in cur.fetchall():
+                self.entities[entity_id] = Entity(*stored)
+        for logged in self.pending:
+            super().add(logged, cur)
+        self.pending = []
+        super().flush(cur)
+
+
 def _as_stored(entity: Entity, before: Entity | None) -> Entity:
     fields = entity.fields
     if fields is not None and (before is None or fields is not before.fields):  # a commit keeps them as they were
@@ -210,6 +236,9 @@ def _storable(value: Any) -> Any:
 
 # the standard library's encoder, which keeps integers beyond 64 bits and refuses NaN; made once
 _dumps = json.JSONEncoder(default=str, allow_nan=False, separators=(",", ":")).encode
+
+
+_ENTITIES = "SELECT id, entity_type, warehouse_id, name, namespace, fields FROM ll_history_entities"
 
 
 def _entity(cur: Cursor, entity_id: UUID) -> Entity | None:

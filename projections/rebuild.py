@@ -26,17 +26,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Protocol
-
 import psycopg
-from eventsourcing.persistence import Notification
 from psycopg import Connection, Cursor, errors, sql
 
 from lakeledger.eventstore.append_time import EVENTS
 from lakeledger.eventstore.log import EventLog
-from lakeledger.projections import appended, shadow
+from lakeledger.projections import shadow
+from lakeledger.projections.logged import BatchWriter, EachEvent, Logged, read
 
 log = logging.getLogger("lakeledger.rebuild")
 
@@ -51,39 +47,6 @@ REBUILD_LOCK = 727_274_002  # advisory lock: one rebuild at a time (bootstrap's 
 
 class RebuildRunning(RuntimeError):
     """Another process is rebuilding: two would replace each other's shadows."""
-
-
-@dataclass(frozen=True)
-class Logged:
-    """An event as a rebuild reads it: with its position and its append time (which history rows show)."""
-
-    position: int
-    topic: str
-    event: Any
-    appended_at: datetime
-
-
-class BatchWriter(Protocol):
-    """Writes a read model's shadows from batches of events. It may also offer ``settle(cur)``: writes it holds
-    back until the pass pauses (an entity's last state, written once rather than once per batch); the rebuild calls
-    it when its lanes are drained and again in the swap."""
-
-    def add(self, logged: Logged, cur: Cursor) -> None: ...
-
-    def flush(self, cur: Cursor) -> None: ...
-
-
-class EachEvent:
-    """The generic writer: the projection's own ``apply``, one event at a time."""
-
-    def __init__(self, projection):
-        self.projection = projection
-
-    def add(self, logged: Logged, cur: Cursor) -> None:
-        appended.apply(self.projection, logged, cur)
-
-    def flush(self, cur: Cursor) -> None:
-        pass
 
 
 def _writes_shadows(conn: Connection, path: str) -> None:
@@ -173,24 +136,6 @@ class Lane:
     def _raise(self) -> None:
         if self.error is not None:
             raise self.error
-
-
-def read(conn: Connection, log_: EventLog, after: int, upto: int, limit: int,
-         topics: frozenset[str] | None = None) -> list[Logged]:
-    """Events after ``after`` up to ``upto``, decoded by the log's own mapper (upcasting included)."""
-    query = (f"SELECT notification_id, originator_id, originator_version, topic, state, appended_at FROM {EVENTS}"
-             " WHERE notification_id > %s AND notification_id <= %s")
-    params: list = [after, upto]
-    if topics is not None:
-        query += " AND topic = ANY(%s)"
-        params.append(list(topics))
-    query += " ORDER BY notification_id LIMIT %s"
-    params.append(limit)
-    with conn.cursor(binary=True) as cur:  # the states as they are stored, not hex text: half the cost
-        rows = cur.execute(query, params).fetchall()
-    return [Logged(position, topic, log_.decode(Notification(originator_id, version, topic, state, position)).event,
-                   appended_at)
-            for position, originator_id, version, topic, state, appended_at in rows]
 
 
 def apply(targets: Sequence[Target], batch: list[Logged], conn: Connection) -> None:
