@@ -13,6 +13,7 @@ from lakeledger.api import errors, identifiers, openapi
 from lakeledger.api.authentication import Authentication
 from lakeledger.api.compression import CompressedResponses
 from lakeledger.api.context import RequestContext
+from lakeledger.api.fast_commit import FastCommitTable
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.responses import JSONResponse
@@ -89,7 +90,9 @@ def create_app(container) -> FastAPI:
     app.include_router(operations.router)
     app.include_router(console.router)
 
-    app.add_middleware(RecordRoute)  # innermost: it sees the scope the router writes the matched route into
+    # innermost: a well-formed commit is answered here, inside the layers below, without routing
+    app.add_middleware(FastCommitTable, container=container)
+    app.add_middleware(RecordRoute)  # it sees the scope the router writes the matched route into
     app.add_middleware(IdempotentRequests, container=container)
     app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)

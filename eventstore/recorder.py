@@ -14,6 +14,7 @@ from eventsourcing.persistence import InterfaceError, OperationalError, StoredEv
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import retry
 from psycopg import Cursor
+from psycopg.sql import SQL, Identifier
 
 IN_TRANSACTION = "in_transaction"
 # The same hook's work when it needs no answer from the database: written after the insert in one pipeline, so
@@ -44,6 +45,26 @@ class AppendRefused(BaseException):
 
 
 class LedgerRecorder(PostgresApplicationRecorder):
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        # The library's insert, its rows sent as four binary arrays instead of one text array of a composite type:
+        # psycopg builds that text in Python, escaping every byte of every event's state, at a tenth of an
+        # append's CPU. Same columns, same order of rows, so the same positions.
+        self.insert_events_statement = SQL(
+            "INSERT INTO {schema}.{table} AS t (originator_id, originator_version, topic, state)"
+            " SELECT * FROM unnest(%b::{id_type}[], %b::bigint[], %b::text[], %b::bytea[])"
+            " RETURNING notification_id").format(
+            schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name),
+            id_type=Identifier(self.datastore.originator_id_type))
+
+    def _insert_stored_events(self, curs: Cursor, stored_events: Sequence[StoredEvent], **_: Any) -> None:
+        # the library's application recorder: the table's lock, the notification, then the rows
+        self._lock_table(curs)
+        self._notify_channel(curs)
+        curs.execute(self.insert_events_statement, (
+            [e.originator_id for e in stored_events], [e.originator_version for e in stored_events],
+            [e.topic for e in stored_events], [e.state for e in stored_events]))
+
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         blind = kwargs.pop(IN_ONE_ROUND_TRIP, None)
         small = sum(len(e.state) for e in stored_events) <= PIPELINED_APPEND_MAX_BYTES

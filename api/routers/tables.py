@@ -159,6 +159,12 @@ async def table_exists(prefix: str, namespace: str, table: str, ll=Depends(conta
 async def update_table(prefix: str, namespace: str, table: str, body: CommitTableRequest,
                        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard),
                        in_turn: Turns = Depends(turns)):
+    return await commit_table(ll, az, by, in_turn, prefix, namespace, table, body)
+
+
+async def commit_table(ll, az: Guard, by: Provenance, in_turn: Turns, prefix: str, namespace: str, table: str,
+                       body: CommitTableRequest) -> Response:
+    """updateTable's work, for the route and for its fast path (api/fast_commit.py)."""
     # a commit may create a staged table (assert-create): then it is a create in the namespace
     await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_commit",
                                "can_create_table")
