@@ -14,7 +14,7 @@ from eventsourcing.persistence import InterfaceError, OperationalError, StoredEv
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import retry
 from psycopg import Cursor
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
 
 IN_TRANSACTION = "in_transaction"
 # The same hook's work when it needs no answer from the database: written after the insert in one pipeline, so
@@ -33,6 +33,9 @@ READ_MODEL_BEHIND = "LL001"
 # table's creation is such an append. Below it, appends keep the pipeline's fewer round trips.
 PIPELINED_APPEND_MAX_BYTES = 64 * 1024
 
+# Appends of up to this many events send them as rows of parameters; larger ones as arrays, one per column.
+VALUES_ROWS_MAX = 100
+
 
 class AppendRefused(BaseException):
     """Carries the hook's exception out of the recorder. It derives from BaseException because the
@@ -47,23 +50,39 @@ class AppendRefused(BaseException):
 class LedgerRecorder(PostgresApplicationRecorder):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        # The library's insert, its rows sent as four binary arrays instead of one text array of a composite type:
-        # psycopg builds that text in Python, escaping every byte of every event's state, at a tenth of an
-        # append's CPU. Same columns, same order of rows, so the same positions.
-        self.insert_events_statement = SQL(
+        # The library's insert, its rows sent as plain parameters instead of one array of a composite type, which
+        # psycopg dumps in Python, escaping every byte of every event's state, at a tenth of an append's CPU. Same
+        # columns, same order of rows, so the same positions.
+        self._insert_head = SQL("INSERT INTO {schema}.{table} AS t (originator_id, originator_version, topic, state)"
+                                " VALUES ").format(schema=Identifier(self.datastore.schema),
+                                                   table=Identifier(self.events_table_name))
+        self._inserts: dict[int, Composed] = {}
+        self._insert_many = SQL(
             "INSERT INTO {schema}.{table} AS t (originator_id, originator_version, topic, state)"
             " SELECT * FROM unnest(%b::{id_type}[], %b::bigint[], %b::text[], %b::bytea[])"
             " RETURNING notification_id").format(
             schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name),
             id_type=Identifier(self.datastore.originator_id_type))
 
+    def _insert_statement(self, rows: int) -> Composed:
+        statement = self._inserts.get(rows)
+        if statement is None:
+            statement = self._inserts[rows] = self._insert_head + SQL(", ".join(["(%s, %s, %s, %b)"] * rows)
+                                                                      + " RETURNING notification_id")
+        return statement
+
     def _insert_stored_events(self, curs: Cursor, stored_events: Sequence[StoredEvent], **_: Any) -> None:
         # the library's application recorder: the table's lock, the notification, then the rows
         self._lock_table(curs)
         self._notify_channel(curs)
-        curs.execute(self.insert_events_statement, (
-            [e.originator_id for e in stored_events], [e.originator_version for e in stored_events],
-            [e.topic for e in stored_events], [e.state for e in stored_events]))
+        if len(stored_events) <= VALUES_ROWS_MAX:
+            curs.execute(self._insert_statement(len(stored_events)),
+                         [value for e in stored_events
+                          for value in (e.originator_id, e.originator_version, e.topic, e.state)])
+        else:  # one statement whatever the count, in the same order
+            curs.execute(self._insert_many, ([e.originator_id for e in stored_events],
+                                             [e.originator_version for e in stored_events],
+                                             [e.topic for e in stored_events], [e.state for e in stored_events]))
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         blind = kwargs.pop(IN_ONE_ROUND_TRIP, None)
