@@ -61,6 +61,7 @@ class _Staged:
     metadata_location: str
     conditions: list[Condition]
     base: TableMetadata | None = None
+    base_location: str | None = None  # the metadata file this commit supersedes
 
 
 class TableService:
@@ -129,6 +130,11 @@ class TableService:
                                        [a for s in changed for a in (s.claim, s.table)],
                                        [c for s in changed for c in s.conditions])
                 self._retire_metadata_files(wh, changed)
+                for s in changed:
+                    if s.base_location is not None:
+                        # what commits build on and loads serve is the new file: the old one's parsed form and
+                        # bytes would only push the tables still in use out of the cache
+                        self.files.forget(s.base_location)
             storage = self.storages.of(wh)
             return [TableState(s.metadata_location, self.files.data(s.metadata_location, storage)) for s in staged]
 
@@ -153,8 +159,9 @@ class TableService:
             else table.location
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
         self.ledger.approval.review(proposed_commit(table, by, change.requirements_raw, change.updates_raw))
+        base_location = table.metadata_location
         table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
-        return _Staged(table, None, metadata, metadata_location, [], base)
+        return _Staged(table, None, metadata, metadata_location, [], base, base_location)
 
     def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str,
                     hint: resolve.TabularHint | None = None) -> Table | None:
