@@ -1,6 +1,13 @@
 """The base every catalog aggregate shares: its events say who made them and under which request."""
 
+from copy import deepcopy
+from datetime import datetime
+from uuid import UUID
+
 from eventsourcing.domain import Aggregate
+
+# values an aggregate's copy may share with it: nothing can change them in place
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), UUID, datetime})
 
 
 class CatalogAggregate(Aggregate):
@@ -10,3 +17,13 @@ class CatalogAggregate(Aggregate):
 
     class Created(Event, Aggregate.Created):
         pass
+
+    def __deepcopy__(self, memo: dict) -> "CatalogAggregate":
+        # The log hands out copies of its cached aggregates (commands change them) on every command: copying ids
+        # and times through their reduce protocol made the generic deep copy a tenth of a commit's service time.
+        copied = object.__new__(type(self))
+        memo[id(self)] = copied
+        state = copied.__dict__
+        for name, value in self.__dict__.items():
+            state[name] = value if type(value) in _IMMUTABLE else deepcopy(value, memo)
+        return copied
