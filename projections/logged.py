@@ -54,6 +54,12 @@ class EachEvent:
 def read(conn: Connection, log_: EventLog, after: int, upto: int | None, limit: int,
          topics: frozenset[str] | tuple[str, ...] | None = None) -> list[Logged]:
     """Events after ``after`` (up to ``upto`` when given), decoded by the log's own mapper (upcasting included)."""
+    return decode(log_, fetch(conn, after, upto, limit, topics))
+
+
+def fetch(conn: Connection, after: int, upto: int | None, limit: int,
+          topics: frozenset[str] | tuple[str, ...] | None = None) -> list[tuple]:
+    """``read``'s rows, not decoded yet: (position, originator id, version, topic, state, append time)."""
     query = (f"SELECT notification_id, originator_id, originator_version, topic, state, appended_at FROM {EVENTS}"
              " WHERE notification_id > %s")
     params: list = [after]
@@ -67,7 +73,10 @@ def read(conn: Connection, log_: EventLog, after: int, upto: int | None, limit: 
     params.append(limit)
     # the states as they are stored, not hex text (half the cost); rows as tuples whatever the connection's default
     with conn.cursor(binary=True, row_factory=tuple_row) as cur:
-        rows = cur.execute(query, params).fetchall()
+        return cur.execute(query, params).fetchall()
+
+
+def decode(log_: EventLog, rows: list[tuple]) -> list[Logged]:
     return [Logged(position, topic, log_.decode(Notification(originator_id, version, topic, state, position)).event,
                    appended_at)
             for position, originator_id, version, topic, state, appended_at in rows]
