@@ -77,16 +77,21 @@ class RequestContext:
         if where is not None:
             return await refuse(400, "BadRequestException", f"Invalid request: {where} holds an unpaired surrogate "
                                                             "(\\ud800-\\udfff alone), which is not a character")
-        replayed = False
+        await self.app(scope, replaying(body, receive), send_with_id)
 
-        async def receive_buffered():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, receive_buffered, send_with_id)
+def replaying(body: bytes, receive):
+    """An ASGI ``receive`` that hands over ``body`` (read already) as the whole request, then defers to ``receive``."""
+    replayed = False
+
+    async def receive_buffered():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return receive_buffered
 
 
 def principal(request: Request) -> Principal:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from lakeledger.api.authorization import guard_of_scope
-from lakeledger.api.context import ANONYMOUS_PRINCIPAL
+from lakeledger.api.context import ANONYMOUS_PRINCIPAL, replaying
 from lakeledger.api.identifiers import segment
 from lakeledger.api.models import CommitTableRequest
 from lakeledger.domain.provenance import Provenance
@@ -30,15 +30,7 @@ class FastCommitTable:
         if target is None:
             return await self.app(scope, receive, send)
         body = await _body(receive)
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
+        replay = replaying(body, receive)
         try:
             request = CommitTableRequest.model_validate_json(body)
         except ValidationError:

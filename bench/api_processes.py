@@ -129,6 +129,7 @@ def table(results: dict[str, Measured]) -> str:
             cells.append(f"{c.rps:,.0f}, {c.p50_ms:.1f} / {c.p99_ms:.1f}{ratio}"
                          f"{' (' + str(c.non_200) + ' failed)' if c.non_200 else ''}")
         lines.append(f"{clients:>8} " + " ".join(f"{c:>52}" for c in cells))
+    lines.append(_target(results))
     lines.append(f"CPU ms per commit at {CLIENTS[-1]} clients (API processes + Postgres + this load generator, "
                  f"all on the same cores):")
     for n, r in results.items():
@@ -149,6 +150,18 @@ def table(results: dict[str, Measured]) -> str:
                      f"{r.hot.statuses.get(409, 0)} refused, {other} other failures, {len(r.hot_lost)} acknowledged "
                      f"commits lost (of {r.hot.ok}; {r.hot_snapshots} snapshots in the table)")
     return "\n".join(lines)
+
+
+TARGET_RPS, TARGET_P50_MS = 400, 10.0
+
+
+def _target(results: dict[str, Measured]) -> str:
+    """Whether any layout and client count reached the commit target (PRODUCT.md), and the best that did or not."""
+    rows = [(c.rps, c.p50_ms, n, clients) for n, r in results.items() for clients, c in r.by_clients.items()]
+    met = [row for row in rows if row[0] >= TARGET_RPS and row[1] <= TARGET_P50_MS]
+    rps, p50, layout, clients = max(met or [row for row in rows if row[1] <= TARGET_P50_MS] or rows)
+    return (f"target >= {TARGET_RPS} commits/s with p50 <= {TARGET_P50_MS:g} ms: "
+            f"{'met' if met else 'not met'}, best {rps:,.0f}/s at p50 {p50:.1f} ms ({layout}, {clients} clients)")
 
 
 def main(argv: list[str] | None = None) -> int:
