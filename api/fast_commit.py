@@ -14,6 +14,7 @@ from lakeledger.api.authorization import guard_of_scope
 from lakeledger.api.context import ANONYMOUS_PRINCIPAL, replaying
 from lakeledger.api.identifiers import segment
 from lakeledger.api.models import CommitTableRequest
+from lakeledger.api.routers.tables import commit_table
 from lakeledger.domain.provenance import Provenance
 from lakeledger.operations.observed_requests import record_route
 
@@ -35,8 +36,6 @@ class FastCommitTable:
             request = CommitTableRequest.model_validate_json(body)
         except ValidationError:
             return await self.app(scope, replay, send)  # the route says what is wrong, as it always has
-        from lakeledger.api.routers.tables import commit_table  # the routers import the app's modules
-
         prefix, namespace, table = target
         app = scope["app"]
         state = scope.setdefault("state", {})

@@ -20,6 +20,7 @@ from uuid import UUID
 import orjson
 from eventsourcing.utils import get_topic
 from psycopg import Cursor
+from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from lakeledger.domain.grant import Grant
@@ -190,9 +191,9 @@ class HistoryBatch(HistoryRebuild):
     def flush(self, cur: Cursor) -> None:
         unknown = list({logged.event.originator_id for logged in self.pending} - self.entities.keys())
         if unknown:
-            cur.execute(f"{_ENTITIES} WHERE id = ANY(%s)", (unknown,))
-            for entity_id, *stored in cur.fetchall():
-                self.entities[entity_id] = Entity(*stored)
+            with cur.connection.cursor(row_factory=tuple_row) as read:  # whatever rows the caller's cursor makes
+                for entity_id, *stored in read.execute(f"{_ENTITIES} WHERE id = ANY(%s)", (unknown,)):
+                    self.entities[entity_id] = Entity(*stored)
         for logged in self.pending:
             super().add(logged, cur)
         self.pending = []
