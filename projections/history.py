@@ -243,10 +243,9 @@ _ENTITIES = "SELECT id, entity_type, warehouse_id, name, namespace, fields FROM 
 
 
 def _entity(cur: Cursor, entity_id: UUID) -> Entity | None:
-    cur.execute("SELECT entity_type, warehouse_id, name, namespace, fields FROM ll_history_entities WHERE id = %s",
-                (entity_id,))
+    cur.execute(f"{_ENTITIES} WHERE id = %s", (entity_id,))
     row = cur.fetchone()
-    return Entity(*row) if row else None
+    return Entity(*row[1:]) if row else None
 
 
 @singledispatch

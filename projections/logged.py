@@ -82,6 +82,12 @@ def decode(log_: EventLog, rows: list[tuple]) -> list[Logged]:
             for position, originator_id, version, topic, state, appended_at in rows]
 
 
+def head(conn: Connection) -> int:
+    """The log's last position (0 for an empty log)."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        return cur.execute(f"SELECT coalesce(max(notification_id), 0) FROM {EVENTS}").fetchone()[0]
+
+
 def write(writer: BatchWriter, batch: list[Logged], cur: Cursor) -> None:
     """A batch through a writer, what it holds back included."""
     for logged in batch:

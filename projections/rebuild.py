@@ -34,6 +34,7 @@ from lakeledger.eventstore.append_time import EVENTS
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections import shadow
 from lakeledger.projections.logged import BatchWriter, EachEvent, Logged, decode, fetch, read
+from lakeledger.projections.logged import head as log_head
 
 log = logging.getLogger("lakeledger.rebuild")
 
@@ -248,13 +249,10 @@ class Rebuild:
                 log.info("the live read models were busy; catching up again before the next try")
                 time.sleep(0.5)
 
-    def _head(self, reader: Connection) -> int:
-        return reader.execute(f"SELECT coalesce(max(notification_id), 0) FROM {EVENTS}").fetchone()[0]
-
     def _catch_up(self, reader: Connection, lanes: list[Lane]) -> None:
         """Up to a head that is at most ``tail`` ahead, every lane's writes committed."""
         while True:
-            head = self._head(reader)
+            head = log_head(reader)
             if head - self.position <= self.tail:
                 for lane in lanes:
                     lane.drain()
@@ -302,7 +300,7 @@ class Rebuild:
             for s in shadows:
                 cur.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(s.live))
             # from here nothing is retried: the writers' memory moves with the tail
-            head = self._head(writer)
+            head = log_head(writer)
             if head > self.position:
                 batch = read(writer, self.log, self.position, head, max(head - self.position, 1))
                 apply(self.targets, batch, writer)

@@ -17,7 +17,7 @@ from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from lakeledger.domain.errors import CatchingUp
-from lakeledger.eventstore.log import EVENTS_TABLE, EventLog, StoredNotification
+from lakeledger.eventstore.log import EventLog, StoredNotification
 from lakeledger.projections import logged
 
 BATCH = 1000
@@ -130,7 +130,7 @@ class ProjectionRunner:
         topics = self.projection.topics
         # With a topic filter the batches skip what the projection ignores, so the position it
         # reaches is the head as seen before reading, not the last event it applied.
-        head = upto if upto is not None else (_head(cur) if topics else None)
+        head = upto if upto is not None else (logged.head(cur.connection) if topics else None)
         while True:
             batch = logged.read(cur.connection, self.log, position, head, BATCH, topics)
             if batch:
@@ -144,7 +144,3 @@ class ProjectionRunner:
         live = getattr(self.projection, "live_writer", None)
         return live() if live is not None else logged.EachEvent(self.projection)
 
-
-def _head(cur: Cursor) -> int:
-    with cur.connection.cursor(row_factory=tuple_row) as own:
-        return own.execute(f"SELECT max(notification_id) FROM {EVENTS_TABLE}").fetchone()[0] or 0
