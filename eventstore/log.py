@@ -47,6 +47,18 @@ InTransaction = Callable[[Connection, list[StoredNotification]], None]
 Blind = Callable[[Cursor, list[Any]], None]
 
 
+class _Stored:
+    """What the library's mapper reads of a stored event."""
+
+    __slots__ = ("originator_id", "originator_version", "topic", "state")
+
+    def __init__(self, originator_id: UUID, originator_version: int, topic: str, state: bytes):
+        self.originator_id = originator_id
+        self.originator_version = originator_version
+        self.topic = topic
+        self.state = state
+
+
 class _Ledger(Application):
     name = "Lakeledger"
 
@@ -54,6 +66,7 @@ class _Ledger(Application):
 class EventLog:
     def __init__(self, postgres: PostgresSettings, *, create_table: bool = False, cache_size: int = 20000,
                  pool_size: int = 8):
+        self.postgres = postgres
         env = {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
             "POSTGRES_DBNAME": postgres.dbname,
@@ -158,6 +171,11 @@ class EventLog:
         notifications = self._recorder.select_notifications(
             start=after, limit=limit, stop=upto, topics=list(topics), inclusive_of_start=False)
         return [self.decode(n) for n in notifications]
+
+    def event_of(self, originator_id: UUID, originator_version: int, topic: str, state: bytes) -> Any:
+        """The domain event a stored row holds (upcast to its class's current version), for readers of the whole log
+        (a rebuild decodes every event): the mapper reads only these four fields, so no library record is made."""
+        return self._mapper.to_domain_event(_Stored(originator_id, originator_version, topic, state))
 
     def decode(self, n: Notification) -> StoredNotification:
         return StoredNotification(position=n.id, originator_id=n.originator_id,

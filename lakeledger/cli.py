@@ -157,7 +157,8 @@ def run_rebuild(settings: Settings) -> None:
         # every read model in one pass over the log, into new tables swapped in together (blue/green)
         progress = Progress("rebuild")
         try:
-            position = Rebuild(container.read_models, container.log, container.conninfo, progress.update).run()
+            position = Rebuild(container.read_models, container.log, container.conninfo, progress.update,
+                               apart_from=settings.rebuild_apart_from_events).run()
         except RebuildRunning as e:
             raise SystemExit(f"lakeledger rebuild: {e}") from None
         progress.finish(position)

@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     # a request needing a read model another process is applying (history, access history, the catalog's past)
     # waits this long, then answers 503
     read_model_wait_seconds: float = Field(default=60.0, gt=0)
+    # from this many events in the log, `rebuild` fills the history in a process of its own (0: always)
+    rebuild_apart_from_events: int = Field(default=100_000, ge=0)
     nats_address: str | None = None
     nats_stream: str = Field(default="LAKELEDGER", pattern=r"^[A-Za-z0-9_-]+$")
     nats_subject: str = Field(default="lakeledger", pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")

@@ -4,7 +4,7 @@ Every handler is an idempotent-by-position SQL statement driven only by the even
 (times come from the event, never from the clock), so replaying the log yields identical rows.
 """
 
-from functools import singledispatchmethod
+from functools import cache, singledispatchmethod
 from typing import Any
 
 from psycopg import Cursor
@@ -18,6 +18,7 @@ from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections import appended
+from lakeledger.projections.copy_rows import text_array
 
 TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars")
 
@@ -217,28 +218,47 @@ class CatalogProjection:
 
 
 class LastCommits:
-    """The catalog's rebuild writer (projections/rebuild.py). A table's row shows its last commit only, and most of
-    a log is commits: each table's last commit is remembered until an event of another kind comes (or the pass
-    pauses, ``settle``), and then every table remembered is updated once, in one statement. A million commits to
-    100,000 tables are then 100,000 row updates, not a million (each of which wrote a new row version and its index
-    entries). Other events go to the projection's ``apply`` in log order, after the commits before them."""
+    """The catalog's rebuild writer (projections/rebuild.py). Most of a log is table creations and commits, and a
+    table's row shows its creation and its last commit only. Creations are held and written many to a statement,
+    each with the commits that came after it folded in; for a table created earlier, only its last commit is held.
+    Both are written when an event of another kind comes (or the pass pauses, ``settle``), so a million commits to
+    100,000 tables are 100,000 rows written once, not 100,000 inserts and a million updates (each of which wrote a
+    new row version and its index entries). Other events go to the projection's ``apply`` in log order, after
+    everything held before them."""
 
     def __init__(self, projection: CatalogProjection):
         self.projection = projection
+        # table id -> the insert's values (as _CREATED_HELD's columns); its later commits change them in place
+        self.created: dict[Any, list] = {}
         self.last: dict[Any, tuple] = {}  # table id -> (metadata location, location, time) of its last commit
 
     def add(self, logged: Any, cur: Cursor) -> None:
         e = logged.event
         if isinstance(e, Table.Committed):
-            self.last[e.originator_id] = (e.metadata_location, e.location, e.timestamp)
+            held = self.created.get(e.originator_id)
+            if held is not None:
+                held[6], held[7], held[9] = e.location, e.metadata_location, e.timestamp
+            else:
+                self.last[e.originator_id] = (e.metadata_location, e.location, e.timestamp)
             return
-        self.settle(cur)
-        appended.apply(self.projection, logged, cur)
+        if isinstance(e, _CREATIONS):
+            if e.originator_id in self.created or e.originator_id in self.last:
+                self.settle(cur)  # what is held of this table goes first
+            self.created[e.originator_id] = [
+                e.originator_id, "view" if isinstance(e, View.Created) else "table", e.warehouse_id, e.namespace_id,
+                text_array(e.namespace), e.name, e.location, e.metadata_location, e.timestamp, None]
+            return
+        if _shown(type(e)):  # a name claim, which comes with every creation, changes nothing here
+            self.settle(cur)
+            appended.apply(self.projection, logged, cur)
 
     def flush(self, cur: Cursor) -> None:
         pass  # held across batches; written by ``settle`` or before the next event of another kind
 
     def settle(self, cur: Cursor) -> None:
+        if self.created:
+            cur.execute(_CREATED_HELD, [list(column) for column in zip(*self.created.values())])
+            self.created = {}
         if not self.last:
             return
         ids, values = list(self.last), list(self.last.values())
@@ -248,3 +268,30 @@ class LastCommits:
             " AS v(id, metadata_location, location, updated_at) WHERE t.id = v.id",
             (ids, [v[0] for v in values], [v[1] for v in values], [v[2] for v in values]))
         self.last = {}
+
+
+_CREATIONS = (Table.Created, View.Created, Table.Registered)
+
+
+@cache
+def _shown(cls: type) -> bool:
+    """Whether the catalog has a handler for events of ``cls`` (the others it skips)."""
+    dispatcher = CatalogProjection.__dict__["apply"].dispatcher
+    return dispatcher.dispatch(cls) is not dispatcher.dispatch(object)
+
+# as _tabular_created's statement, for many creations at once, each with its later commits folded in (updated_at is
+# then the last commit's time; a creation over an existing row sets it to the creation's time, as that statement
+# does); the namespaces come as array literals, an array of arrays being unable to hold paths of several lengths
+_CREATED_HELD = (
+    "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, name, location, metadata_location,"
+    " created_at, updated_at)"
+    " SELECT v.id, v.typ, v.warehouse_id, v.namespace_id, v.namespace::text[], v.name, v.location,"
+    " v.metadata_location, v.created_at, v.updated_at"
+    " FROM unnest(%b::uuid[], %b::text[], %b::uuid[], %b::uuid[], %b::text[], %b::text[], %b::text[], %b::text[],"
+    " %b::timestamptz[], %b::timestamptz[])"
+    " AS v(id, typ, warehouse_id, namespace_id, namespace, name, location, metadata_location, created_at, updated_at)"
+    " ON CONFLICT (id) DO UPDATE SET warehouse_id = EXCLUDED.warehouse_id,"
+    " namespace_id = EXCLUDED.namespace_id, namespace = EXCLUDED.namespace, name = EXCLUDED.name,"
+    " location = EXCLUDED.location, metadata_location = EXCLUDED.metadata_location,"
+    " updated_at = COALESCE(EXCLUDED.updated_at, EXCLUDED.created_at), dropped_at = NULL, purge_requested = NULL,"
+    " expires_at = NULL, deleted_at = NULL, purged_at = NULL, dropped_with = NULL")

@@ -149,11 +149,14 @@ class CatalogVersionsProjection:
     def _(self, e: Table.Committed, cur: Cursor) -> None:
         cur.execute(_METADATA_CHANGED, {**_key(e), "metadata_location": e.metadata_location, "location": e.location})
 
-    def rebuilder(self) -> CommitRuns:
+    def live_writer(self) -> CommitRuns:
         # a commit without a location (recorded before commits carried one) keeps the last version's: per event
         return CommitRuns(self, lambda e: isinstance(e, Table.Committed) and e.location is not None, _commit_run)
 
-    live_writer = rebuilder  # it keeps nothing between batches
+    def rebuilder(self):
+        from lakeledger.projections.catalog_versions_rebuild import VersionsInMemory  # it imports this module
+
+        return VersionsInMemory(self.live_writer())
 
     @apply.register
     def _(self, e: View.Replaced, cur: Cursor) -> None:

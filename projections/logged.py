@@ -5,11 +5,9 @@ Both the runners that follow the log (projections/runner.py) and a rebuild (proj
 ``read`` and write through a ``BatchWriter``: a projection's own batch writer when it offers one, otherwise its
 ``apply`` one event at a time (``EachEvent``)."""
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from eventsourcing.persistence import Notification
 from psycopg import Connection, Cursor
 from psycopg.rows import tuple_row
 
@@ -18,9 +16,9 @@ from lakeledger.eventstore.log import EventLog
 from lakeledger.projections import appended
 
 
-@dataclass(frozen=True)
-class Logged:
-    """An event with its position and its append time (which history rows show)."""
+class Logged(NamedTuple):
+    """An event with its position and its append time (which history rows show). A tuple: made for every event a
+    rebuild reads, where a frozen dataclass's constructor cost a tenth of the reading."""
 
     position: int
     topic: str
@@ -77,8 +75,8 @@ def fetch(conn: Connection, after: int, upto: int | None, limit: int,
 
 
 def decode(log_: EventLog, rows: list[tuple]) -> list[Logged]:
-    return [Logged(position, topic, log_.decode(Notification(originator_id, version, topic, state, position)).event,
-                   appended_at)
+    event_of = log_.event_of
+    return [Logged(position, topic, event_of(originator_id, version, topic, state), appended_at)
             for position, originator_id, version, topic, state, appended_at in rows]
 
 

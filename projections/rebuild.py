@@ -21,6 +21,8 @@ A rebuild in another process is refused (an advisory lock), as two would replace
 
 import gc
 import logging
+import multiprocessing
+import os
 import queue
 import threading
 import time
@@ -45,6 +47,9 @@ LOCK_TIMEOUT = "2s"
 # batches between explicit runs of the cyclic garbage collector, which is paused for the pass (_collector_paused)
 COLLECT_EVERY = 50
 REBUILD_LOCK = 727_274_002  # advisory lock: one rebuild at a time (bootstrap's migration lock is ..001)
+# events in the log from which a read model marked ``rebuilt_apart`` is filled by a process of its own: below this,
+# starting the process costs more than it saves
+APART_FROM = 100_000
 
 
 class RebuildRunning(RuntimeError):
@@ -66,13 +71,24 @@ class Target:
         self.runner = runner
         projection = runner.projection
         # a batch writer may keep the read model in memory: it is the shadow's only writer until the swap
-        self.writer: BatchWriter = projection.rebuilder() if hasattr(projection, "rebuilder") else EachEvent(projection)
         self.topics = frozenset(projection.topics)
+        self._use(projection.rebuilder() if hasattr(projection, "rebuilder") else EachEvent(projection))
+
+    def hand_over(self) -> None:
+        """From here on the shadows hold what the rebuild's writer kept in memory (filled in another process): the
+        writer that reads what it needs from the tables, the one the runners use, takes over."""
+        projection = self.runner.projection
+        self._use(projection.live_writer() if hasattr(projection, "live_writer") else EachEvent(projection))
+
+    def _use(self, writer: BatchWriter) -> None:
+        self.writer = writer
         # a writer that reads between its statements runs outside pipeline mode: psycopg can hand such a read the
         # result of an earlier statement of the pipeline (seen once in a few runs: "the last operation didn't
         # produce records (command status: UPDATE 1)")
-        reader = projection if isinstance(self.writer, EachEvent) else self.writer
-        self.pipelined = not getattr(reader, "reads_while_applying", False)
+        reader = self.runner.projection if isinstance(writer, EachEvent) else writer
+        # a writer that keeps a COPY open from its first add to its flush has the connection to itself meanwhile
+        self.copies_while_adding = getattr(writer, "copies_while_adding", False)
+        self.pipelined = not (getattr(reader, "reads_while_applying", False) or self.copies_while_adding)
 
     def wants(self, topic: str) -> bool:
         return not self.topics or topic in self.topics
@@ -142,17 +158,23 @@ class Lane:
 
 def apply(targets: Sequence[Target], batch: list[Logged], conn: Connection) -> None:
     """The targets' writes of ``batch``: the per-event statements in pipeline mode (no round trip each) unless the
-    writer reads as it goes, then the batch writers' flushes, outside it (COPY cannot run in a pipeline)."""
+    writer reads as it goes, then the batch writers' flushes, outside it (COPY cannot run in a pipeline); a writer
+    that copies as it adds has its adds and flush to itself, last."""
     with conn.cursor() as cur:
         with conn.pipeline():
             for target in targets:
                 if target.pipelined:
                     _add(target, batch, cur)
         for target in targets:
-            if not target.pipelined:
+            if not target.pipelined and not target.copies_while_adding:
                 _add(target, batch, cur)
         for target in targets:
-            target.writer.flush(cur)
+            if not target.copies_while_adding:
+                target.writer.flush(cur)
+        for target in targets:
+            if target.copies_while_adding:
+                _add(target, batch, cur)
+                target.writer.flush(cur)
 
 
 def settle(targets: Sequence[Target], conn: Connection) -> None:
@@ -171,10 +193,12 @@ def _add(target: Target, batch: list[Logged], cur: Cursor) -> None:
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for the pass, and run by it every ``COLLECT_EVERY`` batches instead. The pass
-    keeps batches and the writers' memory of every entity alive, and the collector's own full passes over them took
-    a fifth of a rebuild's time (300,000 events: 24.6 s with it, 19.4 s without); decoded events and rows hold no
-    reference cycles, so there is little for it to find in between."""
+    """The cyclic garbage collector off for the pass, and run by it every ``COLLECT_EVERY`` batches instead, over the
+    objects made since its last run only (generation 0: with the collector off, nothing leaves it otherwise). The
+    pass keeps batches and the writers' memory of every entity alive, and the collector's own full passes over them
+    took a fifth of a rebuild's time (300,000 events: 24.6 s with it, 19.4 s without), and still 5 s of a
+    1,000,000-event rebuild when run in full every 50 batches; decoded events and rows hold no reference cycles, so
+    there is little for it to find in between."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -186,7 +210,8 @@ def _collector_paused() -> Iterator[None]:
 
 class Rebuild:
     def __init__(self, runners: Sequence, log_: EventLog, conninfo: str,
-                 progress: Callable[[int, int], None] | None = None, batch: int = BATCH, tail: int = TAIL):
+                 progress: Callable[[int, int], None] | None = None, batch: int = BATCH, tail: int = TAIL,
+                 apart_from: int = APART_FROM):
         names = [r.name for r in runners]
         tables = [t for r in runners for t in r.projection.tables]
         if len(set(tables)) != len(tables):
@@ -197,6 +222,7 @@ class Rebuild:
         self.progress = progress or (lambda done, total: None)
         self.batch = batch
         self.tail = tail
+        self.apart_from = apart_from
         self.position = 0
         self.batches = 0
 
@@ -215,13 +241,16 @@ class Rebuild:
                                         defer=frozenset(t for target in self.targets
                                                         for t in getattr(target.runner.projection,
                                                                          "indexed_after_fill", ())))
-                lanes = []
+                lanes: list[Lane] = []
+                apart = Apart(self, log_head(reader), path)
                 try:
-                    lanes = [Lane(target, [s for s in shadows if s.table in target.runner.projection.tables],
-                                  self.conninfo, path) for target in self.targets]
+                    apart.start()
+                    lanes.extend(Lane(target, _shadows_of(target, shadows), self.conninfo, path)
+                                 for target in self.targets if target not in apart.targets)
                     with _collector_paused():
-                        return self._fill_and_swap(reader, writer, lanes, shadows, path)
+                        return self._fill_and_swap(reader, writer, lanes, shadows, path, apart)
                 except BaseException:
+                    apart.stop()
                     for lane in lanes:
                         lane.close(abandon=True)
                     lanes = []
@@ -230,14 +259,25 @@ class Rebuild:
                         shadow.drop(writer, shadows)
                     raise
                 finally:
+                    apart.stop()
                     for lane in lanes:
                         lane.close()
 
-    def _fill_and_swap(self, reader: Connection, writer: Connection, lanes: list[Lane], shadows, path: str) -> int:
+    def _fill_and_swap(self, reader: Connection, writer: Connection, lanes: list[Lane], shadows, path: str,
+                       apart: "Apart") -> int:
+        self._catch_up(reader, lanes)
+        for lane in lanes:
+            lane.complete_shadows()
+        for target, filled in apart.results():
+            if self.position < filled:  # a short log: the others left it all to the swap
+                self._apply_upto(reader, lanes, filled)
+            # filled up to ``filled`` by the other process: brought to where the others stand by the runners' writer
+            target.hand_over()
+            lane = Lane(target, _shadows_of(target, shadows), self.conninfo, path)
+            lanes.append(lane)
+            self._apply_upto(reader, [lane], self.position, start=filled)
+            lane.complete_shadows()
         while True:
-            self._catch_up(reader, lanes)
-            for lane in lanes:
-                lane.complete_shadows()
             self._catch_up(reader, lanes)
             for target in self.targets:
                 before = getattr(target.runner, "before_swap", None)
@@ -259,9 +299,34 @@ class Rebuild:
                 return
             self._apply_upto(reader, lanes, head)
 
-    def _apply_upto(self, reader: Connection, lanes: list[Lane], head: int) -> None:
-        topics = (None if any(not t.topics for t in self.targets)
-                  else frozenset().union(*(t.topics for t in self.targets)))
+    def fill(self, path: str, upto: int) -> int:
+        """Only fills the shadows (which another process made) up to ``upto``, what the writers hold included: the
+        work of a process of its own (``Apart``). Returns the position reached."""
+        with psycopg.connect(self.conninfo, autocommit=True) as self._fetching, \
+                ThreadPoolExecutor(1, thread_name_prefix="rebuild fetch") as self._fetcher:
+            lanes = [Lane(target, [], self.conninfo, path) for target in self.targets]
+            try:
+                with _collector_paused():
+                    self._apply_upto(None, lanes, upto)
+                    for lane in lanes:
+                        lane.drain()
+            except BaseException:
+                for lane in lanes:
+                    lane.close(abandon=True)
+                raise
+            for lane in lanes:
+                lane.close()
+        return self.position
+
+    def _apply_upto(self, reader: Connection | None, lanes: list[Lane], head: int, start: int | None = None) -> None:
+        """Every event up to ``head`` handed to ``lanes``, from this rebuild's position or from ``start`` (lanes
+        behind the others: the position is not reported then)."""
+        report = start is None
+        if start is not None:
+            self.position = start
+        targets = [lane.target for lane in lanes]
+        topics = (None if any(not t.topics for t in targets)
+                  else frozenset().union(*(t.topics for t in targets)))
 
         def rows_after(position: int) -> list[tuple]:
             return fetch(self._fetching, position, head, self.batch, topics)
@@ -281,10 +346,12 @@ class Rebuild:
                 lane.put(batch)
             self.batches += 1
             if self.batches % COLLECT_EVERY == 0:
-                gc.collect()
+                gc.collect(0)
             self.position = last
+            if report:
+                self.progress(self.position, head)
+        if report:
             self.progress(self.position, head)
-        self.progress(self.position, head)
 
     def _swap(self, reader: Connection, writer: Connection, shadows, path: str) -> int:
         names = [t.runner.name for t in self.targets]
@@ -316,3 +383,63 @@ class Rebuild:
                         (self.position, names))
         self.progress(self.position, self.position)
         return self.position
+
+
+def _shadows_of(target: Target, shadows: list[shadow.Shadow]) -> list[shadow.Shadow]:
+    return [s for s in shadows if s.table in target.runner.projection.tables]
+
+
+class Apart:
+    """The read models filled by a process of their own. One interpreter runs one thread at a time, and a rebuild's
+    Python (decoding, making rows) held it nearly all the pass while the second core idled half of it: a read model
+    that costs as much as all the others (``rebuilt_apart``: the history) is filled up to the head as the rebuild
+    began by a child process that reads and decodes the log for itself, while this process fills the others. Only
+    when the log is long (``apart_from``), two targets or more are rebuilt and the machine has two cores or more."""
+
+    def __init__(self, rebuild: Rebuild, head: int, path: str):
+        self.rebuild = rebuild
+        self.head = head
+        self.path = path
+        worth_it = (len(rebuild.targets) > 1 and head >= rebuild.apart_from and (os.cpu_count() or 1) > 1)
+        self.targets = [t for t in rebuild.targets
+                        if worth_it and getattr(t.runner.projection, "rebuilt_apart", False)]
+        self._pool = None
+        self._pending: list = []
+
+    def start(self) -> None:
+        if not self.targets:
+            return
+        # spawned, not forked: this process has threads and open connections
+        self._pool = multiprocessing.get_context("spawn").Pool(len(self.targets))
+        self._pending = [(target, self._pool.apply_async(
+            _fill_apart, (target.runner.projection, self.rebuild.log.postgres, self.rebuild.conninfo, self.path,
+                          self.head, self.rebuild.batch))) for target in self.targets]
+
+    def results(self) -> Iterator[tuple[Target, int]]:
+        """Each target with the position its process filled it to, as each finishes (its error raised here)."""
+        for target, pending in self._pending:
+            yield target, pending.get()
+        self._pending = []
+
+    def stop(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+
+class _Filled:
+    """A read model as ``Rebuild`` needs it in the process that fills it apart."""
+
+    def __init__(self, projection):
+        self.projection = projection
+        self.name = projection.name
+
+
+def _fill_apart(projection, postgres, conninfo: str, path: str, upto: int, batch: int) -> int:
+    """In the child process: fills ``projection``'s shadows from the log's start up to ``upto``."""
+    log_ = EventLog(postgres, pool_size=1)
+    try:
+        return Rebuild([_Filled(projection)], log_, conninfo, batch=batch).fill(path, upto)
+    finally:
+        log_.close()

@@ -232,3 +232,30 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
     assert {(p, n) for p, n, _ in shown} >= {(("sales",), "t1"), (("sales", "eu"), "t1b"), (("sales",), "t2"),
                                              (("sales", "eu"), "t3"), (("sales",), "v"), (("tmp",), "x"),
                                              (("sales",), "r2"), (("sales",), "e"), (("sales",), "e2")}
+
+
+def test_a_rebuild_writes_the_versions_the_projection_wrote_event_by_event(varied, pg_url, db):
+    """The rebuild's writer keeps every version in memory until it ends and writes it once by COPY
+    (projections/catalog_versions_rebuild.py): over this varied log (renames, soft and final drops, undrops of
+    tables and a namespace, properties set and removed, a view replaced, registrations across warehouses) it writes
+    the rows the projection's statements wrote one event at a time."""
+    from psycopg_pool import ConnectionPool
+
+    from lakeledger.projections.catalog_versions import TABLES, CatalogVersionsProjection
+    from lakeledger.projections.runner import ProjectionRunner
+
+    def snapshot() -> dict[str, list]:
+        return {table: sorted(db.execute(f"SELECT * FROM {table}").fetchall(), key=repr) for table in TABLES}
+
+    log = EventLog(PostgresSettings.from_url(pg_url), pool_size=1)
+    try:
+        with ConnectionPool(pg_url, min_size=1, max_size=2, open=True) as pool:
+            runner = ProjectionRunner(CatalogVersionsProjection(), log, pool)
+            runner.caught_up()
+            live = snapshot()
+            assert runner.rebuild() >= varied["last"]
+            rebuilt = snapshot()
+    finally:
+        log.close()
+    assert all(live[table] for table in TABLES)
+    assert [t for t in TABLES if rebuilt[t] != live[t]] == []
