@@ -10,7 +10,8 @@
    works on the other (the threads wait on the network without holding the interpreter). A projection may offer
    a batch writer of its own (``rebuilder()``) that keeps its state in memory and writes many rows per
    statement; the others get ``EachEvent``, their ``apply`` per event. The pass repeats up to the head until
-   little is left.
+   little is left. On a long log the read model that costs most (the history) is filled by a process of its own
+   meanwhile (``Apart``), then brought to where the others stand by the writer the runners use.
 3. One short transaction takes the lock every append takes first (the events table's, EXCLUSIVE), then the
    projections' position rows and the live tables (so nothing can be waiting on us while we wait), applies the
    last few events, swaps the shadows in and sets the positions to the head. Appends wait only for that moment;
@@ -40,12 +41,12 @@ from lakeledger.projections.logged import head as log_head
 
 log = logging.getLogger("lakeledger.rebuild")
 
-BATCH = 5000
+BATCH = 20_000
 # events left to the locked transaction at most; below this the catch-up passes stop
 TAIL = 500
 LOCK_TIMEOUT = "2s"
 # batches between explicit runs of the cyclic garbage collector, which is paused for the pass (_collector_paused)
-COLLECT_EVERY = 50
+COLLECT_EVERY = 12
 REBUILD_LOCK = 727_274_002  # advisory lock: one rebuild at a time (bootstrap's migration lock is ..001)
 # events in the log from which a read model marked ``rebuilt_apart`` is filled by a process of its own: below this,
 # starting the process costs more than it saves
@@ -197,7 +198,7 @@ def _collector_paused() -> Iterator[None]:
     objects made since its last run only (generation 0: with the collector off, nothing leaves it otherwise). The
     pass keeps batches and the writers' memory of every entity alive, and the collector's own full passes over them
     took a fifth of a rebuild's time (300,000 events: 24.6 s with it, 19.4 s without), and still 5 s of a
-    1,000,000-event rebuild when run in full every 50 batches; decoded events and rows hold no reference cycles, so
+    1,000,000-event rebuild when run in full every 250,000 events; decoded events and rows hold no reference cycles, so
     there is little for it to find in between."""
     enabled = gc.isenabled()
     gc.disable()
