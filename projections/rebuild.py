@@ -48,6 +48,9 @@ LOCK_TIMEOUT = "2s"
 # batches between explicit runs of the cyclic garbage collector, which is paused for the pass (_collector_paused)
 COLLECT_EVERY = 12
 REBUILD_LOCK = 727_274_002  # advisory lock: one rebuild at a time (bootstrap's migration lock is ..001)
+# held (shared) by the processes filling read models apart for as long as they write: a rebuild whose first process
+# died leaves them writing into shadows the next rebuild would make anew
+APART_LOCK = 727_274_003
 # events in the log from which a read model marked ``rebuilt_apart`` is filled by a process of its own: below this,
 # starting the process costs more than it saves
 APART_FROM = 100_000
@@ -232,6 +235,10 @@ class Rebuild:
         with psycopg.connect(self.conninfo, autocommit=True) as guard:
             if not guard.execute("SELECT pg_try_advisory_lock(%s)", (REBUILD_LOCK,)).fetchone()[0]:
                 raise RebuildRunning("another rebuild is running (one at a time); wait for it to finish")
+            if not guard.execute("SELECT pg_try_advisory_lock(%s)", (APART_LOCK,)).fetchone()[0]:
+                raise RebuildRunning("a process of an interrupted rebuild is still filling the history; it stops "
+                                     "within a second of noticing, retry shortly")
+            guard.execute("SELECT pg_advisory_unlock(%s)", (APART_LOCK,))
             with psycopg.connect(self.conninfo, autocommit=True) as reader, \
                     psycopg.connect(self.conninfo, autocommit=True) as self._fetching, \
                     ThreadPoolExecutor(1, thread_name_prefix="rebuild fetch") as self._fetcher, \
@@ -438,9 +445,20 @@ class _Filled:
 
 
 def _fill_apart(projection, postgres, conninfo: str, path: str, upto: int, batch: int) -> int:
-    """In the child process: fills ``projection``'s shadows from the log's start up to ``upto``."""
-    log_ = EventLog(postgres, pool_size=1)
-    try:
-        return Rebuild([_Filled(projection)], log_, conninfo, batch=batch).fill(path, upto)
-    finally:
-        log_.close()
+    """In the child process: fills ``projection``'s shadows from the log's start up to ``upto``, and stops at once
+    should the rebuild's process die (it would not drop shadows that the next rebuild makes anew)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="rebuild parent watch", daemon=True).start()
+    with psycopg.connect(conninfo, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock_shared(%s)", (APART_LOCK,))
+        log_ = EventLog(postgres, pool_size=1)
+        try:
+            return Rebuild([_Filled(projection)], log_, conninfo, batch=batch).fill(path, upto)
+        finally:
+            log_.close()

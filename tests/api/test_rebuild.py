@@ -169,3 +169,17 @@ def test_a_rebuild_while_another_runs_is_refused_with_a_clear_message(pg_url, da
         assert refused.returncode != 0 and "another rebuild is running" in refused.stderr, refused.stderr
         assert "Traceback" not in refused.stderr
     assert "rebuilt" in _rebuild(pg_url, data_dir).stdout
+
+
+def test_a_rebuild_waits_for_a_history_process_an_interrupted_rebuild_left(pg_url, data_dir, server):
+    """A rebuild's process that filled the history apart holds a shared lock while it writes; should its first
+    process die, the next rebuild is refused until it has stopped (it would write into the shadows made anew)."""
+    from lakeledger.projections.rebuild import APART_LOCK
+
+    with psycopg.connect(pg_url, autocommit=True) as orphan:
+        orphan.execute("SELECT pg_advisory_lock_shared(%s)", (APART_LOCK,))
+        env = {**os.environ, "LAKELEDGER__PG_URL": pg_url, "LAKELEDGER__DATA_DIR": str(data_dir)}
+        refused = subprocess.run([sys.executable, "-m", "lakeledger.cli", "rebuild"], env=env, capture_output=True,
+                                 text=True, timeout=120)
+        assert refused.returncode != 0 and "still filling the history" in refused.stderr, refused.stderr
+    _rebuild(pg_url, data_dir)  # once it has stopped
