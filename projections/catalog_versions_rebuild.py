@@ -110,19 +110,18 @@ class VersionsInMemory:
 
     def _end_namespace(self, id_: UUID, at: int, soft: bool = False) -> _Version | None:
         """Ends the namespace's open version at ``at``; the version ended (None when none was open)."""
-        version = self.namespaces.get(id_)
-        if version is None or not version.open:
-            return None
-        version.to_seq, version.soft_dropped = at, soft
-        self._namespace_row(id_, version)
-        return version
+        return self._end(self.namespaces, self._namespace_row, id_, at, soft)
 
     def _end_placement(self, id_: UUID, at: int, soft: bool = False) -> _Version | None:
-        version = self.placements.get(id_)
+        return self._end(self.placements, self._placement_row, id_, at, soft)
+
+    @staticmethod
+    def _end(versions: dict[UUID, _Version], written: Any, id_: UUID, at: int, soft: bool) -> _Version | None:
+        version = versions.get(id_)
         if version is None or not version.open:
             return None
         version.to_seq, version.soft_dropped = at, soft
-        self._placement_row(id_, version)
+        written(id_, version)
         return version
 
     def _metadata(self, id_: UUID, at: int, metadata_location: str | None, location: str | None) -> None:
