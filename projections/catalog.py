@@ -279,6 +279,7 @@ def _shown(cls: type) -> bool:
     dispatcher = CatalogProjection.__dict__["apply"].dispatcher
     return dispatcher.dispatch(cls) is not dispatcher.dispatch(object)
 
+
 # as _tabular_created's statement, for many creations at once, each with its later commits folded in (updated_at is
 # then the last commit's time; a creation over an existing row sets it to the creation's time, as that statement
 # does); the namespaces come as array literals, an array of arrays being unable to hold paths of several lengths
