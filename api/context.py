@@ -2,8 +2,6 @@
 size limit and the path routed on (api/identifiers.py). Written as plain ASGI middleware so the hot
 read path pays almost nothing."""
 
-import uuid
-
 from fastapi import Request
 
 from lakeledger.domain.provenance import Provenance
@@ -11,6 +9,7 @@ from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
 from lakeledger.domain.errors import BadRequest
 from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import routing_path
+from lakeledger.api.request_ids import new_request_id
 from lakeledger.api.text import lone_surrogate, query_is_utf8
 
 REQUEST_ID_HEADER = b"x-request-id"
@@ -32,7 +31,7 @@ class RequestContext:
             elif key == b"content-length":
                 length = value
         if not request_id:
-            request_id = str(uuid.uuid4())
+            request_id = new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
         header = (REQUEST_ID_HEADER, request_id.encode("latin-1"))
 

@@ -1,23 +1,29 @@
 """Several API processes on one port (``LAKELEDGER__API_PROCESSES``): one Python process serves requests on one core,
 so a machine with more cores runs more of them behind the same address.
 
-``serve`` binds the port and starts the other processes as ``lakeledger serve`` children, handing them its listening
-socket (``LAKELEDGER__LISTEN_FD``) for its address: each child listens on a socket of its own bound beside it to that
-address (SO_REUSEPORT), and the kernel spreads new connections over them. With one shared socket the process that
-woke first took every connection of a burst, and clients that keep their connections (every engine) could all end
-up on one process while the other idled. The children run no workers (the parent does, once) and skip migrations
-(the parent ran them). Nothing else is shared: each has its own pools, and read-your-writes holds across them as it
-does across machines (the catalog projection commits with the append; docs/scaling.md). A child that dies is started
-again; the parent's stop stops them all."""
+``serve`` binds the port, starts the other processes as ``lakeledger serve`` children and accepts every connection
+itself, handing each in turn to the next process (itself included): to a child through a Unix socket pair
+(``LAKELEDGER__CONNECTIONS_FD``, the connection passed as a file descriptor). Clients keep their connections (every
+engine does), so how connections are spread is how the load is spread: with a listening socket per process
+(SO_REUSEPORT) the kernel spread them by a hash of their addresses, and four connections fell two and two in only
+three cases out of eight, the busier process then serving three clients on one core while the other idled; in turn,
+they always fall evenly. Accepting costs the parent a thread that wakes once per connection, not per request. The
+children run no workers (the parent does, once) and skip migrations (the parent ran them). Nothing else is shared:
+each has its own pools, and read-your-writes holds across them as it does across machines (the catalog projection
+commits with the append; docs/scaling.md). A child that dies is started again, connections in turn skipping it
+meanwhile; the parent's stop stops them all."""
 
+import asyncio
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from lakeledger.operations.metrics import process_exited
 
@@ -27,45 +33,122 @@ RESTART_PAUSE_SECONDS = 1.0
 STOP_SECONDS = 30.0
 
 
-def inherited_socket(fd: int) -> socket.socket:
-    """A listening socket of this child's own, on the address of the one a parent ``serve`` handed down."""
-    inherited = socket.socket(fileno=fd)
-    try:
-        return _listening(inherited.family, inherited.getsockname()[:2])
-    finally:
-        inherited.close()
+class Connections:
+    """Where an API process takes its connections from, besides a listening socket of its own: ``serve_on`` is
+    called with the running loop once the server can take connections, and hands each one to ``adopt``."""
+
+    def serve_on(self, loop: asyncio.AbstractEventLoop, adopt: Callable[[socket.socket], None]) -> None: ...
+
+    def stop_serving(self) -> None: ...
 
 
-def _listening(family: socket.AddressFamily, address: tuple) -> socket.socket:
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)  # the same address as the other processes'
-    sock.bind(address)
-    sock.listen(2048)
-    return sock
+class HandedConnections(Connections):
+    """A child's: connections its parent passes down the socket pair."""
+
+    def __init__(self, fd: int):
+        self.channel = socket.socket(fileno=fd)
+        self.channel.setblocking(False)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def serve_on(self, loop: asyncio.AbstractEventLoop, adopt: Callable[[socket.socket], None]) -> None:
+        def receive() -> None:
+            while True:
+                try:
+                    _, fds, _, _ = socket.recv_fds(self.channel, 1, 16)
+                except BlockingIOError:
+                    return
+                except OSError:  # the parent is gone: its death stops this process too (PR_SET_PDEATHSIG)
+                    loop.remove_reader(self.channel.fileno())
+                    return
+                if not fds:  # the parent closed its end
+                    loop.remove_reader(self.channel.fileno())
+                    return
+                for fd in fds:
+                    adopt(socket.socket(fileno=fd))
+
+        self._loop = loop
+        loop.add_reader(self.channel.fileno(), receive)
+
+    def stop_serving(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_reader(self.channel.fileno())
 
 
-class ApiProcesses:
+class ApiProcesses(Connections):
+    """The parent's side: the listening socket, the children, and the thread that hands out connections in turn."""
+
     def __init__(self, count: int, host: str, port: int):
         self.count = count
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = _listening(family, (host, port))
-        self.socket.set_inheritable(True)
+        self.socket = socket.create_server((host, port), family=family, backlog=2048)
         self._children: dict[int, subprocess.Popen] = {}
+        self._channels: dict[int, socket.socket] = {}  # our end of each child's socket pair
+        self._own: Callable[[socket.socket], None] | None = None  # this process's loop, once it serves
+        self._next = 0
         self._stopping = threading.Event()
+        self._stop_r, self._stop_w = os.pipe()  # wakes the accepting thread's select() on stop
         self._monitor = threading.Thread(target=self._watch, name="lakeledger-api-processes", daemon=True)
+        self._acceptor = threading.Thread(target=self._accept, name="lakeledger-accept", daemon=True)
 
     def start(self) -> None:
         for n in range(1, self.count):
             self._children[n] = self._spawn(n)
         self._monitor.start()
+        self._acceptor.start()
+
+    def serve_on(self, loop: asyncio.AbstractEventLoop, adopt: Callable[[socket.socket], None]) -> None:
+        self._own = lambda connection: loop.call_soon_threadsafe(adopt, connection)
+
+    def stop_serving(self) -> None:
+        self._own = None
 
     def _spawn(self, n: int) -> subprocess.Popen:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {**os.environ, "LAKELEDGER__API_PROCESSES": "1", "LAKELEDGER__WORKERS": "off",
-               "LAKELEDGER__AUTO_MIGRATE": "false", "LAKELEDGER__LISTEN_FD": str(self.socket.fileno()),
+               "LAKELEDGER__AUTO_MIGRATE": "false", "LAKELEDGER__CONNECTIONS_FD": str(theirs.fileno()),
                "PGAPPNAME": f"lakeledger-api-{n}"}
-        return subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "serve"], env=env,
-                                pass_fds=(self.socket.fileno(),), preexec_fn=_stop_with_parent)
+        try:
+            child = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "serve"], env=env,
+                                     pass_fds=(theirs.fileno(),), preexec_fn=_stop_with_parent)
+        finally:
+            theirs.close()
+        replaced = self._channels.get(n)
+        self._channels[n] = ours
+        if replaced is not None:
+            replaced.close()
+        return child
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            readable, _, _ = select.select([self.socket, self._stop_r], [], [])
+            if self._stop_r in readable:
+                return
+            try:
+                connection, _ = self.socket.accept()
+            except OSError as e:  # out of file descriptors, a connection reset before it was taken
+                log.warning("Could not accept a connection: %s", e)
+                self._stopping.wait(0.1)
+                continue
+            self._hand_out(connection)
+
+    def _hand_out(self, connection: socket.socket) -> None:
+        """To the next process in turn that can take it: a child being started again is skipped."""
+        for _ in range(self.count):
+            n, self._next = self._next, (self._next + 1) % self.count
+            try:
+                if n == 0:
+                    own = self._own
+                    if own is None:  # this process is not serving yet, or no more
+                        continue
+                    own(connection)
+                    return
+                # queued in the pair until the child reads it, so a child still starting takes it once it serves
+                socket.send_fds(self._channels[n], [b"c"], [connection.fileno()])
+            except (OSError, RuntimeError, KeyError):  # a child that died; our loop closed while stopping
+                continue
+            connection.close()  # the child holds its own descriptor of it now
+            return
+        connection.close()
 
     def _watch(self) -> None:
         while not self._stopping.wait(0.5):
@@ -80,6 +163,8 @@ class ApiProcesses:
 
     def stop(self) -> None:
         self._stopping.set()
+        os.write(self._stop_w, b"x")
+        self._acceptor.join(timeout=5)
         for child in self._children.values():
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)
@@ -90,6 +175,8 @@ class ApiProcesses:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
+        for channel in self._channels.values():
+            channel.close()
         self.socket.close()
 
 

@@ -59,7 +59,8 @@ def _workers(container):
             container.log, container.conninfo, topic=settings.kafka_topic, config=settings.kafka_config,
             transactional_id=settings.kafka_transactional_id or f"lakeledger-{settings.server_id}",
             server_id=settings.server_id, poll_seconds=settings.worker_poll_seconds))
-    return Workers(runners, container.conninfo, settings.worker_poll_seconds, followers=followers)
+    return Workers(runners, container.conninfo, settings.worker_poll_seconds, settings.worker_batch_seconds,
+                   followers=followers)
 
 
 def serve(settings: Settings) -> None:
@@ -67,7 +68,7 @@ def serve(settings: Settings) -> None:
 
     # before any metric exists: the API processes started below write theirs where every scrape can sum them
     shared = shared_metrics.share_between_processes() if settings.api_processes > 1 \
-        and settings.listen_fd is None else None
+        and settings.connections_fd is None else None
     try:
         _serve(settings)
     finally:
@@ -78,7 +79,7 @@ def serve(settings: Settings) -> None:
 def _serve(settings: Settings) -> None:
     from lakeledger import http_server
     from lakeledger.api.app import create_app
-    from lakeledger.api_processes import ApiProcesses, inherited_socket
+    from lakeledger.api_processes import ApiProcesses, HandedConnections
     from lakeledger.identity.oidc import ProviderUnavailable
 
     if settings.openid_provider_uri and settings.authz_backend == "allowall" \
@@ -99,19 +100,18 @@ def _serve(settings: Settings) -> None:
     workers = _workers(container) if settings.workers == "on" else None
     if workers:
         workers.start()
-    group, sock = None, None
+    group, connections = None, None
     try:
-        if settings.listen_fd is not None:
-            sock = inherited_socket(settings.listen_fd)
+        if settings.connections_fd is not None:
+            connections = HandedConnections(settings.connections_fd)
         elif settings.api_processes > 1:
-            group = ApiProcesses(settings.api_processes, settings.listen_host, settings.listen_port)
+            connections = group = ApiProcesses(settings.api_processes, settings.listen_host, settings.listen_port)
             group.start()
-            sock = group.socket
         # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
         # log_config None: uvicorn's lines go through the handler operations/logs.py set up (text or JSON)
-        http_server.run(app, sock=sock, host=settings.listen_host, port=settings.listen_port,
+        http_server.run(app, connections=connections, host=settings.listen_host, port=settings.listen_port,
                          log_level=settings.log_level, access_log=False, log_config=None)
     finally:
         if group:

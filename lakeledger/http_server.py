@@ -2,7 +2,8 @@
 
 uvicorn's main loop sleeps 0.1 s between checks of its exit flag, and refreshes the Date header every tenth
 check: an idle server wakes ten times a second for nothing. Here the loop sleeps a second (the Date header's own
-resolution) and a stop signal ends the sleep at once, so shutdown is as prompt as before."""
+resolution) and a stop signal ends the sleep at once, so shutdown is as prompt as before. It also serves connections
+accepted elsewhere (lakeledger/api_processes.py: the parent of several API processes hands them out)."""
 
 import asyncio
 import contextlib
@@ -13,12 +14,39 @@ from types import FrameType
 import uvicorn
 from uvicorn.main import STARTUP_FAILURE
 
+from lakeledger.api_processes import Connections
+
 TICK_SECONDS = 1.0
 
 
 class QuietServer(uvicorn.Server):
     _exit: asyncio.Event | None = None
     _loop: asyncio.AbstractEventLoop | None = None
+    connections: Connections | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.connections is not None:
+            self.connections.serve_on(asyncio.get_running_loop(), self._adopt)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.connections is not None:
+            self.connections.stop_serving()
+        await super().shutdown(sockets)
+
+    def _adopt(self, connection: socket.socket) -> None:
+        """A connection accepted elsewhere, served as one this server accepted (same protocol, same shutdown)."""
+        asyncio.get_running_loop().create_task(self._serve_connection(connection))
+
+    async def _serve_connection(self, connection: socket.socket) -> None:
+        config = self.config
+        try:
+            connection.setblocking(False)
+            await asyncio.get_running_loop().connect_accepted_socket(
+                lambda: config.http_protocol_class(config=config, server_state=self.server_state,
+                                                   app_state=self.lifespan.state), connection)
+        except OSError:  # the client was gone before it was served
+            connection.close()
 
     async def main_loop(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -37,11 +65,12 @@ class QuietServer(uvicorn.Server):
             self._loop.call_soon_threadsafe(self._exit.set)
 
 
-def run(app, sock: socket.socket | None = None, **config) -> None:
-    """``uvicorn.run(app, **config)`` for one process; on ``sock`` when given (a socket several processes share),
-    else on the configured host and port."""
+def run(app, connections: Connections | None = None, **config) -> None:
+    """``uvicorn.run(app, **config)`` for one process: on the configured host and port, or on the connections handed
+    to it when given (then it listens on no socket of its own)."""
     server = QuietServer(uvicorn.Config(app, **config))
+    server.connections = connections
     with contextlib.suppress(KeyboardInterrupt):
-        server.run(sockets=[sock] if sock is not None else None)
+        server.run(sockets=[] if connections is not None else None)
     if not server.started:
         sys.exit(STARTUP_FAILURE)

@@ -49,9 +49,8 @@ class Settings(BaseSettings):
     api_processes: int = Field(default=1, ge=1, le=64)
     # threads of each API process for blocking work (commits, storage calls): few, so Python's GIL does not thrash
     api_threads: int = Field(default=8, ge=1, le=256)
-    # set by a serve for the API processes it starts: the listening socket whose address each binds beside it
-    # (not for users)
-    listen_fd: int | None = None
+    # set by a serve for the API processes it starts: the socket pair end its connections come down (not for users)
+    connections_fd: int | None = None
     workers: Literal["on", "off"] = "on"
     server_id: UUID = UUID(int=0)
     enable_default_project: bool = True
@@ -78,6 +77,8 @@ class Settings(BaseSettings):
     idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)
     # workers are woken by NOTIFY and their own timers; this is only how often they look anyway
     worker_poll_seconds: float = Field(default=30.0, gt=0)
+    # after a wake-up, how long the background read models gather appends before each takes a pass over them
+    worker_batch_seconds: float = Field(default=0.25, ge=0, le=10)
     # a request needing a read model another process is applying (history, access history, the catalog's past)
     # waits this long, then answers 503
     read_model_wait_seconds: float = Field(default=60.0, gt=0)

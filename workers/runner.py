@@ -31,7 +31,7 @@ class Follower(Protocol):
 
 class Workers:
     def __init__(self, runners: list[ProjectionRunner], conninfo: str, poll_seconds: float = 30.0,
-                 batch_seconds: float = 0.05, followers: Sequence[Follower] = ()):
+                 batch_seconds: float = 0.25, followers: Sequence[Follower] = ()):
         self.runners = runners
         self.followers = list(followers)
         self.conninfo = conninfo
@@ -103,7 +103,8 @@ class Workers:
         while not self._stop.is_set():
             wake.wait(self.poll_seconds)
             # Under a burst of appends, one pass per interval takes them all in one batch instead of
-            # paying a round of queries for every NOTIFY.
+            # paying a round of queries for every NOTIFY. Readers that need a read model at the head catch it up
+            # themselves, so the interval costs them nothing in freshness.
             self._stop.wait(self.batch_seconds)
             wake.clear()
             if self._stop.is_set():
