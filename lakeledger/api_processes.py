@@ -119,9 +119,11 @@ class ApiProcesses(Connections):
         return child
 
     def _accept(self) -> None:
+        waiting = select.poll()  # not select(): a descriptor numbered past 1,024 is out of its reach
+        waiting.register(self.socket, select.POLLIN)
+        waiting.register(self._stop_r, select.POLLIN)
         while not self._stopping.is_set():
-            readable, _, _ = select.select([self.socket, self._stop_r], [], [])
-            if self._stop_r in readable:
+            if any(fd == self._stop_r for fd, _ in waiting.poll()):
                 return
             try:
                 connection, _ = self.socket.accept()
@@ -129,7 +131,11 @@ class ApiProcesses(Connections):
                 log.warning("Could not accept a connection: %s", e)
                 self._stopping.wait(0.1)
                 continue
-            self._hand_out(connection)
+            try:
+                self._hand_out(connection)
+            except Exception:  # this thread is the port's only door: it must outlive any one connection
+                log.exception("Could not hand out a connection")
+                connection.close()
 
     def _hand_out(self, connection: socket.socket) -> None:
         """To the next process in turn that can take it: a child being started again is skipped."""
