@@ -80,7 +80,7 @@ class ApiProcesses(Connections):
     def __init__(self, count: int, host: str, port: int):
         self.count = count
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = socket.create_server((host, port), family=family, backlog=2048)
+        self.socket = _listening(family, (host, port))
         self._children: dict[int, subprocess.Popen] = {}
         self._channels: dict[int, socket.socket] = {}  # our end of each child's socket pair
         self._own: Callable[[socket.socket], None] | None = None  # this process's loop, once it serves
@@ -184,6 +184,14 @@ class ApiProcesses(Connections):
         for channel in self._channels.values():
             channel.close()
         self.socket.close()
+
+
+def _listening(family: socket.AddressFamily, address: tuple) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(address)
+    sock.listen(2048)
+    return sock
 
 
 def _stop_with_parent() -> None:

@@ -28,8 +28,13 @@ class FileStorage:
 
     def write_new(self, location: str, data: bytes) -> None:
         path = self._path(location)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "xb") as f:
+        try:
+            f = open(path, "xb")
+        except FileNotFoundError:  # the folder is made by the first write into it, not looked for by every one: each
+            # system call lets go of the GIL, and under a commit load taking it back costs more than the call
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            f = open(path, "xb")
+        with f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
