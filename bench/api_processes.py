@@ -144,7 +144,7 @@ def table(results: dict[str, Measured]) -> str:
         lines.append(f"  {n}: {u.rps:,.0f} commits/s, p50 {u.p50_ms:.1f} / p99 {u.p99_ms:.1f} ms, "
                      f"{refused} refused (409), {u.non_200 - refused} other failures, "
                      f"{len(r.unconditional_lost)} acknowledged updates lost (of {u.ok})")
-    lines.append("  (a refusal: the commit lost 32 races in a row to another API process's commits, each one "
+    lines.append("  (a refusal: the commit kept losing races to another API process's commits for 5 s, each one "
                  "re-applied on the winner's state; a client retries CommitFailedException, as Iceberg's clients do)")
     lines.append(f"hot table, engine appends: {HOT_CLIENTS} clients appending snapshots to one table "
                  f"(assert-ref-snapshot-id), refused commits (409) retried on the winner's metadata")
