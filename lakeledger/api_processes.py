@@ -112,6 +112,7 @@ class ApiProcesses(Connections):
                                      pass_fds=(theirs.fileno(),), preexec_fn=_stop_with_parent)
         finally:
             theirs.close()
+        ours.setblocking(False)  # a child that stopped reading is skipped once its queue is full, never waited for
         replaced = self._channels.get(n)
         self._channels[n] = ours
         if replaced is not None:
@@ -150,7 +151,7 @@ class ApiProcesses(Connections):
                     return
                 # queued in the pair until the child reads it, so a child still starting takes it once it serves
                 socket.send_fds(self._channels[n], [b"c"], [connection.fileno()])
-            except (OSError, RuntimeError, KeyError):  # a child that died; our loop closed while stopping
+            except (OSError, RuntimeError, KeyError):  # a child that died or is stuck; our loop closed while stopping
                 continue
             connection.close()  # the child holds its own descriptor of it now
             return
