@@ -86,7 +86,7 @@ class ApiProcesses(Connections):
         self._own: Callable[[socket.socket], None] | None = None  # this process's loop, once it serves
         self._next = 0
         self._stopping = threading.Event()
-        self._stop_r, self._stop_w = os.pipe()  # wakes the accepting thread's select() on stop
+        self._stop_r, self._stop_w = os.pipe()  # wakes the accepting thread's poll() on stop
         self._monitor = threading.Thread(target=self._watch, name="lakeledger-api-processes", daemon=True)
         self._acceptor = threading.Thread(target=self._accept, name="lakeledger-accept", daemon=True)
 
@@ -172,6 +172,9 @@ class ApiProcesses(Connections):
         self._stopping.set()
         os.write(self._stop_w, b"x")
         self._acceptor.join(timeout=5)
+        if not self._acceptor.is_alive():
+            os.close(self._stop_r)
+            os.close(self._stop_w)
         for child in self._children.values():
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)

@@ -24,6 +24,10 @@ class QuietServer(uvicorn.Server):
     _loop: asyncio.AbstractEventLoop | None = None
     connections: Connections | None = None
 
+    def __init__(self, config: uvicorn.Config):
+        super().__init__(config)
+        self._adopting: set[asyncio.Task] = set()
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started and self.connections is not None:
@@ -36,7 +40,10 @@ class QuietServer(uvicorn.Server):
 
     def _adopt(self, connection: socket.socket) -> None:
         """A connection accepted elsewhere, served as one this server accepted (same protocol, same shutdown)."""
-        asyncio.get_running_loop().create_task(self._serve_connection(connection))
+        # the loop keeps only a weak reference to a task: one nobody holds may be collected before it has run
+        task = asyncio.get_running_loop().create_task(self._serve_connection(connection))
+        self._adopting.add(task)
+        task.add_done_callback(self._adopting.discard)
 
     async def _serve_connection(self, connection: socket.socket) -> None:
         config = self.config

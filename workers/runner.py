@@ -63,6 +63,9 @@ class Workers:
             wake.set()
         for thread in self._threads:
             thread.join(timeout=5)
+        if not any(thread.is_alive() for thread in self._threads):  # else the LISTEN thread may still read it
+            os.close(self._stop_r)
+            os.close(self._stop_w)
 
     def run_forever(self) -> None:
         self.start()

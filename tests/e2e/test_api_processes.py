@@ -115,7 +115,8 @@ def test_kept_connections_opened_in_a_burst_fall_evenly_on_both_processes(two):
         clients = [httpx.AsyncClient(base_url=two.url, timeout=30) for _ in range(16)]
         try:
             await asyncio.gather(*(client(http) for http in clients))
-            served.update({pid: _kept_by(pid, two.url) for pid in (parent, child)})  # every client's connection still open
+            # every client's connection is still open here
+            served.update({pid: _kept_by(pid, two.url) for pid in (parent, child)})
         finally:
             await asyncio.gather(*(http.aclose() for http in clients))
 
