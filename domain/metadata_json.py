@@ -2,14 +2,21 @@
 
 pyiceberg serialises each snapshot's summary through a Python callback: about 5 µs a snapshot, 5 ms a commit for a
 table of a thousand snapshots, paid again for every commit although a commit adds one snapshot and keeps the rest.
-The snapshots a commit keeps are the very objects of its base metadata (they are frozen), so their JSON is kept
-per object, and the metadata is written as the rest of it followed by the snapshots. Keyed by the object itself
-(its identity, checked through a weak reference, so an address reused by a later object is no hit), never by
-snapshot id: an engine retrying a refused commit sends the same snapshot id with other contents."""
+The same holds, more cheaply, for the snapshot log. A commit's metadata keeps its base's snapshots and log entries
+as the very objects (they are frozen) and adds one or two, so the file is written as the rest of the metadata
+followed by the two arrays, and each array is the base's bytes followed by the JSON of what is new:
+
+- the base written here (``to_json`` with its own base): its output is remembered with where the two arrays sit
+  in it, for as long as the metadata object itself lives (the metadata file cache holds both), so no bytes are
+  kept that the cache has let go;
+- any other base (a file read back, an expired snapshot): each snapshot's JSON is kept per snapshot object,
+  identity checked through a weak reference, so an address reused by a later object is no hit. Never keyed by
+  snapshot id: an engine retrying a refused commit sends the same snapshot id with other contents."""
 
 import threading
 import weakref
 from collections import OrderedDict
+from operator import is_
 from typing import Any
 
 # About 600 bytes each (the JSON and the entry); the snapshots themselves are held weakly, never kept alive here.
@@ -18,14 +25,80 @@ MAX_SNAPSHOTS_KEPT = 20_000
 _kept: OrderedDict[int, tuple[weakref.ref, bytes]] = OrderedDict()
 _lock = threading.Lock()
 
+_LOG_FIELD = b'{"snapshot-log":['
+_BETWEEN = b'],"snapshots":['
 
-def to_json(metadata: Any) -> bytes:
-    """What ``metadata.model_dump_json()`` says, with ``snapshots`` as the last field."""
+
+class _Written:
+    """A metadata's output and where its snapshot log and snapshots sit in it."""
+
+    __slots__ = ("ref", "log", "snapshots")
+
+    def __init__(self, ref: weakref.ref, data: bytes, log: tuple[int, int], snapshots: tuple[int, int]):
+        self.ref = ref
+        view = memoryview(data)
+        self.log = view[log[0]:log[1]]
+        self.snapshots = view[snapshots[0]:snapshots[1]]
+
+
+_written: dict[int, _Written] = {}
+
+
+def to_json(metadata: Any, base: Any = None) -> bytes:
+    """What ``metadata.model_dump_json()`` says, with ``snapshot-log`` and ``snapshots`` as the last fields.
+    ``base``: the metadata this one was committed on, if any."""
     snapshots = metadata.snapshots
     if not snapshots or metadata.format_version < 2:  # v1 writes its snapshots without sequence numbers
         return metadata.model_dump_json().encode()
-    rest = metadata.model_dump_json(exclude={"snapshots"}).encode()  # never "{}": the format's fields are required
-    return rest[:-1] + b',"snapshots":[' + b",".join(_snapshots_json(snapshots)) + b"]}"
+    before = _written_for(base)
+    log = _array(metadata.snapshot_log, base.snapshot_log if before else None, before.log if before else None,
+                 _one_json, lambda: _log_json(metadata))
+    kept = _array(snapshots, base.snapshots if before else None, before.snapshots if before else None,
+                  _one_json, lambda: b",".join(_snapshots_json(snapshots)))
+    # never "{}": the format's fields are required
+    head = metadata.model_dump_json(exclude={"snapshots", "snapshot_log"}).encode()[:-1] + b',"snapshot-log":['
+    data = b"".join((head, log, _BETWEEN, kept, b"]}"))
+    log_at = len(head)
+    snapshots_at = log_at + len(log) + len(_BETWEEN)
+    _remember(metadata, data, (log_at, log_at + len(log)), (snapshots_at, snapshots_at + len(kept)))
+    return data
+
+
+def _array(items: list, base_items: list | None, base_json: memoryview | None, one, every) -> bytes:
+    """The JSON inside an array's brackets: the base's bytes and the new items' when ``items`` starts with the
+    base's very objects, otherwise ``every()``."""
+    if base_items is not None and len(items) >= len(base_items) and all(map(is_, items, base_items)):
+        added = [one(item) for item in items[len(base_items):]]
+        if not added:
+            return bytes(base_json)
+        return b",".join([base_json, *added]) if base_items else b",".join(added)
+    return every()
+
+
+def _one_json(item: Any) -> bytes:
+    return item.model_dump_json().encode()
+
+
+def _log_json(metadata: Any) -> bytes:
+    return metadata.model_dump_json(include={"snapshot_log"}).encode()[len(_LOG_FIELD):-2]
+
+
+def _written_for(base: Any) -> _Written | None:
+    if base is None:
+        return None
+    found = _written.get(id(base))
+    return found if found is not None and found.ref() is base else None
+
+
+def _remember(metadata: Any, data: bytes, log: tuple[int, int], snapshots: tuple[int, int]) -> None:
+    key = id(metadata)
+
+    def forget(ref: weakref.ref) -> None:
+        found = _written.get(key)
+        if found is not None and found.ref is ref:
+            _written.pop(key, None)
+
+    _written[key] = _Written(weakref.ref(metadata, forget), data, log, snapshots)
 
 
 def _snapshots_json(snapshots: list) -> list[bytes]:

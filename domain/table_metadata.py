@@ -199,8 +199,9 @@ def next_metadata_location(metadata: TableMetadata, previous_location: str | Non
     return provider.new_table_metadata_file_location(version)
 
 
-def serialize(metadata: TableMetadata) -> bytes:
-    return metadata_json.to_json(metadata)
+def serialize(metadata: TableMetadata, base: TableMetadata | None = None) -> bytes:
+    """The metadata file's bytes; ``base``, the metadata it was committed on, lets what the two share be copied."""
+    return metadata_json.to_json(metadata, base)
 
 
 def parse(data: bytes) -> TableMetadata:

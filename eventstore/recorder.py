@@ -14,7 +14,7 @@ from eventsourcing.persistence import InterfaceError, OperationalError, StoredEv
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.utils import retry
 from psycopg import Cursor
-from psycopg.sql import SQL, Composed, Identifier
+from psycopg.sql import SQL, Identifier
 
 IN_TRANSACTION = "in_transaction"
 # The same hook's work when it needs no answer from the database: written after the insert in one pipeline, so
@@ -37,6 +37,20 @@ PIPELINED_APPEND_MAX_BYTES = 64 * 1024
 VALUES_ROWS_MAX = 100
 
 
+_BEGIN, _COMMIT = b"BEGIN", b"COMMIT"
+
+
+def _roll_back(conn: psycopg.Connection) -> None:
+    """Ends the transaction an append's pipeline left open (a statement failed, so the server skipped the rest
+    of the pipeline, COMMIT included) before the connection goes back to the pool."""
+    if conn.closed or conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return
+    try:
+        conn.execute(b"ROLLBACK")
+    except psycopg.Error:
+        conn.close()  # the pool replaces a closed connection
+
+
 class AppendRefused(BaseException):
     """Carries the hook's exception out of the recorder. It derives from BaseException because the
     library's insert path catches ``Exception`` inside its transaction block and would commit the
@@ -56,17 +70,24 @@ class LedgerRecorder(PostgresApplicationRecorder):
         into = SQL("INSERT INTO {schema}.{table} AS t (originator_id, originator_version, topic, state)").format(
             schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
         self._insert_head = into + SQL(" VALUES ")
-        self._inserts: dict[int, Composed] = {}
+        self._inserts: dict[int, str] = {}
         self._insert_many = into + SQL(" SELECT * FROM unnest(%b::{id_type}[], %b::bigint[], %b::text[], %b::bytea[])"
                                        " RETURNING notification_id").format(
             id_type=Identifier(self.datastore.originator_id_type))
+        # The library's lock and notification, rendered once: psycopg renders a composed statement anew each time
+        # it is executed, a few per cent of an append's CPU.
+        self.lock_table_statements = [s.as_string() for s in self.lock_table_statements]
+        self._notify = SQL("NOTIFY {0}").format(Identifier(self.channel_name)).as_string()
 
-    def _insert_statement(self, rows: int) -> Composed:
+    def _insert_statement(self, rows: int) -> str:
         statement = self._inserts.get(rows)
         if statement is None:
-            statement = self._inserts[rows] = self._insert_head + SQL(", ".join(["(%s, %s, %s, %b)"] * rows)
-                                                                      + " RETURNING notification_id")
+            statement = self._inserts[rows] = (self._insert_head + SQL(", ".join(["(%s, %s, %s, %b)"] * rows)
+                                                                       + " RETURNING notification_id")).as_string()
         return statement
+
+    def _notify_channel(self, curs: Cursor) -> None:
+        curs.execute(self._notify)
 
     def _insert_stored_events(self, curs: Cursor, stored_events: Sequence[StoredEvent], **_: Any) -> None:
         # the library's application recorder: the table's lock, the notification, then the rows
@@ -100,14 +121,22 @@ class LedgerRecorder(PostgresApplicationRecorder):
         with self.datastore.get_connection() as conn:
             inserted = conn.cursor()
             try:
-                with conn.pipeline(), conn.transaction():
-                    with conn.cursor() as curs:
-                        self._insert_events(curs, stored_events)
-                        self._insert_stored_events(inserted, stored_events)
-                        blind(curs)
+                # BEGIN and COMMIT as statements of the pipeline, not psycopg's transaction(): that syncs after
+                # BEGIN and again before COMMIT, four round trips in all, and the events table's lock was held
+                # across one of them. Here the server runs everything between two syncs, the lock to the commit.
+                with conn.pipeline(), conn.cursor() as curs:
+                    curs.execute(_BEGIN)
+                    self._insert_events(curs, stored_events)
+                    self._insert_stored_events(inserted, stored_events)
+                    blind(curs)
+                    curs.execute(_COMMIT)
             except psycopg.DatabaseError as e:
+                _roll_back(conn)
                 if e.sqlstate == READ_MODEL_BEHIND:
                     return None
+                raise
+            except BaseException:
+                _roll_back(conn)
                 raise
             return [row["notification_id"] for row in inserted.fetchall()]
 

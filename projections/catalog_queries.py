@@ -1,9 +1,12 @@
 """Questions the catalog read model answers. SQL lives here once; ``CatalogQueries`` runs it
 synchronously for the write side's checks, ``AsyncCatalogQueries`` asynchronously for the API."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
+from psycopg import Connection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
@@ -158,36 +161,48 @@ class CatalogQueries:
     def __init__(self, pool: ConnectionPool):
         self.pool = pool
 
-    def _scalar(self, sql: str, params: dict[str, Any]) -> Any:
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A connection of the shared pool in autocommit mode for one statement: one round trip, where the pool's
+        transactions would make it three (BEGIN, the query, COMMIT). Each question here is a single statement."""
         with self.pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                if not conn.broken:
+                    conn.autocommit = False
+
+    def _scalar(self, sql: str, params: dict[str, Any]) -> Any:
+        with self._reading() as conn:
             row = conn.execute(sql, params).fetchone()
         return row[0] if row else None
 
     def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
-        with self.pool.connection() as conn:
+        with self._reading() as conn:
             return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_BY_ID, {"id": warehouse_id}).fetchone()
 
     def warehouse_and_tabular(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> dict[str, Any] | None:
         """The warehouse's row, with ``tabular_id`` and ``tabular_version`` of the live tabular named (None when
         there is none)."""
-        with self.pool.connection() as conn:
+        with self._reading() as conn:
             return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_AND_TABULAR, {
                 "warehouse_id": warehouse_id, "namespace": list(namespace), "name": name}).fetchone()
 
     def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
-        with self.pool.connection() as conn:
+        with self._reading() as conn:
             return [(kind, id_, path) for kind, id_, path in conn.execute(NAMESPACE_TREE, {"id": namespace_id})]
 
     def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
         return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})
 
     def overlapping_tabular(self, warehouse_id: UUID, location: str, exclude: UUID) -> str | None:
-        with self.pool.connection() as conn:
+        with self._reading() as conn:
             row = conn.execute(OVERLAPPING_TABULAR, overlap_params(warehouse_id, location, exclude)).fetchone()
         return row[1] if row else None
 
     def overlapping_warehouse(self, location: str) -> str | None:
-        with self.pool.connection() as conn:
+        with self._reading() as conn:
             rows = conn.execute("SELECT name, storage_profile FROM ll_warehouses").fetchall()
         for name, profile in rows:
             if overlaps(parse_storage_profile(profile).base_location(), location):

@@ -110,8 +110,10 @@ class MetadataFiles:
             self._grew(location, entry, len(entry.data) * PARSED_WEIGHT)
         return entry.parsed
 
-    def write(self, location: str, metadata: TableMetadata, storage: Storage) -> bytes:
-        data = serialize(metadata)
+    def write(self, location: str, metadata: TableMetadata, storage: Storage,
+              base: TableMetadata | None = None) -> bytes:
+        """Writes ``metadata`` as a new file; ``base`` is the metadata it was committed on, if any."""
+        data = serialize(metadata, base)
         try:
             storage.write_new(location, data)
         except FileExistsError:

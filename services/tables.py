@@ -92,7 +92,7 @@ class TableService:
             claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
             table = Table.create(table_id, wh.id, ns.id, levels, name, location, metadata_location,
                                  CREATED_BY_REQUEST, raw, by)
-            data = self._write_and_append(wh, [(metadata_location, metadata)], [claim, table],
+            data = self._write_and_append(wh, [(metadata_location, metadata, None)], [claim, table],
                                           [namespace_exists(ns.id, dotted(levels))])
             return TableState(metadata_location, data[0], table_id, location)
 
@@ -126,7 +126,7 @@ class TableService:
                       for change, requirements, updates in parsed]
             changed = [s for s in staged if s.table is not None]
             if changed:
-                self._write_and_append(wh, [(s.metadata_location, s.metadata) for s in changed],
+                self._write_and_append(wh, [(s.metadata_location, s.metadata, s.base) for s in changed],
                                        [a for s in changed for a in (s.claim, s.table)],
                                        [c for s in changed for c in s.conditions])
                 self._retire_metadata_files(wh, changed)
@@ -316,15 +316,15 @@ class TableService:
     def _metadata_location(self, wh: WarehouseSettings, metadata: TableMetadata, previous: str | None) -> str:
         return placement.metadata_file_location(wh, tm.next_metadata_location(metadata, previous))
 
-    def _write_and_append(self, wh: WarehouseSettings, files: list[tuple[str, TableMetadata]], aggregates: list[Any],
-                          conditions: list[Condition]) -> list[bytes]:
+    def _write_and_append(self, wh: WarehouseSettings, files: list[tuple[str, TableMetadata, TableMetadata | None]],
+                          aggregates: list[Any], conditions: list[Condition]) -> list[bytes]:
         """Metadata files are written before the events that point at them, so a pointer in the log
         never names a missing file; files of a commit that then loses its race are removed."""
         storage = self.storages.of(wh)
         written: list[tuple[str, bytes]] = []
         try:
-            for location, metadata in files:
-                written.append((location, self.files.write(location, metadata, storage)))
+            for location, metadata, base in files:
+                written.append((location, self.files.write(location, metadata, storage, base)))
             self.ledger.append(*aggregates, conditions=conditions)
         except BaseException:
             for location, _ in written:

@@ -2,6 +2,7 @@
 way every event keeps its place, its positions follow the append order, and the log reads back what was saved."""
 
 import pytest
+from psycopg.pq import Trace
 from eventsourcing.domain import Aggregate, event
 
 from lakeledger.eventstore.log import EventLog
@@ -39,5 +40,80 @@ def test_an_append_keeps_every_event_in_its_order(database, marks):
         # the next append follows on
         second.mark("after")
         assert log.save(second) > last
+    finally:
+        log.close()
+
+
+def _log(database) -> EventLog:
+    return EventLog(PostgresSettings.from_url(database), create_table=True, cache_size=0, pool_size=1)
+
+
+def test_an_append_in_one_round_trip_is_atomic_with_its_hooks_work(database, tmp_path):
+    """An append with a read model's writes (``blind``) is sent as one pipeline: the events and the hook's
+    statements commit together, and the client syncs with the server once (one round trip; psycopg's transaction
+    block in a pipeline would sync four times and hold the events table's lock across one of them)."""
+    log = _log(database)
+    try:
+        tally = Tally("once")
+        tally.mark("a")
+        with log._app.recorder.datastore.get_connection() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS tally_marks (id uuid, version int)")
+
+        trace, traced = tmp_path / "libpq.trace", []
+
+        def blind(cur, events):
+            # from here to the append's end: the hook's statements, the commit, and every sync the client sends
+            traced.append(cur.connection.pgconn)
+            cur.connection.pgconn.trace(out.fileno())
+            cur.connection.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
+            for e in events:
+                cur.execute("INSERT INTO tally_marks VALUES (%s, %s)", (e.originator_id, e.originator_version))
+
+        with open(trace, "w") as out:
+            try:
+                position = log.save(tally, blind=blind)
+            finally:
+                for pgconn in traced:
+                    pgconn.untrace()
+        messages = [line.split("\t") for line in trace.read_text().splitlines()]
+        assert [m[2].strip() for m in messages if m[0] == "F" and m[2].strip() == "Sync"] == ["Sync"]
+        # and the server answered every statement of the append, its BEGIN to its COMMIT, after that one sync
+        answered = [m[3].strip() for m in messages if m[0] == "B" and m[2].startswith("CommandComplete")]
+        assert answered[0] == '"BEGIN"' and answered[-1] == '"COMMIT"' and '"LOCK TABLE"' in answered
+        assert position is not None
+        with log._app.recorder.datastore.get_connection() as conn:
+            marks = conn.execute("SELECT count(*) AS n FROM tally_marks WHERE id = %s", (tally.id,)).fetchone()
+        assert marks["n"] == 2
+        assert log.get(Tally, tally.id).marks == ["a"]
+    finally:
+        log.close()
+
+
+@pytest.mark.parametrize("failure", ["statement", "python"])
+def test_an_append_whose_hook_fails_leaves_no_event_and_a_clean_connection(database, failure):
+    """The hook fails after the events' insert is queued in the pipeline, in the database (a statement that
+    errors) or in this process (an exception before COMMIT is queued): nothing is appended, the connection goes back
+    to the pool out of any transaction, and the next append goes through."""
+    log = _log(database)
+    try:
+        tally = Tally("refused")
+
+        def blind(cur, events):
+            if failure == "statement":
+                cur.execute("SELECT 1 / 0")
+            else:
+                raise RuntimeError("the read model's writer failed")
+
+        before = log.head()
+        with pytest.raises(Exception) as raised:
+            log.save(tally, blind=blind)
+        assert "division by zero" in str(raised.value) if failure == "statement" else \
+            isinstance(raised.value, RuntimeError)
+        assert log.head() == before and log.get(Tally, tally.id) is None
+        with log._app.recorder.datastore.get_connection() as conn:
+            assert conn.info.transaction_status == conn.info.transaction_status.IDLE
+        again = Tally("after")
+        assert log.save(again, blind=lambda cur, events: None) > before
+        assert log.get(Tally, again.id).name == "after"
     finally:
         log.close()

@@ -347,3 +347,39 @@ def test_metadata_json_keeps_each_snapshots_json_and_says_what_pyiceberg_says():
                       _main(7))
     [seven] = [s for s in orjson.loads(tm.serialize(retried))["snapshots"] if s["snapshot-id"] == 7]
     assert seven["manifest-list"] == "file:///w/t/metadata/snap-7-attempt-2.avro"
+
+
+def test_metadata_json_built_on_its_base_says_what_pyiceberg_says():
+    """A commit's file is its base's snapshot log and snapshots as bytes, then the new entries' JSON
+    (domain/metadata_json.py): it says what pyiceberg says through a hundred commits, when the base was read back
+    from a file instead, when snapshots were removed, and for a retried snapshot id with other contents."""
+    import orjson
+
+    from lakeledger.domain import metadata_json
+
+    def same(metadata, base=None):
+        data = tm.serialize(metadata, base)
+        assert orjson.loads(data) == orjson.loads(metadata.model_dump_json())
+        assert tm.parse(data) == tm.parse(metadata.model_dump_json().encode())
+        return data
+
+    metadata = _new_v(2)
+    same(metadata)
+    for n in range(1, 101):
+        base, metadata = metadata, _commit(metadata, _snapshot(n, n, n - 1 if n > 1 else None), _main(n))
+        assert metadata_json._written_for(base) is not None  # the path taken: the base's bytes
+        same(metadata, base)
+    read_back = tm.parse(tm.serialize(metadata))  # other objects: nothing of it was written here
+    assert metadata_json._written_for(read_back) is None
+    after_read = _commit(read_back, _snapshot(101, 101, 100), _main(101))
+    same(after_read, read_back)
+    expired = _commit(after_read, {"action": "remove-snapshots", "snapshot-ids": [1, 2, 3]})
+    assert [s.snapshot_id for s in expired.snapshots][:2] == [4, 5]
+    same(expired, after_read)
+    same(_commit(expired, _snapshot(102, 102, 101), _main(102)), expired)
+    unchanged = _commit(expired, {"action": "set-properties", "updates": {"owner": "ops"}})
+    same(unchanged, expired)  # no new snapshot: the base's arrays as they are
+    retried = _commit(expired, _snapshot(102, 102, 101, **{"manifest-list": "file:///w/t/metadata/snap-102-b.avro"}),
+                      _main(102))
+    [snapshot] = [s for s in orjson.loads(same(retried, expired))["snapshots"] if s["snapshot-id"] == 102]
+    assert snapshot["manifest-list"] == "file:///w/t/metadata/snap-102-b.avro"
