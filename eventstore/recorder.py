@@ -74,10 +74,19 @@ class LedgerRecorder(PostgresApplicationRecorder):
         self._insert_many = into + SQL(" SELECT * FROM unnest(%b::{id_type}[], %b::bigint[], %b::text[], %b::bytea[])"
                                        " RETURNING notification_id").format(
             id_type=Identifier(self.datastore.originator_id_type))
-        # The library's lock and notification, rendered once: psycopg renders a composed statement anew each time
-        # it is executed, a few per cent of an append's CPU.
-        self.lock_table_statements = [s.as_string() for s in self.lock_table_statements]
-        self._notify = SQL("NOTIFY {0}").format(Identifier(self.channel_name)).as_string()
+        # The library's three statements before the rows (its lock timeout, the table's lock, the notification) as
+        # one function, made with the table: fewer messages in every append, and fewer between taking the lock and
+        # the commit. Statements rendered once: psycopg renders a composed statement anew each time it runs.
+        function = Identifier(self.datastore.schema, f"{self.events_table_name}_lock_for_append")
+        self.sql_create_statements.append(SQL(
+            "CREATE OR REPLACE FUNCTION {function}() RETURNS void LANGUAGE plpgsql AS $$ BEGIN"
+            " PERFORM set_config('lock_timeout', {timeout}, true);"
+            " LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE;"
+            " PERFORM pg_notify({channel}, '');"
+            " END $$").format(function=function, timeout=f"{self.datastore.lock_timeout}s",
+                              schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name),
+                              channel=self.channel_name))
+        self._lock_and_notify = SQL("SELECT {function}()").format(function=function).as_string()
 
     def _insert_statement(self, rows: int) -> str:
         statement = self._inserts.get(rows)
@@ -86,13 +95,9 @@ class LedgerRecorder(PostgresApplicationRecorder):
                                                                        + " RETURNING notification_id")).as_string()
         return statement
 
-    def _notify_channel(self, curs: Cursor) -> None:
-        curs.execute(self._notify)
-
     def _insert_stored_events(self, curs: Cursor, stored_events: Sequence[StoredEvent], **_: Any) -> None:
         # the library's application recorder: the table's lock, the notification, then the rows
-        self._lock_table(curs)
-        self._notify_channel(curs)
+        curs.execute(self._lock_and_notify, prepare=True)
         if len(stored_events) <= VALUES_ROWS_MAX:
             curs.execute(self._insert_statement(len(stored_events)),
                          [value for e in stored_events
