@@ -79,14 +79,14 @@ class LedgerRecorder(PostgresApplicationRecorder):
         # the commit. Statements rendered once: psycopg renders a composed statement anew each time it runs.
         function = Identifier(self.datastore.schema, f"{self.events_table_name}_lock_for_append")
         self.sql_create_statements.append(SQL(
-            "CREATE OR REPLACE FUNCTION {function}() RETURNS void LANGUAGE plpgsql AS $$ BEGIN"
-            " PERFORM set_config('lock_timeout', {timeout}, true);"
+            "CREATE OR REPLACE FUNCTION {function}(lock_timeout text) RETURNS void LANGUAGE plpgsql AS $$ BEGIN"
+            " PERFORM set_config('lock_timeout', lock_timeout, true);"
             " LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE;"
             " PERFORM pg_notify({channel}, '');"
-            " END $$").format(function=function, timeout=f"{self.datastore.lock_timeout}s",
-                              schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name),
-                              channel=self.channel_name))
-        self._lock_and_notify = SQL("SELECT {function}()").format(function=function).as_string()
+            " END $$").format(function=function, schema=Identifier(self.datastore.schema),
+                              table=Identifier(self.events_table_name), channel=self.channel_name))
+        self._lock_and_notify = SQL("SELECT {function}(%s)").format(function=function).as_string()
+        self._lock_timeout = (f"{self.datastore.lock_timeout}s",)
 
     def _insert_statement(self, rows: int) -> str:
         statement = self._inserts.get(rows)
@@ -97,7 +97,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
 
     def _insert_stored_events(self, curs: Cursor, stored_events: Sequence[StoredEvent], **_: Any) -> None:
         # the library's application recorder: the table's lock, the notification, then the rows
-        curs.execute(self._lock_and_notify, prepare=True)
+        curs.execute(self._lock_and_notify, self._lock_timeout, prepare=True)
         if len(stored_events) <= VALUES_ROWS_MAX:
             curs.execute(self._insert_statement(len(stored_events)),
                          [value for e in stored_events

@@ -118,3 +118,21 @@ def test_an_append_whose_hook_fails_leaves_no_event_and_a_clean_connection(datab
         assert log.get(Tally, again.id).name == "after"
     finally:
         log.close()
+
+
+def test_the_append_lock_function_sets_the_lock_timeout_for_its_transaction_only(database):
+    """The library's lock timeout, lock and notification as one function (``LedgerRecorder``): the timeout holds
+    for the append's transaction and is gone after it, as SET LOCAL's was."""
+    log = _log(database)
+    try:
+        recorder = log._app.recorder
+        with recorder.datastore.get_connection() as conn:
+            with conn.transaction():
+                conn.execute(recorder._lock_and_notify, ("1500ms",))
+                assert conn.execute("SHOW lock_timeout").fetchone()["lock_timeout"] == "1500ms"
+                mode = conn.execute("SELECT mode FROM pg_locks WHERE relation = 'lakeledger_events'::regclass"
+                                    " AND pid = pg_backend_pid()").fetchone()
+                assert mode["mode"] == "ExclusiveLock"
+            assert conn.execute("SHOW lock_timeout").fetchone()["lock_timeout"] == "0"
+    finally:
+        log.close()
