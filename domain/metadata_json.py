@@ -57,22 +57,24 @@ def to_json(metadata: Any, base: Any = None) -> bytes:
                   _one_json, lambda: b",".join(_snapshots_json(snapshots)))
     # never "{}": the format's fields are required
     head = metadata.model_dump_json(exclude={"snapshots", "snapshot_log"}).encode()[:-1] + b',"snapshot-log":['
-    data = b"".join((head, log, _BETWEEN, kept, b"]}"))
+    # one copy of the whole: a table's arrays are most of its metadata, a hundred kilobytes at a few hundred snapshots
+    data = b"".join((head, *log, _BETWEEN, *kept, b"]}"))
     log_at = len(head)
-    snapshots_at = log_at + len(log) + len(_BETWEEN)
-    _remember(metadata, data, (log_at, log_at + len(log)), (snapshots_at, snapshots_at + len(kept)))
+    log_end = log_at + sum(map(len, log))
+    snapshots_at = log_end + len(_BETWEEN)
+    _remember(metadata, data, (log_at, log_end), (snapshots_at, snapshots_at + sum(map(len, kept))))
     return data
 
 
-def _array(items: list, base_items: list | None, base_json: memoryview | None, one, every) -> bytes:
-    """The JSON inside an array's brackets: the base's bytes and the new items' when ``items`` starts with the
-    base's very objects, otherwise ``every()``."""
+def _array(items: list, base_items: list | None, base_json: memoryview | None, one, every) -> list:
+    """The JSON inside an array's brackets, in parts: the base's bytes and the new items' when ``items`` starts with
+    the base's very objects, otherwise ``every()``."""
     if base_items is not None and len(items) >= len(base_items) and all(map(is_, items, base_items)):
         added = [one(item) for item in items[len(base_items):]]
-        if not added:
-            return bytes(base_json)
-        return b",".join([base_json, *added]) if base_items else b",".join(added)
-    return every()
+        if not base_items:
+            return [b",".join(added)]
+        return [base_json, b",", b",".join(added)] if added else [base_json]
+    return [every()]
 
 
 def _one_json(item: Any) -> bytes:
