@@ -21,6 +21,8 @@ from datetime import datetime
 from psycopg import Connection
 from psycopg.rows import tuple_row
 
+from lakeledger.eventstore.one_round_trip import one_round_trip
+
 EVENTS = "lakeledger_events"
 _LAST_AT_OR_BEFORE = (f"SELECT notification_id FROM {EVENTS} WHERE appended_at <= %(t)s"
                       " ORDER BY appended_at DESC, notification_id DESC LIMIT 1")
@@ -42,10 +44,12 @@ def position_at(conn: Connection, instant: datetime) -> int:
     position, passed = cur.execute(_RESOLVE, {"t": instant}).fetchone()
     if passed:
         return position or 0
-    with conn.pipeline(), conn.transaction():  # one round trip to the lock and the answer, one to commit
+    answer = conn.cursor(row_factory=tuple_row)
+    with one_round_trip(conn):  # the lock is held for the server's work alone, never across a round trip
         cur.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         cur.execute(f"LOCK TABLE {EVENTS} IN SHARE MODE")
-        now, position = cur.execute(f"SELECT clock_timestamp(), ({_LAST_AT_OR_BEFORE})", {"t": instant}).fetchone()
+        answer.execute(f"SELECT clock_timestamp(), ({_LAST_AT_OR_BEFORE})", {"t": instant})
+    now, position = answer.fetchone()
     if instant >= now:
         raise FutureInstant(f"The instant {instant.isoformat()} is in the future (the log's clock reads "
                             f"{now.isoformat()})")

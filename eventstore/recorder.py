@@ -16,6 +16,8 @@ from eventsourcing.utils import retry
 from psycopg import Cursor
 from psycopg.sql import SQL, Identifier
 
+from lakeledger.eventstore.one_round_trip import one_round_trip
+
 IN_TRANSACTION = "in_transaction"
 # The same hook's work when it needs no answer from the database: written after the insert in one pipeline, so
 # the whole append (lock, insert, read model, commit) is one round trip and the lock is held for the server's
@@ -35,20 +37,6 @@ PIPELINED_APPEND_MAX_BYTES = 64 * 1024
 
 # Appends of up to this many events send them as rows of parameters; larger ones as arrays, one per column.
 VALUES_ROWS_MAX = 100
-
-
-_BEGIN, _COMMIT = b"BEGIN", b"COMMIT"
-
-
-def _roll_back(conn: psycopg.Connection) -> None:
-    """Ends the transaction an append's pipeline left open (a statement failed, so the server skipped the rest
-    of the pipeline, COMMIT included) before the connection goes back to the pool."""
-    if conn.closed or conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-        return
-    try:
-        conn.execute(b"ROLLBACK")
-    except psycopg.Error:
-        conn.close()  # the pool replaces a closed connection
 
 
 class AppendRefused(BaseException):
@@ -126,22 +114,13 @@ class LedgerRecorder(PostgresApplicationRecorder):
         with self.datastore.get_connection() as conn:
             inserted = conn.cursor()
             try:
-                # BEGIN and COMMIT as statements of the pipeline, not psycopg's transaction(): that syncs after
-                # BEGIN and again before COMMIT, four round trips in all, and the events table's lock was held
-                # across one of them. Here the server runs everything between two syncs, the lock to the commit.
-                with conn.pipeline(), conn.cursor() as curs:
-                    curs.execute(_BEGIN)
+                with one_round_trip(conn), conn.cursor() as curs:
                     self._insert_events(curs, stored_events)
                     self._insert_stored_events(inserted, stored_events)
                     blind(curs)
-                    curs.execute(_COMMIT)
             except psycopg.DatabaseError as e:
-                _roll_back(conn)
                 if e.sqlstate == READ_MODEL_BEHIND:
                     return None
-                raise
-            except BaseException:
-                _roll_back(conn)
                 raise
             return [row["notification_id"] for row in inserted.fetchall()]
 
