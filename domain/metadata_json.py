@@ -52,9 +52,9 @@ def to_json(metadata: Any, base: Any = None) -> bytes:
         return metadata.model_dump_json().encode()
     before = _written_for(base)
     log = _array(metadata.snapshot_log, base.snapshot_log if before else None, before.log if before else None,
-                 _one_json, lambda: _log_json(metadata))
+                 lambda: _log_json(metadata))
     kept = _array(snapshots, base.snapshots if before else None, before.snapshots if before else None,
-                  _one_json, lambda: b",".join(_snapshots_json(snapshots)))
+                  lambda: b",".join(_snapshots_json(snapshots)))
     # never "{}": the format's fields are required
     head = metadata.model_dump_json(exclude={"snapshots", "snapshot_log"}).encode()[:-1] + b',"snapshot-log":['
     # one copy of the whole: a table's arrays are most of its metadata, a hundred kilobytes at a few hundred snapshots
@@ -66,19 +66,15 @@ def to_json(metadata: Any, base: Any = None) -> bytes:
     return data
 
 
-def _array(items: list, base_items: list | None, base_json: memoryview | None, one, every) -> list:
+def _array(items: list, base_items: list | None, base_json: memoryview | None, every) -> list:
     """The JSON inside an array's brackets, in parts: the base's bytes and the new items' when ``items`` starts with
     the base's very objects, otherwise ``every()``."""
     if base_items is not None and len(items) >= len(base_items) and all(map(is_, items, base_items)):
-        added = [one(item) for item in items[len(base_items):]]
+        added = [item.model_dump_json().encode() for item in items[len(base_items):]]
         if not base_items:
             return [b",".join(added)]
         return [base_json, b",", b",".join(added)] if added else [base_json]
     return [every()]
-
-
-def _one_json(item: Any) -> bytes:
-    return item.model_dump_json().encode()
 
 
 def _log_json(metadata: Any) -> bytes:
