@@ -131,8 +131,10 @@ $(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tes
 	npm ci --prefix $(OIDC_DIR) --no-audit --no-fund --loglevel=error
 	touch $@
 
+# PYTEST_ARGS narrows a run to some tests (make test PYTEST_ARGS="tests/api/test_tables.py -x"); CI passes none
+PYTEST_ARGS ?=
 test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 unit: setup
 	$(PY) -m pytest -q tests/unit

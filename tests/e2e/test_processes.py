@@ -169,12 +169,8 @@ def test_kill_9_does_not_stop_the_next_serve_nor_its_stop(fresh_dir):
     # Nothing could stop Postgres: it waits, with no user, for the next start.
     postmaster, = _postmasters(data_dir)
 
-    started = time.monotonic()
     restarted = _embedded(data_dir)
-    restart_seconds = time.monotonic() - started
     try:
-        print(f"serve restarted after kill -9 in {restart_seconds:.2f} s")
-        assert restart_seconds < 15
         assert _postmasters(data_dir) == [postmaster], "the restarted server joined the running Postgres"
         with httpx.Client(base_url=restarted.url, timeout=30) as c:
             assert c.get(f"{prefix}/namespaces/before_kill").status_code == 200, "nothing was lost"
