@@ -12,110 +12,13 @@ file), so a second test makes one good request per documented operation and hold
 import json
 import re
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import requests
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import Unsatisfiable
-from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
-from schemathesis.core.failures import Failure, FailureGroup
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    negative_data_rejection,
-    response_headers_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
+from fuzzing import CHECKS, EXAMPLES, NAMESPACE, TABLE, VIEW_VERSION, fresh_objects, fuzz
+from schemathesis.specs.openapi.checks import negative_data_rejection
 from support import SCHEMA
-
-# positive_data_acceptance is left out: a schema-valid request may still name an object that does not exist or
-# one that conflicts (404/409 are the right answers); the stateful checks need schemathesis' own runner.
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance,
-          response_schema_conformance, negative_data_rejection]
-EXAMPLES = {GenerationMode.POSITIVE: 20, GenerationMode.NEGATIVE: 10}
-NAMESPACE, TABLE, VIEW = "fuzz_ns", "fuzz_table", "fuzz_view"
-
-VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1700000000000, "summary": {},
-                "default-namespace": [NAMESPACE],
-                "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
-
-
-def fresh_objects(client, tmp_path) -> dict[str, str]:
-    """A project with a file warehouse holding one namespace, table and view; returns the path parameters."""
-    project = client.post("/management/v1/project", json={"project-name": f"fuzz-{uuid.uuid4().hex[:8]}"})
-    assert project.status_code == 201, project.text
-    project_id = project.json()["project-id"]
-    location = tmp_path / uuid.uuid4().hex
-    created = client.post("/management/v1/warehouse", headers={"x-project-id": project_id}, json={
-        "warehouse-name": f"fuzz-{uuid.uuid4().hex[:8]}",
-        "storage-profile": {"type": "file", "location": f"file://{location}"}})
-    assert created.status_code == 201, created.text
-    warehouse_id = created.json()["warehouse-id"]
-    prefix = f"/catalog/v1/{warehouse_id}"
-    responses = (
-        client.post(f"{prefix}/namespaces", json={"namespace": [NAMESPACE]}),
-        client.post(f"{prefix}/namespaces/{NAMESPACE}/tables", json={"name": TABLE, "schema": SCHEMA}),
-        client.post(f"{prefix}/namespaces/{NAMESPACE}/views",
-                    json={"name": VIEW, "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}),
-    )
-    for response in responses:
-        assert response.status_code == 200, response.text
-    namespace, table, view = (r.json() for r in responses)
-    user_id = f"oidc~fuzz-{uuid.uuid4().hex[:8]}"
-    user = client.post("/management/v1/user", json={"id": user_id, "name": "Fuzz User", "user-type": "human"})
-    role = client.post("/management/v1/role", headers={"x-project-id": project_id}, json={"name": "fuzz-role"})
-    assert user.status_code == 201 and role.status_code == 201, (user.text, role.text)
-    role_id = role.json()["id"]
-    member = client.post(f"/management/v1/role/{role_id}/members", headers={"x-project-id": project_id},
-                         json={"members": [{"type": "user", "id": user_id}]})
-    assert member.status_code == 200, member.text
-    return {"project_id": project_id, "user_id": user_id, "role_id": role_id, "member_type": "user",
-            "member_id": user_id, "prefix": warehouse_id, "warehouse_id": warehouse_id,
-            "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location),
-            "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
-            "view_id": view["metadata"]["view-uuid"], "scope": "not-a-signer-scope"}
-
-
-def fuzz(operation, mode: GenerationMode, objects: dict[str, str], base_url: str, session: requests.Session,
-         record: Callable[[str, str, str], None]) -> None:
-    names = re.findall(r"{(\w+)}", operation.path)
-    strategy = operation.as_strategy(generation_mode=mode, path_parameters={n: objects[n] for n in names},
-                                     headers={"x-project-id": objects["project_id"]})
-
-    @settings(max_examples=EXAMPLES[mode], deadline=None, database=None, derandomize=True,
-              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
-    @given(case=strategy)
-    def run(case) -> None:
-        if mode is GenerationMode.POSITIVE and "Idempotency-Key" in (case.headers or {}):
-            # Hypothesis draws the same few UUIDs for every operation, and a key reused for another request is
-            # answered 422 before the route runs; a fresh key lets the route answer.
-            case.headers["Idempotency-Key"] = str(uuid.uuid4())
-        try:
-            response = case.call(base_url=base_url, session=session, timeout=30)
-        except requests.RequestException as exc:
-            record("no response", type(exc).__name__, f"{case.as_curl_command(base_url=base_url)}\n{exc}")
-            return
-        try:
-            case.validate_response(response, checks=CHECKS, transport_kwargs={"base_url": base_url})
-        except FailureGroup as group:
-            for failure in group.exceptions:
-                describe(case, response, failure)
-        except Failure as failure:
-            describe(case, response, failure)
-
-    def describe(case, response, failure: Failure) -> None:
-        record(failure.title, str(response.status_code),
-               f"{case.as_curl_command(base_url=base_url)}\n-> {response.status_code} {response.text[:300]}\n"
-               f"{failure.message[:400]}")
-
-    try:
-        run()
-    except Unsatisfiable:
-        # Negative mode has nothing to break in an operation whose only inputs are the fixed path parameters.
-        assert mode is GenerationMode.NEGATIVE, operation.label
 
 
 def test_fuzzed_operations_answer_by_the_served_openapi_document(server, client, tmp_path):
