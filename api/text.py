@@ -1,41 +1,131 @@
-"""Text from clients must be Unicode that can be stored: JSON lets a string hold an unpaired surrogate
-(`"\\ud800"`), which Postgres (and UTF-8) cannot take, and a percent-encoded query may decode to bytes
-that are not UTF-8, which would be silently replaced. Both are refused here, where requests enter,
-instead of in every router."""
+"""What a request may carry into the event log, checked once where requests enter (api/context.py) for every route,
+the commit fast path included, before any service runs: every value of the log must be one that every read model,
+the rebuild and every Iceberg client can take back.
+
+- Text: JSON lets a string hold an unpaired surrogate (`"\\ud800"`), which UTF-8 and Postgres cannot hold, and NUL
+  (`"\\u0000"`), which Postgres `text` cannot hold; a percent-encoded path or query may decode to bytes that are not
+  UTF-8 (silently replaced otherwise) or to NUL. Refused in every string of a body (keys too), path and query.
+- Integers: Iceberg's REST spec types each integer int32 (`type: integer`: ids, field ids, schema, spec and sort
+  order ids, format and view versions) or int64 (snapshot ids, sequence numbers, timestamps, sizes, counts); Java
+  clients cannot read a value outside its type. Every integer of a body must fit int64, one under a key the spec
+  types int32 must fit int32, and a number under such a key must be an integer (not 1.0, not true).
+- Numbers JSON does not have (NaN, Infinity, a float too large to be finite) are refused.
+- Nesting: a body nested deeper than ``MAX_JSON_DEPTH`` is refused before any model (or recursive schema code)
+  sees it. Lakekeeper's JSON parser (serde_json) stops at 128 as well.
+
+A body that is not JSON is left to the route to refuse, as it always was."""
 
 import json
+import math
 from urllib.parse import unquote_to_bytes
 
+MAX_JSON_DEPTH = 128
+INT32 = (-(2 ** 31), 2 ** 31 - 1)
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+_MAX_INTEGER_DIGITS = 20  # longer than any int64 (with its sign): refused before Python parses it
 
-def lone_surrogate(body: bytes) -> str | None:
-    """Where the JSON ``body`` holds a string with an unpaired surrogate (e.g. ``namespace[0]``), or None.
-    A body that is not JSON is left to the route to refuse."""
-    # A surrogate gets into a parsed string only from a \\u escape, or from its UTF-8-like bytes (ED A0-BF ..),
-    # which the JSON parser decodes with surrogatepass; a body with neither needs no parsing here.
-    if b"\\u" not in body and b"\xed" not in body:
+# Keys Iceberg's rest-catalog-open-api.yaml types `integer` without `format: int64`, which its reference
+# implementation reads as Java ints; the value under the key, or each integer of a list under it.
+INT32_KEYS = frozenset({
+    "id", "element-id", "key-id", "value-id", "source-id", "field-id", "fields", "equality-ids",
+    "identifier-field-ids", "projected-field-ids", "schema-id", "schema-ids", "current-schema-id", "spec-id",
+    "spec-ids", "default-spec-id", "sort-order-id", "order-id", "default-sort-order-id", "last-column-id",
+    "last-assigned-field-id", "last-partition-id", "last-assigned-partition-id", "format-version", "version-id",
+    "current-version-id", "view-version-id", "min-snapshots-to-keep",
+})
+# Keys it types `format: int64`: any integer fits int64 here too, but a number must be an integer.
+INT64_KEYS = frozenset({
+    "snapshot-id", "snapshot-ids", "parent-snapshot-id", "current-snapshot-id", "start-snapshot-id",
+    "end-snapshot-id", "sequence-number", "last-sequence-number", "timestamp-ms", "last-updated-ms",
+    "max-ref-age-ms", "max-snapshot-age-ms", "added-rows", "first-row-id", "next-row-id", "file-size-in-bytes",
+    "file-footer-size-in-bytes", "content-offset", "content-size-in-bytes", "record-count", "split-offsets",
+    "min-rows-requested", "expiration-seconds",
+})
+
+
+class Refused(ValueError):
+    """A request value the log must not take; ``str()`` says which and why."""
+
+
+def body_problem(body: bytes) -> str | None:
+    """Why the JSON ``body`` must be refused, naming where (e.g. ``updates[0].snapshot-id``), or None."""
+    if not body:
         return None
     try:
-        parsed = json.loads(body)  # the parser FastAPI uses, so it sees the strings the route would
+        parsed = json.loads(body, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except Refused as e:
+        return str(e)
+    except RecursionError:
+        return _too_deep("the body")
     except ValueError:
-        return None
-    return _find(parsed)
-
-
-def _find(value, where: str = "") -> str | None:
-    stack = [(value, where)]
-    while stack:
-        value, where = stack.pop()
-        if isinstance(value, str):
-            if _unpaired(value):
-                return where or "the body"
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if _unpaired(key):
-                    return f"a key of {where or 'the body'}"
-                stack.append((item, f"{where}.{key}" if where else key))
-        elif isinstance(value, list):
-            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+        return None  # not JSON: the route says so
+    try:
+        _walk(parsed)
+    except Refused as e:
+        return str(e)
     return None
+
+
+def _int(text: str) -> int:
+    if len(text) > _MAX_INTEGER_DIGITS:
+        raise Refused(f"Invalid request: the integer {text[:24]}... does not fit a 64-bit integer")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise Refused(f"Invalid request: the number {text[:24]} is too large")
+    return value
+
+
+def _constant(text: str):
+    raise Refused(f"Invalid request: {text} is not a JSON number")
+
+
+def _too_deep(where: str) -> str:
+    return f"Invalid request: {where} is nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+def _walk(value: object) -> None:
+    """Checks every string, key and number of a parsed body; iterative, so no body can exhaust the stack."""
+    stack: list[tuple[object, str, int, str | None]] = [(value, "", 1, None)]
+    while stack:
+        value, where, depth, key = stack.pop()
+        if isinstance(value, str):
+            _check_text(value, where)
+        elif isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise Refused(_too_deep(where or "the body"))
+            if isinstance(value, dict):
+                for name, item in value.items():
+                    _check_text(name, f"a key of {where or 'the body'}")
+                    stack.append((item, f"{where}.{name}" if where else name, depth + 1, name))
+            else:
+                # a list's items are typed by the key the list is under (e.g. snapshot-ids)
+                stack.extend((item, f"{where}[{i}]", depth + 1, key) for i, item in enumerate(value))
+        elif value is not None:
+            _check_number(value, where, key)
+
+
+def _check_text(text: str, where: str) -> None:
+    if "\x00" in text:
+        raise Refused(f"Invalid request: {where or 'the body'} holds NUL (\\u0000), which cannot be stored")
+    if _unpaired(text):
+        raise Refused(f"Invalid request: {where or 'the body'} holds an unpaired surrogate (\\ud800-\\udfff alone), "
+                      "which is not a character")
+
+
+def _check_number(value: object, where: str, key: str | None) -> None:
+    typed = key in INT32_KEYS or key in INT64_KEYS
+    if typed and (isinstance(value, (bool, float))):
+        raise Refused(f"Invalid request: {where} must be an integer, not {json.dumps(value)}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        return
+    low, high = INT32 if key in INT32_KEYS else INT64
+    if not low <= value <= high:
+        kind = "32" if key in INT32_KEYS else "64"
+        raise Refused(f"Invalid request: {where or 'the body'} = {value} does not fit a {kind}-bit integer")
 
 
 def _unpaired(text: str) -> bool:
@@ -48,11 +138,21 @@ def _unpaired(text: str) -> bool:
     return False
 
 
-def query_is_utf8(query_string: bytes) -> bool:
+def query_problem(query_string: bytes) -> str | None:
+    """Why a query string must be refused: not UTF-8 once percent-decoded, or holding NUL."""
     if b"%" not in query_string and query_string.isascii():
-        return True
+        return "The query string holds NUL" if b"\x00" in query_string else None
     try:
-        unquote_to_bytes(query_string).decode("utf-8")
+        decoded = unquote_to_bytes(query_string.replace(b"+", b" ")).decode("utf-8")
     except UnicodeDecodeError:
-        return False
-    return True
+        return "The query string is not valid UTF-8 once percent-decoded"
+    if "\x00" in decoded:
+        return "The query string holds NUL (%00), which no name or value may hold"
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why a (decoded) request path must be refused."""
+    if "\x00" in path:
+        return "The request path holds NUL (%00), which no name may hold"
+    return None
