@@ -22,6 +22,7 @@ from urllib.parse import unquote_to_bytes
 MAX_JSON_DEPTH = 128
 INT32 = (-(2 ** 31), 2 ** 31 - 1)
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
+_TOO_DEEP = f"Invalid request: the body is nested deeper than {MAX_JSON_DEPTH} levels"
 _MAX_INTEGER_DIGITS = 20  # longer than any int64 (with its sign): refused before Python parses it
 
 # Keys Iceberg's rest-catalog-open-api.yaml types `integer` without `format: int64`, which its reference
@@ -56,7 +57,7 @@ def body_problem(body: bytes) -> str | None:
     except Refused as e:
         return str(e)
     except RecursionError:
-        return _too_deep("the body")
+        return _TOO_DEEP
     except ValueError:
         return None  # not JSON: the route says so
     try:
@@ -83,49 +84,59 @@ def _constant(text: str):
     raise Refused(f"Invalid request: {text} is not a JSON number")
 
 
-def _too_deep(where: str) -> str:
-    return f"Invalid request: {where} is nested deeper than {MAX_JSON_DEPTH} levels"
 
 
 def _walk(value: object) -> None:
-    """Checks every string, key and number of a parsed body; iterative, so no body can exhaust the stack."""
-    stack: list[tuple[object, str, int, str | None]] = [(value, "", 1, None)]
+    """Checks every string, key and number of a parsed body; iterative, so no body can exhaust the stack. Where a
+    value sits is kept as a linked (parent, step) pair and spelled out only for the message of a refusal."""
+    stack: list[tuple[object, tuple | None, int, str | None]] = [(value, None, 1, None)]
+    pop, push = stack.pop, stack.append
     while stack:
-        value, where, depth, key = stack.pop()
-        if isinstance(value, str):
-            _check_text(value, where)
-        elif isinstance(value, (dict, list)):
+        value, at, depth, key = pop()
+        kind = type(value)
+        if kind is str:
+            if "\x00" in value or not value.isascii() and _unpaired(value):
+                raise Refused(_text_problem(value, _where(at)))
+        elif kind is dict:
             if depth > MAX_JSON_DEPTH:
-                raise Refused(_too_deep(where or "the body"))
-            if isinstance(value, dict):
-                for name, item in value.items():
-                    _check_text(name, f"a key of {where or 'the body'}")
-                    stack.append((item, f"{where}.{name}" if where else name, depth + 1, name))
-            else:
-                # a list's items are typed by the key the list is under (e.g. snapshot-ids)
-                stack.extend((item, f"{where}[{i}]", depth + 1, key) for i, item in enumerate(value))
+                raise Refused(_TOO_DEEP)
+            for name, item in value.items():
+                if "\x00" in name or not name.isascii() and _unpaired(name):
+                    raise Refused(_text_problem(name, f"a key of {_where(at)}"))
+                push((item, (at, name), depth + 1, name))
+        elif kind is list:
+            if depth > MAX_JSON_DEPTH:
+                raise Refused(_TOO_DEEP)
+            # a list's items are typed by the key the list is under (e.g. snapshot-ids)
+            for i, item in enumerate(value):
+                push((item, (at, i), depth + 1, key))
         elif value is not None:
-            _check_number(value, where, key)
+            _check_number(value, at, key)
 
 
-def _check_text(text: str, where: str) -> None:
+def _where(at: tuple | None) -> str:
+    steps = []
+    while at is not None:
+        at, step = at
+        steps.append(f"[{step}]" if isinstance(step, int) else f".{step}")
+    return "".join(reversed(steps)).lstrip(".") or "the body"
+
+
+def _text_problem(text: str, where: str) -> str:
     if "\x00" in text:
-        raise Refused(f"Invalid request: {where or 'the body'} holds NUL (\\u0000), which cannot be stored")
-    if _unpaired(text):
-        raise Refused(f"Invalid request: {where or 'the body'} holds an unpaired surrogate (\\ud800-\\udfff alone), "
-                      "which is not a character")
+        return f"Invalid request: {where} holds NUL (\\u0000), which cannot be stored"
+    return f"Invalid request: {where} holds an unpaired surrogate (\\ud800-\\udfff alone), which is not a character"
 
 
-def _check_number(value: object, where: str, key: str | None) -> None:
-    typed = key in INT32_KEYS or key in INT64_KEYS
-    if typed and (isinstance(value, (bool, float))):
-        raise Refused(f"Invalid request: {where} must be an integer, not {json.dumps(value)}")
-    if isinstance(value, bool) or not isinstance(value, int):
+def _check_number(value: object, at: tuple | None, key: str | None) -> None:
+    int32 = key in INT32_KEYS
+    if type(value) is not int:  # a float or a boolean: refused where the spec says integer
+        if int32 or key in INT64_KEYS:
+            raise Refused(f"Invalid request: {_where(at)} must be an integer, not {json.dumps(value)}")
         return
-    low, high = INT32 if key in INT32_KEYS else INT64
+    low, high = INT32 if int32 else INT64
     if not low <= value <= high:
-        kind = "32" if key in INT32_KEYS else "64"
-        raise Refused(f"Invalid request: {where or 'the body'} = {value} does not fit a {kind}-bit integer")
+        raise Refused(f"Invalid request: {_where(at)} = {value} does not fit a {32 if int32 else 64}-bit integer")
 
 
 def _unpaired(text: str) -> bool:
