@@ -10,7 +10,7 @@ from lakeledger.domain.errors import BadRequest
 from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import routing_path
 from lakeledger.api.request_ids import new_request_id
-from lakeledger.api.text import body_problem, path_problem, query_problem
+from lakeledger.api.edge_checks import body_problem, path_problem, query_problem
 
 REQUEST_ID_HEADER = b"x-request-id"
 

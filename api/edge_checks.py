@@ -34,7 +34,8 @@ INT32_KEYS = frozenset({
     "last-assigned-field-id", "last-partition-id", "last-assigned-partition-id", "format-version", "version-id",
     "current-version-id", "view-version-id", "min-snapshots-to-keep",
 })
-# Keys it types `format: int64`: any integer fits int64 here too, but a number must be an integer.
+# Keys it types `format: int64` (and Lakekeeper's `expiration-seconds`, int64 in its spec): any integer fits int64
+# here too, but a number must be an integer.
 INT64_KEYS = frozenset({
     "snapshot-id", "snapshot-ids", "parent-snapshot-id", "current-snapshot-id", "start-snapshot-id",
     "end-snapshot-id", "sequence-number", "last-sequence-number", "timestamp-ms", "last-updated-ms",
