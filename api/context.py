@@ -10,7 +10,7 @@ from lakeledger.domain.errors import BadRequest
 from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import routing_path
 from lakeledger.api.request_ids import new_request_id
-from lakeledger.api.text import lone_surrogate, query_is_utf8
+from lakeledger.api.edge_checks import body_problem, path_problem, query_problem
 
 REQUEST_ID_HEADER = b"x-request-id"
 
@@ -49,14 +49,19 @@ class RequestContext:
             return await refuse(400, "BadRequestException", e.message)
         if path != scope["path"]:
             scope = {**scope, "path": path}
-        if not query_is_utf8(scope.get("query_string", b"")):
-            return await refuse(400, "BadRequestException", "The query string is not valid UTF-8 once percent-decoded")
+        problem = path_problem(path) or query_problem(scope.get("query_string", b""))
+        if problem is not None:
+            return await refuse(400, "BadRequestException", problem)
 
         limit = self.max_body_bytes
         if length is not None and (not length.isdigit() or int(length) > limit):
             return await refuse(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             return await self.app(scope, receive, send_with_id)
+        if _encoded(scope["headers"]):
+            # A compressed body would be inflated past every limit here (a gzip bomb); no client of the API sends one.
+            return await refuse(415, "UnsupportedMediaTypeException",
+                                "Request bodies with a Content-Encoding are not accepted; send the body as it is")
 
         # The body is read up front: the limit holds before any handler sees it (a body may come without a
         # declared length), and its strings are checked once for every route.
@@ -72,11 +77,17 @@ class RequestContext:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        where = lone_surrogate(body)
-        if where is not None:
-            return await refuse(400, "BadRequestException", f"Invalid request: {where} holds an unpaired surrogate "
-                                                            "(\\ud800-\\udfff alone), which is not a character")
+        problem = body_problem(body)
+        if problem is not None:
+            return await refuse(400, "BadRequestException", problem)
         await self.app(scope, replaying(body, receive), send_with_id)
+
+
+def _encoded(headers) -> bool:
+    for key, value in headers:
+        if key == b"content-encoding" and value.strip().lower() not in (b"", b"identity"):
+            return True
+    return False
 
 
 def replaying(body: bytes, receive):

@@ -11,11 +11,25 @@ from lakeledger.domain.errors import BadRequest, NotFound, Protected
 from lakeledger.domain.storage_profile import DeleteProfile, SoftDelete
 
 
+# The longest a soft-dropped object waits for its final deletion: 100 years (36,525 days). Far past any retention
+# anyone keeps, and far inside what an expiry instant can be (Python's datetime ends at the year 9999).
+MAX_EXPIRATION_SECONDS = 36_525 * 24 * 3600
+
+
+def check_expiration(profile: DeleteProfile) -> DeleteProfile:
+    """A delete profile a warehouse may be given from now on."""
+    if isinstance(profile, SoftDelete) and profile.expiration_seconds > MAX_EXPIRATION_SECONDS:
+        raise BadRequest(f"Invalid delete-profile: expiration-seconds must be at most {MAX_EXPIRATION_SECONDS} "
+                         f"(100 years), not {profile.expiration_seconds}")
+    return profile
+
+
 def expiry(profile: DeleteProfile, now: datetime, immediately: bool = False) -> datetime | None:
     """When a drop made now expires: None means the drop is final at once."""
     if immediately or not isinstance(profile, SoftDelete):
         return None
-    return now + timedelta(seconds=profile.expiration_seconds)
+    # a longer expiration in a log written before the limit is held to it, so such a warehouse can still drop
+    return now + timedelta(seconds=min(profile.expiration_seconds, MAX_EXPIRATION_SECONDS))
 
 
 @dataclass

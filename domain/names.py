@@ -5,8 +5,14 @@ path encoding, storage or a person's terminal: empty names, control characters (
 0x1F joins namespace levels on the wire), unpaired surrogates (not characters: UTF-8 and Postgres
 cannot hold them) and absurd lengths. A `/` is fine: paths carry it as `%2F`. A refused name is an
 invalid argument, as in Iceberg's reference server (so Java clients raise IllegalArgumentException).
+
+A name must be in Unicode's composed form (NFC): "é" as U+00E9, not "e" + U+0301 (NFD). The two look the same and
+mean the same to a person, so they must not name two objects; but rewriting a decomposed name into the composed one
+would store a name the client never sent (and cannot find among the names it lists). Refusing the decomposed
+spelling keeps one name one object, and tells the client at once. Keyboards and most systems send NFC.
 """
 
+import unicodedata
 from uuid import UUID, uuid5
 
 from lakeledger.domain.errors import InvalidArgument
@@ -28,6 +34,9 @@ def check_name(name: object, what: str) -> str:
         raise InvalidArgument(f"{what} name must not contain control characters")
     if not name.isascii() and any("\ud800" <= c <= "\udfff" for c in name):
         raise InvalidArgument(f"{what} name must not contain unpaired surrogates")
+    if not name.isascii() and not unicodedata.is_normalized("NFC", name):
+        raise InvalidArgument(f"{what} name must be in Unicode normalization form C (NFC, composed characters): "
+                              f"{unicodedata.normalize('NFC', name)!r} is its composed spelling")
     return name
 
 

@@ -5,6 +5,7 @@ from eventsourcing.domain import event
 from pydantic import TypeAdapter, ValidationError
 
 from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
 from lakeledger.domain.names import check_name
 from lakeledger.domain.provenance import Provenance
@@ -134,7 +135,7 @@ class Warehouse(CatalogAggregate):
                storage_secret: SecretRef | None = None) -> "Warehouse":
         return cls(id=id, project_id=project_id, name=check_name(name, "Warehouse"),
                    storage_profile=dump_storage_profile(storage_profile),
-                   delete_profile=delete_profile.model_dump(by_alias=True),
+                   delete_profile=check_expiration(delete_profile).model_dump(by_alias=True),
                    drop_purge_default=parse_drop_purge_default(drop_purge_default, required=True),
                    storage_secret=storage_secret.as_event() if storage_secret else None,
                    actor=by.actor, request_id=by.request_id)
@@ -200,7 +201,7 @@ class Warehouse(CatalogAggregate):
     def set_delete_profile(self, profile: DeleteProfile, by: Provenance) -> None:
         """Applies to drops made from now on; objects already soft-deleted keep the expiry they were given."""
         self.ensure_live()
-        dumped = profile.model_dump(by_alias=True)
+        dumped = check_expiration(profile).model_dump(by_alias=True)
         if dumped != self.delete_profile:
             self._delete_profile_set(delete_profile=dumped, actor=by.actor, request_id=by.request_id)
 

@@ -226,21 +226,27 @@ def test_rebuild_gives_identical_rows(client, warehouse, story, db, pg_url, data
         assert [again.get(r[0]) for r in rows] == rows
 
 
-def test_nul_characters_in_client_data_do_not_stop_the_history(client, warehouse, table_factory):
-    """Postgres cannot store NUL in text or jsonb; the catalog keeps a table property key as sent."""
+def test_nul_characters_in_client_data_are_refused_and_the_history_goes_on(client, warehouse, table_factory):
+    """Postgres cannot store NUL in text: a request carrying one is refused at the edge (docs/input-validation.md),
+    so no event the history could not take is ever appended."""
     path = table_factory("nul", "t")
-    _commit(client, path, {"action": "set-properties", "updates": {"a\x00b": "v\x00"}})
-    last = _history(client, warehouse)["events"][-1]
-    assert last["summary"] == "set properties a\ufffdb"
-    assert last["change"]["updates"][0]["updates"] == {"a\ufffdb": "v\ufffd"}
+    before = _history(client, warehouse)["events"][-1]
+    r = client.post(path, json={"requirements": [], "updates": [{"action": "set-properties",
+                                                                 "updates": {"a\x00b": "v\x00"}}]})
+    assert r.status_code == 400 and "NUL" in r.json()["error"]["message"], r.text
+    _commit(client, path, {"action": "set-properties", "updates": {"a": "v"}})
+    events = _history(client, warehouse)["events"]
+    assert events[-2] == before and events[-1]["summary"] == "set properties a"
 
 
-def test_numbers_beyond_64_bits_are_kept(client, warehouse, table_factory):
-    """The catalog records a client's updates as sent, extra members included, whatever their size."""
+def test_numbers_beyond_64_bits_are_refused_and_extra_members_kept(client, warehouse, table_factory):
+    """The catalog records a client's updates as sent, extra members included; an integer no Iceberg client could
+    read back (beyond 64 bits) is refused at the edge."""
     path = table_factory("big", "t")
-    huge = 2**70
     r = client.post(path, json={"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"},
-                                                                 "extra": huge}]})
-    assert r.status_code == 200, r.text
+                                                                 "extra": 2**70}]})
+    assert r.status_code == 400 and "64-bit" in r.json()["error"]["message"], r.text
+    largest = 2**63 - 1
+    _commit(client, path, {"action": "set-properties", "updates": {"k": "v"}, "extra": largest})
     last = _history(client, warehouse)["events"][-1]
-    assert last["summary"] == "set properties k" and last["change"]["updates"][0]["extra"] == huge
+    assert last["summary"] == "set properties k" and last["change"]["updates"][0]["extra"] == largest

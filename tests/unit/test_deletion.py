@@ -5,8 +5,8 @@ from datetime import datetime, timedelta, timezone
 from uuid import uuid4
 
 import pytest
-from lakeledger.domain.deletion import expiry
-from lakeledger.domain.errors import AlreadyExists, NotFound, Protected
+from lakeledger.domain.deletion import MAX_EXPIRATION_SECONDS, expiry
+from lakeledger.domain.errors import AlreadyExists, BadRequest, NotFound, Protected
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import FileStorageProfile, HardDelete, SoftDelete
@@ -103,3 +103,14 @@ def test_setting_the_same_profile_or_protection_again_records_nothing():
     assert wh.collect_events() == []
     wh.set_delete_profile(SoftDelete(**{"expiration-seconds": 5}), BY)
     assert wh.deletes() == SoftDelete(**{"expiration-seconds": 5})
+
+
+def test_an_expiration_past_100_years_is_refused_and_one_already_in_a_log_is_held_to_100_years():
+    forever = SoftDelete(**{"expiration-seconds": 2 ** 63})
+    with pytest.raises(BadRequest):
+        Warehouse.create(uuid4(), uuid4(), "w", FileStorageProfile(location="file:///w"), forever, BY)
+    wh = Warehouse.create(uuid4(), uuid4(), "w", FileStorageProfile(location="file:///w"), HardDelete(), BY)
+    with pytest.raises(BadRequest):
+        wh.set_delete_profile(SoftDelete(**{"expiration-seconds": MAX_EXPIRATION_SECONDS + 1}), BY)
+    wh.set_delete_profile(SoftDelete(**{"expiration-seconds": MAX_EXPIRATION_SECONDS}), BY)
+    assert expiry(forever, NOW) == NOW + timedelta(seconds=MAX_EXPIRATION_SECONDS)
