@@ -204,3 +204,18 @@ def test_locations_with_dot_segments_are_refused_spelt_or_percent_encoded(client
         written = {p.name for p in warehouse["path"].rglob("*")}
         assert not [name for name in written if "%2" in name or name in (".", "..")], written
         assert not (warehouse["path"].parent / "x").exists()
+
+
+@pytest.mark.parametrize("flavor, key_prefix", [("minio", "wh*"), ("minio", "a?b/wh"), ("s3-compat", "wh$"),
+                                                ("aws", "wh${aws:username}")])
+def test_a_warehouse_key_prefix_no_policy_can_name_exactly_is_refused(client, minio, bucket, log_length, flavor,
+                                                                      key_prefix):
+    """Every table lies below the key prefix, so it is held to the rule of a location, with STS on or off."""
+    before = log_length()
+    for sts in (True, False):
+        r = client.post("/management/v1/warehouse", json={
+            "warehouse-name": f"prefix-{uuid.uuid4().hex[:8]}", "storage-credential": minio.credential(),
+            "storage-profile": minio.profile(bucket, key_prefix, **{"sts-enabled": sts, "flavor": flavor})})
+        assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", r.text
+        assert "IAM" in r.json()["error"]["message"]
+    assert log_length() == before
