@@ -42,17 +42,19 @@ def _key(location: str) -> str:
     return location.split("/", 3)[3]
 
 
-def _tables(client, wh, namespace: str, char: str) -> tuple[dict, dict]:
-    """A table at .../a<char>b and its neighbour at .../aXb (which a wildcard in place of <char> would match)."""
+def _tables(client, wh, namespace: str, char: str) -> tuple[dict, dict, dict]:
+    """A table at .../a<char>b, its neighbour at .../aXb (which a wildcard in place of <char> would match) and one
+    at .../a<char>b0 (whose keys a listing of the bare prefix .../a<char>b would name)."""
     base = f"s3://{wh['bucket']}/{wh['key-prefix']}/{namespace}"
     made = []
-    for name, location in (("own", f"{base}/a{char}b"), ("neighbour", f"{base}/aXb")):
+    for name, location in (("own", f"{base}/a{char}b"), ("neighbour", f"{base}/aXb"),
+                           ("longer", f"{base}/a{char}b0")):
         r = client.post(f"{wh['prefix']}/namespaces/{namespace}/tables",
                         json={"name": name, "schema": SCHEMA, "location": location}, headers=VENDED)
         assert r.status_code == 200, r.text
         assert r.json()["metadata"]["location"] == location
         made.append(r.json())
-    return made[0], made[1]
+    return made[0], made[1], made[2]
 
 
 def _as_table(minio, loaded: dict):
@@ -88,15 +90,22 @@ def _signer_of(client, wh, namespace: str) -> str:
     return f"{config['s3.signer.uri']}/{config['s3.signer.endpoint']}"
 
 
-def _signer_refuses_the_neighbour_and_the_root(minio, signer, wh, neighbour) -> None:
+def _listing(minio, signer: str, bucket: str, prefix: str) -> httpx.Response:
+    return httpx.post(signer, json={"region": "us-east-1", "method": "GET", "headers": {}, "uri":
+                                    f"{minio.endpoint}/{bucket}?list-type=2&prefix={quote(prefix, safe='')}"},
+                      timeout=30)
+
+
+def _signer_refuses_the_neighbour_and_the_root(minio, signer, wh, own, neighbour) -> None:
     for key in (f"{_key(neighbour['metadata']['location'])}/data/evil.parquet", f"{wh['key-prefix']}/evil",
                 f"{_key(neighbour['metadata']['location'])}"):
         r = _signed(minio, signer, "PUT", wh["bucket"], key)
         assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenException", (key, r.text)
-    listing = httpx.post(signer, json={"region": "us-east-1", "method": "GET", "headers": {}, "uri":
-                                       f"{minio.endpoint}/{wh['bucket']}?list-type=2&prefix="
-                                       f"{quote(wh['key-prefix'] + '/', safe='')}"}, timeout=30)
-    assert listing.status_code == 403, listing.text
+    own_prefix = _key(own["metadata"]["location"])
+    for prefix in (f"{wh['key-prefix']}/", f"{_key(neighbour['metadata']['location'])}/", own_prefix):
+        assert _listing(minio, signer, wh["bucket"], prefix).status_code == 403, prefix
+    listed = _send("GET", _listing(minio, signer, wh["bucket"], f"{own_prefix}/"))
+    assert listed.status_code == 200 and f"{own_prefix}/metadata/".encode() in listed.content
 
 
 @pytest.mark.parametrize("char", CHARACTERS)
@@ -108,12 +117,13 @@ def test_a_tables_credential_and_signer_reach_its_own_prefix_and_nothing_else(cl
         # MinIO has no escape for these: no policy could confine a credential to such a location
         before = log_length()
         r = client.post(f"{wh['prefix']}/namespaces/{namespace}/tables", headers=VENDED, json={
-            "name": "own", "schema": SCHEMA, "location": f"s3://{wh['bucket']}/{wh['key-prefix']}/{namespace}/a{char}b"})
+            "name": "own", "schema": SCHEMA,
+            "location": f"s3://{wh['bucket']}/{wh['key-prefix']}/{namespace}/a{char}b"})
         assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", r.text
         assert "IAM wildcard" in r.json()["error"]["message"]
         assert log_length() == before
         return
-    own, neighbour = _tables(client, wh, namespace, char)
+    own, neighbour, _ = _tables(client, wh, namespace, char)
     bucket, own_prefix = wh["bucket"], _key(own["metadata"]["location"])
     neighbour_prefix = _key(neighbour["metadata"]["location"])
     # the vended credential: its own prefix, read and write
@@ -127,8 +137,13 @@ def test_a_tables_credential_and_signer_reach_its_own_prefix_and_nothing_else(cl
                 lambda: as_own.get_object(Bucket=bucket, Key=_key(neighbour["metadata-location"])),
                 lambda: as_own.list_objects_v2(Bucket=bucket, Prefix=f"{neighbour_prefix}/"),
                 lambda: as_own.put_object(Bucket=bucket, Key=f"{wh['key-prefix']}/evil", Body=b"x"),
-                lambda: as_own.list_objects_v2(Bucket=bucket, Prefix=f"{wh['key-prefix']}/")):
+                lambda: as_own.list_objects_v2(Bucket=bucket, Prefix=f"{wh['key-prefix']}/"),
+                # the bare prefix would name the objects of the table at .../a<char>b0
+                lambda: as_own.list_objects_v2(Bucket=bucket, Prefix=own_prefix)):
         _denied(act)
+    listed = as_own.list_objects_v2(Bucket=bucket, Prefix=f"{own_prefix}/")["Contents"]
+    assert {o["Key"] for o in listed} >= {f"{own_prefix}/data/probe.parquet", _key(own["metadata-location"])}
+    assert not [o for o in listed if not o["Key"].startswith(own_prefix + "/")]
     # the remote signer: the same
     signer = _signer_of(client, wh, namespace)
     written = _signed(minio, signer, "PUT", bucket, f"{own_prefix}/data/signed.parquet")
@@ -136,7 +151,7 @@ def test_a_tables_credential_and_signer_reach_its_own_prefix_and_nothing_else(cl
     assert _send("PUT", written, b"signed").status_code == 200
     read = _send("GET", _signed(minio, signer, "GET", bucket, f"{own_prefix}/data/signed.parquet"))
     assert read.status_code == 200 and read.content == b"signed"
-    _signer_refuses_the_neighbour_and_the_root(minio, signer, wh, neighbour)
+    _signer_refuses_the_neighbour_and_the_root(minio, signer, wh, own, neighbour)
     assert minio.keys(bucket, f"{neighbour_prefix}/data/") == []
     assert [k for k in minio.keys(bucket, f"{wh['key-prefix']}/") if k.endswith("evil")] == []
 
@@ -148,7 +163,7 @@ def test_a_wildcard_location_never_reaches_another_table_even_under_a_wrong_flav
     escape, so the credential reaches less than its table, never more. The signer compares keys literally."""
     wh, namespace = aws_flavored_warehouse, f"w{'*?'.index(char)}"
     assert client.post(f"{wh['prefix']}/namespaces", json={"namespace": [namespace]}).status_code == 200
-    own, neighbour = _tables(client, wh, namespace, char)
+    own, neighbour, _ = _tables(client, wh, namespace, char)
     bucket, own_prefix = wh["bucket"], _key(own["metadata"]["location"])
     neighbour_prefix = _key(neighbour["metadata"]["location"])
     as_own = _as_table(minio, own)
@@ -162,7 +177,7 @@ def test_a_wildcard_location_never_reaches_another_table_even_under_a_wrong_flav
     assert written.status_code == 200, written.text
     assert _send("PUT", written, b"signed").status_code == 200
     assert minio.keys(bucket, f"{own_prefix}/data/") == [f"{own_prefix}/data/signed.parquet"]
-    _signer_refuses_the_neighbour_and_the_root(minio, signer, wh, neighbour)
+    _signer_refuses_the_neighbour_and_the_root(minio, signer, wh, own, neighbour)
     assert minio.keys(bucket, f"{neighbour_prefix}/data/") == []
 
 
@@ -192,7 +207,8 @@ def test_locations_with_dot_segments_are_refused_spelt_or_percent_encoded(client
                 "name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}, "location": location}),
             client.post(f"{prefix}/namespaces/{ns}/tables/t", json={"requirements": [], "updates": [
                 {"action": "set-location", "location": location}]}),
-            client.post(f"{prefix}/namespaces", json={"namespace": [ns, "child"], "properties": {"location": location}}),
+            client.post(f"{prefix}/namespaces",
+                        json={"namespace": [ns, "child"], "properties": {"location": location}}),
             client.post(f"{prefix}/namespaces/{ns}/properties", json={"updates": {"location": location}}),
         ]
         for r in attempts:
