@@ -235,3 +235,16 @@ def test_a_warehouse_key_prefix_no_policy_can_name_exactly_is_refused(client, mi
         assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", r.text
         assert "IAM" in r.json()["error"]["message"]
     assert log_length() == before
+
+
+def test_a_warehouse_location_with_a_percent_encoded_dot_segment_is_refused(client, minio, bucket, log_length,
+                                                                            tmp_path):
+    before = log_length()
+    for profile in ({"type": "file", "location": f"file://{tmp_path}/wh/%2e%2e/%2E%2E/elsewhere"},
+                    minio.profile(bucket, "wh/%2e%2e/elsewhere")):
+        r = client.post("/management/v1/warehouse", json={
+            "warehouse-name": f"dots-{uuid.uuid4().hex[:8]}", "storage-profile": profile,
+            **({"storage-credential": minio.credential()} if profile["type"] == "s3" else {})})
+        assert r.status_code == 400 and "'.' or '..' segments" in r.json()["error"]["message"], r.text
+    assert log_length() == before
+    assert not (tmp_path / "wh").exists()
