@@ -99,7 +99,7 @@ class _Profile(BaseModel):
     def check_tabular_location(self, location: str) -> str:
         location = self.check_location(location)
         if location == self.base_location():
-            raise BadRequest(f"Location {location} is not inside the warehouse location {location}")
+            raise BadRequest(f"Location {location} is the warehouse location itself, not inside it")
         return location
 
 
