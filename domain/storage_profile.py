@@ -7,13 +7,14 @@ is adding one model. Locations are compared in a normalised form: no trailing sl
 
 import posixpath
 import re
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 from typing import Annotated, Literal, Union
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.s3_policy import table_policy
 
 
 # one regex scan instead of a Python loop per character: every vended load normalizes its table's location
@@ -47,6 +48,21 @@ def normalize_location(location: str) -> str:
     return location.rstrip("/")
 
 
+_SEGMENT_SEPARATORS = re.compile(r"[/\\]")
+
+
+def check_no_dot_segments(location: str) -> str:
+    """``location`` unchanged, once no segment of it is ``.`` or ``..``, as spelt or percent-decoded (``%2e%2e``):
+    a client that decodes a ``file:`` URI, or an HTTP stack that normalises a path, would resolve such a segment
+    to another directory than the one the catalog checked. A backslash counts as a separator (Windows clients)."""
+    path = location.partition("://")[2] if "://" in location else location
+    for spelling in (path, unquote(path, errors="replace")):
+        if any(segment in (".", "..") for segment in _SEGMENT_SEPARATORS.split(spelling)):
+            raise BadRequest(f"A location must not contain '.' or '..' segments, also not percent-encoded: "
+                             f"{location}")
+    return location
+
+
 def is_within(location: str, base: str) -> bool:
     """True when ``location`` is ``base`` itself or below it (both normalised)."""
     return location == base or location.startswith(base.rstrip("/") + "/")
@@ -71,11 +87,19 @@ class _Profile(BaseModel):
     def default_table_location(self, namespace_id: UUID, tabular_id: UUID) -> str:
         return f"{self.base_location()}/{namespace_id}/{tabular_id}"
 
-    def check_tabular_location(self, location: str) -> str:
-        location = normalize_location(location)
+    def check_location(self, location: str) -> str:
+        """A location a client asked for (a table's, a view's, a namespace's), normalised, once it is inside the
+        warehouse (or the warehouse itself) and names one directory however it is read."""
+        location = check_no_dot_segments(normalize_location(location))
         base = self.base_location()
-        if not is_within(location, base) or location == base:
+        if not is_within(location, base):
             raise BadRequest(f"Location {location} is not inside the warehouse location {base}")
+        return location
+
+    def check_tabular_location(self, location: str) -> str:
+        location = self.check_location(location)
+        if location == self.base_location():
+            raise BadRequest(f"Location {location} is the warehouse location itself, not inside it")
         return location
 
 
@@ -167,13 +191,17 @@ class S3StorageProfile(_Profile):
     def base_location(self) -> str:
         return f"s3://{self.bucket}/{self.key_prefix}" if self.key_prefix else f"s3://{self.bucket}"
 
-    def check_tabular_location(self, location: str) -> str:
+    def check_location(self, location: str) -> str:
+        """Besides the rules for every warehouse: no s3a:// or s3n:// unless allowed, and a key that a session
+        policy can name exactly (domain/s3_policy.py), so vended credentials reach this location and no other."""
         spelt = location.strip() if isinstance(location, str) else location
         if isinstance(spelt, str) and spelt.lower().startswith(S3_ALTERNATIVE_SCHEMES) \
                 and not self.allow_alternative_protocols:
             raise BadRequest(f"Location {spelt} uses {spelt.split(':', 1)[0]}://, which this warehouse does not "
                              "accept: set allow-alternative-protocols to use s3a:// or s3n://")
-        return super().check_tabular_location(location)
+        location = super().check_location(location)
+        table_policy(self.bucket, split_s3_location(location)[1], True, self.flavor)  # refuses what it cannot confine
+        return location
 
     def path_style(self) -> bool:
         """Path-style addressing unless told otherwise for S3-compatible stores (MinIO and friends), virtual

@@ -8,7 +8,7 @@ from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import Tabular
 from lakeledger.eventstore.log import ConcurrentChange
-from lakeledger.services import resolve
+from lakeledger.services import placement, resolve
 from lakeledger.services.approval import DROP, ProposedChange
 from lakeledger.services.conditions import namespace_exists, namespace_is_empty, tree_unchanged, warehouse_is_active
 from lakeledger.services.unit_of_work import Ledger
@@ -23,6 +23,7 @@ class NamespaceService:
 
         def command() -> Namespace:
             wh = resolve.warehouse(self.ledger, warehouse_id)
+            placement.check_namespace_location(wh, properties)
             parent = resolve.namespace(self.ledger, wh, levels[:-1]) if len(levels) > 1 else None
             ns_id = uuid4()
             claim = self.ledger.claim(NAMESPACE, parent.id if parent else wh.id, levels[-1], ns_id,
@@ -41,6 +42,7 @@ class NamespaceService:
         def command() -> tuple[list, list, list]:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
+            placement.check_namespace_location(wh, updates)
             result = ns.update_properties(updates, removals, by)
             self.ledger.append(ns)
             return result

@@ -4,7 +4,7 @@ never at, below or above the location of another live table or view (one purge m
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_profile import is_within, normalize_location
+from lakeledger.domain.storage_profile import check_no_dot_segments, is_within, normalize_location
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.services.unit_of_work import Ledger
 
@@ -35,6 +35,13 @@ def _check_no_overlap(ledger: Ledger, wh: WarehouseSettings, location: str, tabu
 def metadata_file_location(wh: WarehouseSettings, proposed: str) -> str:
     """``proposed``, spelt as it is (clients compare what they wrote with what they read back), once its
     normalised form is found inside the warehouse."""
-    if not is_within(normalize_location(proposed), wh.profile().base_location()):
+    if not is_within(check_no_dot_segments(normalize_location(proposed)), wh.profile().base_location()):
         raise BadRequest(f"Metadata location {proposed} is not inside the warehouse")
     return proposed
+
+
+def check_namespace_location(wh: WarehouseSettings, properties: dict[str, str] | None) -> None:
+    """A namespace's own ``location`` property, if it is given one, by the rules of a table's location (it may be
+    the warehouse itself): engines place tables below it. Stored as spelt; only checked."""
+    if properties and "location" in properties:
+        wh.profile().check_location(properties["location"])

@@ -10,7 +10,8 @@ import time
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest, Forbidden
-from lakeledger.domain.storage_profile import S3StorageProfile, is_within, normalize_location
+from lakeledger.domain.storage_profile import S3StorageProfile, check_no_dot_segments, normalize_location, \
+    split_s3_location
 from lakeledger.secretstore import SecretStore
 from lakeledger.services import resolve
 from lakeledger.services.unit_of_work import Ledger
@@ -62,13 +63,13 @@ class RemoteSigning:
         location = self._current_location(wh.id, UUID(scope["t"]), scope, request.writes)
         if request.bucket != profile.bucket:
             raise Forbidden(f"Signing refused: bucket {request.bucket} is not the warehouse's bucket")
+        table_key = split_s3_location(location)[1]
         for key in request.keys:
-            if not key or not is_within(normalize_location(f"s3://{request.bucket}/{key}"), location):
+            if not _inside(key, table_key, request.listing):
                 raise Forbidden(f"Signing refused: s3://{request.bucket}/{key} is outside the table's location "
                                 f"{location}")
         source = s3_signer.copy_source(headers)
-        if source is not None and (source[0] != profile.bucket or not source[1] or not is_within(
-                normalize_location(f"s3://{source[0]}/{source[1]}"), location)):
+        if source is not None and (source[0] != profile.bucket or not _inside(source[1], table_key, False)):
             raise Forbidden(f"Signing refused: the copy source s3://{source[0]}/{source[1]} is outside the table's "
                             f"location {location}")
         if region and region != profile.region:
@@ -94,3 +95,17 @@ class RemoteSigning:
         if other is not None:
             raise Forbidden(f"The table's location is now owned by another table: {other}")
         return scope["l"]
+
+
+def _inside(key: str, table_key: str, listing: bool) -> bool:
+    """Whether an S3 key (or a listing's prefix) lies in the table whose location has the key ``table_key``,
+    compared as the store compares keys: character for character, no wildcard, no normalisation. A listing's prefix
+    must end below the table (the prefix ``wh/t1`` would list ``wh/t10/...``); a key with a ``.`` or ``..`` segment
+    is refused, since an HTTP stack on the way may resolve it to another key than the one checked."""
+    if not key or not (key.startswith(table_key + "/") or (key == table_key and not listing)):
+        return False
+    try:
+        check_no_dot_segments(key)
+    except BadRequest:
+        return False
+    return True

@@ -5,10 +5,12 @@ import os
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import StorageCredential
-from lakeledger.domain.storage_profile import FileStorageProfile, S3StorageProfile, StorageProfile
+from lakeledger.domain.storage_profile import FileStorageProfile, S3StorageProfile, StorageProfile, \
+    check_no_dot_segments
 
 
 def prove_access(profile: StorageProfile, credential: StorageCredential | None) -> None:
+    check_no_dot_segments(profile.base_location())  # every table's location begins with it
     if isinstance(profile, FileStorageProfile):
         _prepare_directory(profile)
     elif isinstance(profile, S3StorageProfile):

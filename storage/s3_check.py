@@ -10,7 +10,8 @@ from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import S3StorageProfile
 from lakeledger.storage.s3 import error_code, s3_client
-from lakeledger.storage.s3_sts import assume_role, role_arn, table_policy
+from lakeledger.domain.s3_policy import table_policy
+from lakeledger.storage.s3_sts import assume_role, role_arn
 
 _WRONG_KEY = {"InvalidAccessKeyId": "the access key id is not known to the storage",
               "SignatureDoesNotMatch": "the secret access key does not match the access key id",
@@ -37,6 +38,9 @@ def _explain(profile: S3StorageProfile, step: str, e: Exception) -> BadRequest:
 
 
 def prove_access(profile: S3StorageProfile, credential: S3AccessKeyCredential) -> None:
+    # every table lies below the key prefix: one that no policy can name exactly is refused whether or not STS is
+    # on now (it may be turned on later)
+    probe_policy = table_policy(profile.bucket, profile.key_prefix or "lakeledger-probe", False, profile.flavor)
     client = s3_client(profile, credential, timeouts=_TIMEOUTS, attempts=1)
     prefix = f"{profile.key_prefix}/" if profile.key_prefix else ""
     key = f"{prefix}.lakeledger-probe-{uuid4().hex}"
@@ -55,7 +59,7 @@ def prove_access(profile: S3StorageProfile, credential: S3AccessKeyCredential) -
     if profile.sts_enabled:
         try:
             role_arn(profile)
-            assume_role(profile, credential, table_policy(profile.bucket, prefix or "lakeledger-probe", False),
+            assume_role(profile, credential, probe_policy,
                         timeouts=_TIMEOUTS, attempts=1)
         except (BotoCoreError, ClientError) as e:
             raise _explain(profile, "obtain a session credential from STS", e) from None

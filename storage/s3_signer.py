@@ -24,6 +24,7 @@ class Touched:
     keys: tuple[str, ...]
     method: str = "GET"
     batch_delete: bool = False
+    listing: bool = False  # keys are listing prefixes: a prefix reaches every key that begins with it
 
     @property
     def writes(self) -> bool:
@@ -40,17 +41,20 @@ def touched(profile: S3StorageProfile, method: str, uri: str, body: str | None) 
         raise Forbidden(f"Signing refused: {parts.netloc} is not the warehouse's storage endpoint")
     path = parts.path or "/"
     if host.startswith(f"{profile.bucket}.") and not _is_endpoint_host(profile, host):
-        bucket, key = profile.bucket, unquote(path[1:])  # virtual-hosted style
+        bucket, key = profile.bucket, _decoded(path[1:])  # virtual-hosted style
     else:
         bucket, _, rest = path[1:].partition("/")
-        bucket, key = unquote(bucket), unquote(rest)
+        bucket, key = _decoded(bucket), _decoded(rest)
     if not bucket:
         raise BadRequest("The request to sign names no bucket")
-    query = parse_qs(parts.query, keep_blank_values=True)
+    try:
+        query = parse_qs(parts.query, keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError:
+        raise BadRequest("The query of the request to sign is not percent-encoded UTF-8") from None
     if key:
         return Touched(bucket, (key,), method)
     if method == "GET" and ("list-type" in query or "prefix" in query or "uploads" in query):
-        return Touched(bucket, (query.get("prefix", [""])[0],), method)  # a listing reaches what its prefix names
+        return Touched(bucket, (query.get("prefix", [""])[0],), method, listing=True)
     if method == "POST" and "delete" in query:
         return Touched(bucket, _deleted_keys(body), method, batch_delete=True)
     return Touched(bucket, ("",), method)  # a request on the bucket itself: inside no table
@@ -68,7 +72,16 @@ def copy_source(headers: dict[str, list[str]]) -> tuple[str, str] | None:
     bucket, _, key = values[0].partition("?")[0].lstrip("/").partition("/")
     if not bucket or not key:
         raise BadRequest("The x-amz-copy-source of the request to sign must name a bucket and a key")
-    return unquote(bucket), unquote(key)
+    return _decoded(bucket), _decoded(key)
+
+
+def _decoded(text: str) -> str:
+    """A URL path's percent-encoding undone once, as S3 undoes it; bytes that are not UTF-8 are refused rather than
+    read as U+FFFD (the store would see other bytes than the ones checked)."""
+    try:
+        return unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        raise BadRequest("The request to sign names a key that is not percent-encoded UTF-8") from None
 
 
 def _is_endpoint_host(profile: S3StorageProfile, host: str) -> bool:

@@ -4,12 +4,12 @@ own location, so an engine holding them can touch nothing else in the bucket, wh
 Credentials are cached per table location until shortly before they expire: a busy table costs one STS call
 per cache period, not one per load. A client is never handed credentials about to expire."""
 
-import json
 import threading
 import time
 from dataclasses import dataclass
 
 from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.s3_policy import table_policy
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import S3StorageProfile, normalize_location, split_s3_location
 
@@ -23,20 +23,6 @@ class SessionCredentials:
     secret_access_key: str
     session_token: str
     expires_at_ms: int
-
-
-def table_policy(bucket: str, key_prefix: str, write: bool) -> str:
-    """The session policy for everything at or below ``key_prefix`` (a table's location) in ``bucket``."""
-    key_prefix = key_prefix.rstrip("/")
-    objects = ["s3:GetObject", "s3:GetObjectVersion"]
-    if write:
-        objects += ["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"]
-    return json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Action": objects, "Resource": [f"arn:aws:s3:::{bucket}/{key_prefix}/*"]},
-        {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [f"arn:aws:s3:::{bucket}"],
-         "Condition": {"StringLike": {"s3:prefix": [key_prefix, f"{key_prefix}/*"]}}},
-        {"Effect": "Allow", "Action": ["s3:GetBucketLocation"], "Resource": [f"arn:aws:s3:::{bucket}"]},
-    ]}, separators=(",", ":"))
 
 
 def sts_endpoint(profile: S3StorageProfile) -> str | None:
@@ -103,7 +89,7 @@ class S3CredentialVendor:
         if found is not None:
             return found
         bucket, key_prefix = split_s3_location(normalize_location(location))
-        fresh = assume_role(profile, credential, table_policy(bucket, key_prefix, write))
+        fresh = assume_role(profile, credential, table_policy(bucket, key_prefix, write, profile.flavor))
         with self._lock:
             self._cache[(secret_key, profile, normalize_location(location), write)] = fresh
             if len(self._cache) > 100_000:  # forget the expired ones rather than grow without bound

@@ -60,3 +60,22 @@ def test_signing_adds_the_signature_headers_only():
     own_hash = sign(credential, "us-east-1", "PUT", "http://127.0.0.1:9000/lake/p/t/x",
                     {"x-amz-content-sha256": ["abc123"]})
     assert "X-Amz-Content-SHA256" not in own_hash  # the client's own hash was signed, and it sends it itself
+
+
+@pytest.mark.parametrize("char", ["*", "?", "$", "{", "}", "%", " ", "é", "文"])
+def test_special_characters_are_read_as_the_store_reads_them(char):
+    """Decoded once, literally: a wildcard is a character, '%25' is '%' (never decoded twice)."""
+    from urllib.parse import quote
+
+    key = f"wh/ns/a{char}b/data/%2e%2e/x"
+    assert touched(MINIO, "PUT", f"http://127.0.0.1:9000/lake/{quote(key)}", None).keys == (key,)
+    listing = touched(MINIO, "GET", f"http://127.0.0.1:9000/lake?list-type=2&prefix={quote(key, safe='')}", None)
+    assert listing.keys == (key,) and listing.listing
+
+
+@pytest.mark.parametrize("uri", ["http://127.0.0.1:9000/lake/wh/t/%FF", "http://127.0.0.1:9000/lake/wh/t/%C3",
+                                 "http://127.0.0.1:9000/lake?list-type=2&prefix=wh%2Ft%2F%FF"])
+def test_keys_that_are_not_utf8_once_decoded_are_refused(uri):
+    """Read as U+FFFD, they would be checked as other bytes than the store sees."""
+    with pytest.raises(BadRequest, match="UTF-8"):
+        touched(MINIO, "GET", uri, None)
