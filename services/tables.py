@@ -259,20 +259,18 @@ class TableService:
             metadata = self.files.parsed(location_of_file, storage)
             data = self.files.data(location_of_file, storage)
             table_id = metadata.table_uuid
-            holder = resolve.table_id(self.ledger, ns, name)
             if resolve.holder_kind(self.ledger, ns, name) == "View":
                 self._ensure_name_free(ns, name)
-            if holder is not None:
-                existing = self.ledger.log.get(Table, holder)
-                if existing is not None and not existing.dropped:
-                    if not overwrite:
-                        raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
-                    if existing.id != table_id:
-                        raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
-                    location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
-                    existing.commit([], [], location_of_file, location, by)
-                    self.ledger.append(existing)
-                    return TableState(location_of_file, data, table_id, location)
+            existing = resolve.tabular(self.ledger, Table, ns, name)
+            if existing is not None:
+                if not overwrite:
+                    raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
+                if existing.id != table_id:
+                    raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
+                location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
+                existing.commit([], [], location_of_file, location, by)
+                self.ledger.append(existing)
+                return TableState(location_of_file, data, table_id, location)
             table = self.ledger.log.get(Table, table_id)
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
