@@ -21,7 +21,7 @@ NO_CONTENT = 204
 
 async def from_the_log(app, scope, keyed: KeyedRequest, body: bytes) -> FinalResponse:
     """The answer to the keyed request ``scope``/``body``, whose change is in the log."""
-    target = _object_of(scope["method"], [segment(s) for s in routing_path(scope).split("/")], body)
+    target = load_path(scope["method"], [segment(s) for s in routing_path(scope).split("/")], body)
     if target is None:
         return FinalResponse(keyed.method, keyed.path, NO_CONTENT, [], b"", keyed.request_hash)
     loaded = await _get(app, scope, target)
@@ -30,7 +30,7 @@ async def from_the_log(app, scope, keyed: KeyedRequest, body: bytes) -> FinalRes
     return FinalResponse(keyed.method, keyed.path, 200, loaded.headers, loaded.body, keyed.request_hash)
 
 
-def _object_of(method: str, parts: list[str], body: bytes) -> list[str] | None:
+def load_path(method: str, parts: list[str], body: bytes) -> list[str] | None:
     """The segments of the path that loads what ``method`` on the path of ``parts`` made or changed, None when it
     has no such body."""
     if method != "POST":

@@ -7,6 +7,7 @@ import uuid
 
 import httpx
 import psycopg
+import pytest
 from lakeledger.domain.idempotency import key_aggregate_id
 from support import SCHEMA, Server, wait_until
 
@@ -183,17 +184,31 @@ def test_a_key_raced_by_two_different_requests_applies_one_and_refuses_the_other
             assert [c.get(f"{url}/{n}").status_code for n in names] == [200 if i == won else 404 for i in range(2)]
 
 
-def test_a_key_whose_answer_was_lost_in_a_crash_is_answered_from_the_log(database, tmp_path):
+LOST = {  # what is created, where, and what the answer from the log says of it
+    "namespace": ("namespaces", {"namespace": ["lost"]}, {"namespace": ["other"]},
+                  lambda answer: answer["namespace"] == ["lost"], "namespaces/other", "Namespace.Created"),
+    "table": ("namespaces/ns/tables", {"name": "lost", "schema": SCHEMA}, {"name": "other", "schema": SCHEMA},
+              lambda answer: answer["metadata-location"].endswith(".metadata.json")
+              and answer["metadata"]["schemas"][0]["fields"][0]["name"] == "id", "namespaces/ns/tables/other",
+              "Table.Created"),
+}
+
+
+@pytest.mark.parametrize("created", sorted(LOST))
+def test_a_key_whose_answer_was_lost_in_a_crash_is_answered_from_the_log(created, database, tmp_path):
     """kill -9 of `serve` between the append and the kept answer. The kept answers' table is locked from here, so
     the server appends the change with its key and then waits to keep the answer; it is killed there. After the
-    restart, the retry is answered from the log (200, the namespace as created), once, and kept."""
+    restart, the retry is answered from the log (200, the object as a load gives it), once, and kept."""
+    where, body, other_body, as_created, other_path, created_topic = LOST[created]
     server = Server(database, tmp_path, LAKELEDGER__WORKERS="off")
     key = _key()
     with httpx.Client(base_url=server.url, timeout=60) as c:
         r = c.post("/management/v1/warehouse", json={
             "warehouse-name": "crash", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/wh"}})
         assert r.status_code == 201, r.text
-        url = f"/catalog/v1/{r.json()['warehouse-id']}/namespaces"
+        prefix = f"/catalog/v1/{r.json()['warehouse-id']}"
+        assert c.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+        url = f"{prefix}/{where}"
     answered: list = []
     with psycopg.connect(database, autocommit=True) as db, psycopg.connect(database) as lock:
         lock.execute("LOCK TABLE ll_idempotent_responses IN SHARE MODE")  # reads go on; the answer's insert waits
@@ -201,7 +216,7 @@ def test_a_key_whose_answer_was_lost_in_a_crash_is_answered_from_the_log(databas
         def send():
             with httpx.Client(base_url=server.url, timeout=60) as c:
                 try:
-                    answered.append(c.post(url, json={"namespace": ["lost"]}, headers={"Idempotency-Key": key}))
+                    answered.append(c.post(url, json=body, headers={"Idempotency-Key": key}))
                 except httpx.HTTPError as exc:
                     answered.append(exc)
 
@@ -226,17 +241,18 @@ def test_a_key_whose_answer_was_lost_in_a_crash_is_answered_from_the_log(databas
         restarted = Server(database, tmp_path, LAKELEDGER__WORKERS="off")
         try:
             with httpx.Client(base_url=restarted.url, timeout=60) as c:
-                retry = c.post(url, json={"namespace": ["lost"]}, headers={"Idempotency-Key": key})
+                retry = c.post(url, json=body, headers={"Idempotency-Key": key})
                 assert retry.status_code == 200, retry.text
                 assert retry.headers["idempotent-replayed"] == "true"
-                assert retry.json()["namespace"] == ["lost"]
-                again = c.post(url, json={"namespace": ["lost"]}, headers={"Idempotency-Key": key})
+                assert as_created(retry.json()), retry.text
+                again = c.post(url, json=body, headers={"Idempotency-Key": key})
                 assert again.status_code == 200 and again.content == retry.content
-                other = c.post(url, json={"namespace": ["other"]}, headers={"Idempotency-Key": key})
+                other = c.post(url, json=other_body, headers={"Idempotency-Key": key})
                 assert other.status_code == 422, other.text
-                assert c.get(f"{url}/other").status_code == 404
+                assert c.get(f"{prefix}/{other_path}").status_code == 404
             assert db.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0] == events
-            assert db.execute("SELECT count(*) FROM lakeledger_events WHERE topic LIKE '%%Namespace.Created'"
-                              " AND convert_from(state, 'UTF8') LIKE '%%\"lost\"%%'").fetchone()[0] == 1
+            assert db.execute("SELECT count(*) FROM lakeledger_events WHERE topic LIKE %s"
+                              " AND convert_from(state, 'UTF8') LIKE '%%\"lost\"%%'",
+                              (f"%{created_topic}",)).fetchone()[0] == 1
         finally:
             restarted.stop()
