@@ -15,6 +15,7 @@ from lakeledger.domain.idempotency import request_hash
 from lakeledger.services import idempotency
 from lakeledger.services.idempotency import AppliedKey, FinalResponse, KeyedRequest, ResponseStore
 from lakeledger.api import lost_answers
+from lakeledger.api.context import read_body, replaying
 from lakeledger.api.errors import error_response
 from lakeledger.secretstore.cipher import WrongKey
 
@@ -45,7 +46,7 @@ class IdempotentRequests:
         store: ResponseStore = self.container.idempotent_responses
         method, path = scope["method"], _canonical(scope["path"])
         # the whole body is read before anything is decided: the key is bound to it
-        body = await _body(receive)
+        body = await read_body(receive)
         keyed = KeyedRequest(key, method, path, request_hash(method, path, scope.get("query_string", b""), body))
 
         try:
@@ -62,7 +63,7 @@ class IdempotentRequests:
         captured = _Captured()
         token = idempotency.current.set(keyed)
         try:
-            await self.app(scope, _receive(body, receive), captured.send)
+            await self.app(scope, replaying(body, receive), captured.send)
         finally:
             idempotency.current.reset(token)
         response = FinalResponse(method, path, captured.status, captured.headers, captured.body, keyed.request_hash)
@@ -93,33 +94,6 @@ class IdempotentRequests:
 
 def _canonical(path: str) -> str:
     return "/catalog" + path if path.startswith("/v1/") else path
-
-
-async def _body(receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-def _receive(body: bytes, receive):
-    """The request's body, read already, handed to the application as if it came from the client; then the
-    client's own messages (its disconnect)."""
-    sent = False
-
-    async def replayed():
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
 
 
 async def _wait_for(store: ResponseStore, key: UUID, seconds: float) -> FinalResponse | None:

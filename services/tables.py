@@ -177,9 +177,7 @@ class TableService:
             ns = resolve.namespace(self.ledger, wh, levels)
         except NoSuchNamespace:
             return None
-        table_id = resolve.table_id(self.ledger, ns, name)
-        table = self.ledger.log.get(Table, table_id) if table_id else None
-        return table if table is not None and not table.dropped else None
+        return resolve.tabular(self.ledger, Table, ns, name)
 
     def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange, requirements: list,
                       updates: list, by: Provenance) -> _Staged:

@@ -15,6 +15,7 @@ seen far sooner."""
 
 import threading
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -66,6 +67,7 @@ class Racer:
     def __init__(self, urls: list[str], db):
         self.urls = urls
         self.db = db
+        self.outcomes: Counter = Counter()  # the answers' statuses per round, shown with -s: which orders happened
 
     def head(self) -> int:
         return self.db.execute("SELECT coalesce(max(notification_id), 0) FROM lakeledger_events").fetchone()[0]
@@ -84,7 +86,9 @@ class Racer:
             return Answer(request_id, r.status_code, r.content)
 
         with ThreadPoolExecutor(len(calls)) as pool:
-            return list(pool.map(run, range(len(calls))))
+            answers = list(pool.map(run, range(len(calls))))
+        self.outcomes[tuple(a.status for a in answers)] += 1
+        return answers
 
     def events_since(self, position: int) -> list[Event]:
         rows = self.db.execute("SELECT notification_id, topic, originator_id, state FROM lakeledger_events"
@@ -103,8 +107,10 @@ class Racer:
 
 
 @pytest.fixture
-def racer(server, second_server, db):
-    return Racer([server.url, second_server.url], db)
+def racer(server, second_server, db, request):
+    r = Racer([server.url, second_server.url], db)
+    yield r
+    print(f"\n{request.node.name}: {dict(r.outcomes)}")
 
 
 @pytest.fixture
