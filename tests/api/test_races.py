@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import httpx
 import orjson
 import pytest
-from support import SCHEMA
+from support import SCHEMA, VIEW_VERSION
 
 ROUNDS = 24
 RENAMERS = 8
@@ -201,6 +201,30 @@ def test_rename_x_rename(racer, ns):
         assert [e for e in events if e.is_("Renamed") and e.originator == table_id] == renames
         assert [ns.exists(f"{name}_to{k}") for k in range(RENAMERS)] == [k == won[0] for k in range(RENAMERS)]
         assert not ns.exists(name)
+
+
+def test_view_rename_x_view_rename(racer, client, ns):
+    """Views resolve their names as tables do: the same race, on a view."""
+    for i in range(ROUNDS):
+        name = f"vr{i}"
+        r = client.post(f"{ns.p}/namespaces/{ns.ns}/views", json={
+            "name": name, "schema": SCHEMA, "view-version": {**VIEW_VERSION, "default-namespace": [ns.ns]},
+            "properties": {}})
+        assert r.status_code == 200, r.text
+        view_id = r.json()["metadata"]["view-uuid"]
+        start = racer.head()
+        answers = racer.race([
+            lambda c, h, k=k: c.post(f"{ns.p}/views/rename", headers=h, json={
+                "source": {"namespace": [ns.ns], "name": name},
+                "destination": {"namespace": [ns.ns], "name": f"{name}_to{k}"}}) for k in range(RENAMERS)])
+        events = racer.events_since(start)
+        racer.check_losers_appended_nothing(events, answers)
+        won = [k for k, a in enumerate(answers) if a.status == 204]
+        assert len(won) == 1, [a.status for a in answers]
+        renames = [e for e in events if e.kind.endswith(".Renamed") and e.originator == view_id]
+        assert len(renames) == 1 and renames[0].payload["request_id"] == answers[won[0]].request_id
+        assert (renames[0].payload["from_name"], renames[0].payload["to_name"]) == (name, f"{name}_to{won[0]}")
+        assert _names_in(racer.of(events, answers[won[0]])) == {name, f"{name}_to{won[0]}"}
 
 
 def test_rename_x_drop(racer, ns):
