@@ -49,7 +49,8 @@ def create_app(container) -> FastAPI:
         to_thread.current_default_thread_limiter().total_tokens = container.settings.api_threads
         container.queries = AsyncCatalogQueries(pool)
         container.idempotent_responses = ResponseStore(
-            pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.secrets.cipher)
+            pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.log.event_of,
+            container.secrets.cipher)
         settings = container.settings
         app.state.readiness = ReadinessChecks(pool, [name for name, _ in sql_files()], read_models,
                                               settings.ready_max_lag_seconds, settings.nats_address,

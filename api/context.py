@@ -90,6 +90,19 @@ def _encoded(headers) -> bool:
     return False
 
 
+async def read_body(receive) -> bytes:
+    """The whole body of a request, from its ASGI ``receive`` (``replaying`` hands it on)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
 def replaying(body: bytes, receive):
     """An ASGI ``receive`` that hands over ``body`` (read already) as the whole request, then defers to ``receive``."""
     replayed = False

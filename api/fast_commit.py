@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from lakeledger.api.authorization import guard_of_scope
-from lakeledger.api.context import ANONYMOUS_PRINCIPAL, replaying
+from lakeledger.api.context import ANONYMOUS_PRINCIPAL, read_body, replaying
 from lakeledger.api.identifiers import segment
 from lakeledger.api.models import CommitTableRequest
 from lakeledger.api.routers.tables import commit_table
@@ -30,7 +30,7 @@ class FastCommitTable:
         target = _target(scope) if scope["type"] == "http" and scope["method"] == "POST" else None
         if target is None:
             return await self.app(scope, receive, send)
-        body = await _body(receive)
+        body = await read_body(receive)
         replay = replaying(body, receive)
         try:
             request = CommitTableRequest.model_validate_json(body)
@@ -67,18 +67,6 @@ def _target(scope) -> tuple[str, str, str] | None:
         if key == b"content-type" and not value.lower().startswith(b"application/json"):
             return None
     return segment(parts[3]), segment(parts[5]), segment(parts[7])
-
-
-async def _body(receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
 
 
 def _handler(app, exc: Exception):

@@ -4,6 +4,7 @@ append transaction itself)."""
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 import orjson
 from uuid import UUID
@@ -22,7 +23,11 @@ from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.warehouse import ACTIVE, PURGE, Warehouse, parse_delete_profile, parse_storage_profile
+from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.services.unit_of_work import Ledger
+
+
+T = TypeVar("T", bound=Tabular)
 
 
 @dataclass(frozen=True)
@@ -132,9 +137,24 @@ def holder_kind(ledger: Ledger, ns: Namespace, name: str) -> str | None:
     return "View" if found is not None and found.kind == "view" else "Table"
 
 
-def table(ledger: Ledger, ns: Namespace, name: str) -> Table:
+def tabular(ledger: Ledger, cls: type[T], ns: Namespace, name: str) -> T | None:
+    """The live table or view of class ``cls`` that holds ``name`` in ``ns``, or None.
+
+    The name claim and the tabular are two reads: a rename or a drop appended between them leaves a claim read
+    before it and a tabular read after it, which has moved on to another name (a rename applied to it then would
+    act on a table the request did not name; a release of the old claim would find nothing to release and append
+    nothing that could conflict). Such a torn read is a lost race: the command runs again on what won."""
     holder = table_id(ledger, ns, name)
-    found = ledger.log.get(Table, holder) if holder is not None else None
+    found = ledger.log.get(cls, holder) if holder is not None else None
     if found is None or found.dropped:
+        return None
+    if found.namespace_id != ns.id or found.name != name:
+        raise ConcurrentChange(f"{dotted([*ns.path, name])} was renamed while it was being resolved")
+    return found
+
+
+def table(ledger: Ledger, ns: Namespace, name: str) -> Table:
+    found = tabular(ledger, Table, ns, name)
+    if found is None:
         raise NoSuchTable(f"Table does not exist: {dotted([*ns.path, name])}")
     return found

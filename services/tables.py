@@ -177,9 +177,7 @@ class TableService:
             ns = resolve.namespace(self.ledger, wh, levels)
         except NoSuchNamespace:
             return None
-        table_id = resolve.table_id(self.ledger, ns, name)
-        table = self.ledger.log.get(Table, table_id) if table_id else None
-        return table if table is not None and not table.dropped else None
+        return resolve.tabular(self.ledger, Table, ns, name)
 
     def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange, requirements: list,
                       updates: list, by: Provenance) -> _Staged:
@@ -259,20 +257,18 @@ class TableService:
             metadata = self.files.parsed(location_of_file, storage)
             data = self.files.data(location_of_file, storage)
             table_id = metadata.table_uuid
-            holder = resolve.table_id(self.ledger, ns, name)
             if resolve.holder_kind(self.ledger, ns, name) == "View":
                 self._ensure_name_free(ns, name)
-            if holder is not None:
-                existing = self.ledger.log.get(Table, holder)
-                if existing is not None and not existing.dropped:
-                    if not overwrite:
-                        raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
-                    if existing.id != table_id:
-                        raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
-                    location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
-                    existing.commit([], [], location_of_file, location, by)
-                    self.ledger.append(existing)
-                    return TableState(location_of_file, data, table_id, location)
+            existing = resolve.tabular(self.ledger, Table, ns, name)
+            if existing is not None:
+                if not overwrite:
+                    raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
+                if existing.id != table_id:
+                    raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
+                location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
+                existing.commit([], [], location_of_file, location, by)
+                self.ledger.append(existing)
+                return TableState(location_of_file, data, table_id, location)
             table = self.ledger.log.get(Table, table_id)
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")

@@ -80,7 +80,7 @@ class Ledger:
         by = _provenance_of(aggregates)
         if keyed is None or keyed.recorded or by is None:
             return self.log.save(*aggregates, in_transaction=in_transaction, blind=blind)
-        key = IdempotencyKey.use(keyed.key, keyed.method, keyed.path, by)
+        key = IdempotencyKey.use(keyed.key, keyed.method, keyed.path, keyed.request_hash, by)
         try:
             position = self.log.save(*aggregates, key, in_transaction=in_transaction, blind=blind)
         except ConcurrentChange:

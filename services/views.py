@@ -173,9 +173,8 @@ class ViewService:
             raise AlreadyExists(f"View already exists: {dotted([*ns.path, name])}")
 
     def _view_in(self, ns: Namespace, name: str) -> View:
-        holder = resolve.table_id(self.ledger, ns, name)
-        found = self.ledger.log.get(View, holder) if holder is not None else None
-        if found is None or found.dropped:
+        found = resolve.tabular(self.ledger, View, ns, name)
+        if found is None:
             raise NoSuchView(f"View does not exist: {dotted([*ns.path, name])}")
         return found
 
