@@ -147,7 +147,7 @@ func main() {
 	tx := loaded.NewTransaction()
 	check("evolve-schema", tx.UpdateSchema(true, false).
 		AddColumn([]string{"note"}, iceberg.PrimitiveTypes.String, "", false, nil).
-		RenameColumn([]string{"ratio"}, "share").Commit())
+		DeleteColumn([]string{"ratio"}).Commit())
 	evolved, err := tx.Commit(ctx)
 	check("commit-schema", err)
 	names := []string{}
@@ -188,6 +188,11 @@ func columnStrings(tbl arrow.Table, name string) []string {
 	out := []string{}
 	for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
 		for i := 0; i < chunk.Len(); i++ {
+			if decimals, ok := chunk.(*array.Decimal128); ok { // with its scale's digits, as Iceberg shows decimals
+				scale := decimals.DataType().(*arrow.Decimal128Type).Scale
+				out = append(out, decimals.Value(i).ToString(scale))
+				continue
+			}
 			out = append(out, chunk.ValueStr(i))
 		}
 	}
