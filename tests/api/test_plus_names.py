@@ -1,8 +1,11 @@
 """A `+` in a request path is a space, as Iceberg's Java client (Spark, Trino) sends it and as Lakekeeper reads it;
 `%20` keeps working, and no new namespace, table or view name may hold a `+` (it could only be reached as `%2B`)."""
 
+import os
+
+import httpx
 import pytest
-from support import SCHEMA, VIEW_VERSION
+from support import SCHEMA, VIEW_VERSION, Server
 
 
 def _ok(r, status: int = 200):
@@ -78,3 +81,48 @@ def test_new_names_with_a_plus_are_refused_and_append_nothing(client, warehouse,
     assert log_length() == before
     # `%2B` is a `+`, and so reaches no new name: a name with `+` cannot have been created
     _ok(client.get(f"{p}/namespaces/a%2Bb"), 404)
+
+
+
+# A server of the time before the rule, which took names with `+`: its sitecustomize runs before lakeledger is
+# imported, so every module takes the old check (check_name's alone).
+_BEFORE_THE_RULE = """
+import lakeledger.domain.names as names
+names.check_new_name = names.check_name
+"""
+ENCRYPTION_KEY = "lakeledger-tests-encryption-key"  # the session server's (tests/conftest.py)
+
+
+def test_names_with_a_plus_from_an_older_log_are_reached_as_percent_2b(client, warehouse, pg_url, data_dir,
+                                                                        tmp_path):
+    p = warehouse["prefix"]
+    site = tmp_path / "old-rules"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_BEFORE_THE_RULE)
+    old = Server(pg_url, data_dir, LAKELEDGER__PG_ENCRYPTION_KEY=ENCRYPTION_KEY, LAKELEDGER__WORKERS="off",
+                 PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    try:
+        with httpx.Client(base_url=old.url, timeout=60) as then:
+            _ok(then.post(f"{p}/namespaces", json={"namespace": ["a+b"]}))
+            _ok(then.post(f"{p}/namespaces/a%2Bb/tables", json={"name": "t+1", "schema": SCHEMA}))
+            _ok(then.post(f"{p}/namespaces/a%2Bb/views",
+                          json={"name": "v+1", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}))
+    finally:
+        assert old.stop() == 0
+
+    # today's server: `%2B` is the `+`, and `+` the space (which names nothing here)
+    assert _ok(client.get(f"{p}/namespaces/a%2Bb")).json()["namespace"] == ["a+b"]
+    _ok(client.get(f"{p}/namespaces/a+b"), 404)
+    assert _ok(client.get(f"{p}/namespaces")).json()["namespaces"] == [["a+b"]]
+    table = f"{p}/namespaces/a%2Bb/tables/t%2B1"
+    _ok(client.get(table))
+    _ok(client.get(f"{p}/namespaces/a%2Bb/tables/t+1"), 404)
+    _ok(client.post(table, json={"requirements": [], "updates": [{"action": "set-properties", "updates": {"p": "1"}}]}))
+    _ok(client.get(f"{p}/namespaces/a%2Bb/views/v%2B1"))
+    # they can be renamed away from the `+`, and dropped
+    _ok(client.post(f"{p}/tables/rename", json={"source": {"namespace": ["a+b"], "name": "t+1"},
+                                                "destination": {"namespace": ["a+b"], "name": "t 1"}}), 204)
+    _ok(client.get(f"{p}/namespaces/a%2Bb/tables/t+1"))
+    _ok(client.delete(f"{p}/namespaces/a%2Bb/tables/t+1"), 204)
+    _ok(client.delete(f"{p}/namespaces/a%2Bb/views/v%2B1"), 204)
+    _ok(client.delete(f"{p}/namespaces/a%2Bb"), 204)
