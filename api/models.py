@@ -39,9 +39,21 @@ def _without_nulls_of_optional_fields(model: type[BaseModel], data: Any) -> Any:
     return {key: value for key, value in data.items() if value is not None or key not in optional}
 
 
+def _without_nulls(data: Any, *keys: str) -> Any:
+    """``data`` without the optional ``keys`` it sends as `null` (in pyiceberg's models, where `null` is refused)."""
+    if not isinstance(data, dict) or not any(key in data and data[key] is None for key in keys):
+        return data
+    return {key: value for key, value in data.items() if value is not None or key not in keys}
+
+
+def schema_without_nulls(schema: Any) -> Any:
+    return _without_nulls(schema, "schema-id", "identifier-field-ids")
+
+
 def numbered_partition_fields(spec: Any) -> Any:
     """A partition spec whose fields lack `field-id` (optional in the REST spec; iceberg-rust omits it) numbered as
     Java's PartitionSpec builder does: each missing id is one more than the highest id before it, from 1000."""
+    spec = _without_nulls(spec, "spec-id")
     if not isinstance(spec, dict) or not isinstance(spec.get("fields"), list):
         return spec
     fields, last = [], FIRST_PARTITION_FIELD_ID - 1
@@ -78,6 +90,11 @@ class CreateTableRequest(_Body):
     @classmethod
     def _numbered(cls, spec: Any) -> Any:
         return numbered_partition_fields(spec)
+
+    @field_validator("table_schema", mode="before")
+    @classmethod
+    def _schema(cls, schema: Any) -> Any:
+        return schema_without_nulls(schema)
 
 
 class TableIdentifier(_Body):
@@ -116,6 +133,11 @@ class CreateViewRequest(_Body):
     view_schema: Schema = Field(alias="schema")
     view_version: ViewVersion = Field(alias="view-version")
     properties: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("view_schema", mode="before")
+    @classmethod
+    def _schema(cls, schema: Any) -> Any:
+        return schema_without_nulls(schema)
 
 
 class CommitViewRequest(_Body):
