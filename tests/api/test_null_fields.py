@@ -25,7 +25,8 @@ def test_null_optional_fields_are_absent(client, warehouse):
     _ok(client.post(f"{p}/namespaces/n/tables/t", json={"identifier": None, "requirements": [], "updates": [
         {"action": "set-properties", "updates": {"p": "1"}}]}))
     _ok(client.post(f"{p}/namespaces/n/views", json={
-        "name": "v", "schema": {**SCHEMA, "schema-id": None}, "view-version": {**VIEW_VERSION, "default-namespace": ["n"]},
+        "name": "v", "schema": {**SCHEMA, "schema-id": None},
+        "view-version": {**VIEW_VERSION, "default-namespace": ["n"]},
         "properties": {}, "location": None}))
     _ok(client.post(f"{p}/namespaces/n/views/v", json={"identifier": None, "requirements": None, "updates": [
         {"action": "set-properties", "updates": {"q": "1"}}]}))
