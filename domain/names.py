@@ -36,10 +36,10 @@ def check_new_name(name: object, what: str) -> str:
     Java client (Spark, Trino) sends a space in a path as `+`, so a `+` in a path segment is read as a space (as
     Lakekeeper does); a name holding `+` would need `%2B` in every path, so no new name may hold one. Names given
     before this rule keep their `+` and are reached as `%2B`."""
-    check_name(name, what)
-    if "+" in name:  # type: ignore[operator]
+    checked = check_name(name, what)
+    if "+" in checked:
         raise InvalidArgument(f"{what} name must not contain '+' (a '+' in a request path means a space)")
-    return name  # type: ignore[return-value]
+    return checked
 
 
 def check_namespace(levels: object) -> tuple[str, ...]:
