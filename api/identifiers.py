@@ -7,7 +7,11 @@ with that one instead. Both are accepted, so clients that ignore the setting kee
 Paths: a name may hold `/` (sent as `%2F`), so routing cannot use the decoded path, where that `/`
 would split the name in two. Requests are routed on the raw path instead: each segment is decoded
 once, with `%` and `/` left escaped so a segment stays one segment, and the path parameters are
-unescaped by ``Segment`` once a route matched."""
+unescaped by ``Segment`` once a route matched.
+
+A `+` in a path is a space: Iceberg's Java client (Spark, Trino) encodes paths as HTML forms do, a space as `+`,
+where other clients send `%20`; Lakekeeper reads it so too. A name holding `+` itself is sent as `%2B`; new names may
+not hold one (domain.names.check_new_name), so `%2B` only reaches names created before that rule."""
 
 from urllib.parse import unquote, unquote_to_bytes
 
@@ -50,7 +54,7 @@ def routing_path(scope) -> str:
     raw = scope.get("raw_path")
     if raw is None:  # not from an HTTP server (an in-process client): the decoded path is all there is
         return scope["path"].replace("%", "%25")
-    if raw.isascii():
+    if raw.isascii() and b"+" not in raw:
         if b"%" not in raw:
             return scope["path"]  # nothing was decoded, so nothing can have been lost (the hot path)
         if b"%2F" not in raw and b"%2f" not in raw and b"%25" not in raw and "\ufffd" not in scope["path"]:
@@ -64,6 +68,7 @@ def routing_path(scope) -> str:
 
 
 def _segment(part: bytes) -> str:
+    part = part.replace(b"+", b"%20")  # before decoding: a `%2B` stays a `+`
     text = unquote_to_bytes(part).decode("utf-8") if b"%" in part else part.decode("utf-8")
     return text.replace("%", "%25").replace("/", "%2F")
 

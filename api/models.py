@@ -4,11 +4,15 @@ parsed by the domain with pyiceberg's unions (so the event log stores exactly wh
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.view.metadata import ViewVersion
+
+
+# Java's PartitionSpec builder numbers partition fields from 1000 (PARTITION_DATA_ID_START)
+FIRST_PARTITION_FIELD_ID = 1000
 
 
 class _Body(BaseModel):
@@ -20,9 +24,47 @@ class _Body(BaseModel):
         """pyiceberg's models fail on some malformed shapes (a default value of an unknown type) with a plain
         TypeError, which pydantic would let escape as a 500; it is bad input like any other."""
         try:
-            return handler(data)
+            return handler(_without_nulls_of_optional_fields(cls, data))
         except (TypeError, KeyError, AttributeError) as e:
             raise ValueError(f"{type(e).__name__}: {e}") from None
+
+
+def _without_nulls_of_optional_fields(model: type[BaseModel], data: Any) -> Any:
+    """An optional field sent as `null` is absent (iceberg-go sends `"properties": null`, `"removals": null`); a
+    required one stays `null`, and is refused."""
+    if not isinstance(data, dict) or None not in data.values():
+        return data
+    optional = {key for name, field in model.model_fields.items() if not field.is_required()
+                for key in (name, field.alias) if key}
+    return {key: value for key, value in data.items() if value is not None or key not in optional}
+
+
+def _without_nulls(data: Any, *keys: str) -> Any:
+    """``data`` without the optional ``keys`` it sends as `null` (in pyiceberg's models, where `null` is refused)."""
+    if not isinstance(data, dict) or not any(key in data and data[key] is None for key in keys):
+        return data
+    return {key: value for key, value in data.items() if value is not None or key not in keys}
+
+
+def schema_without_nulls(schema: Any) -> Any:
+    return _without_nulls(schema, "schema-id", "identifier-field-ids")
+
+
+def numbered_partition_fields(spec: Any) -> Any:
+    """A partition spec whose fields lack `field-id` (optional in the REST spec; iceberg-rust omits it) numbered as
+    Java's PartitionSpec builder does: each missing id is one more than the highest id before it, from 1000."""
+    spec = _without_nulls(spec, "spec-id")
+    if not isinstance(spec, dict) or not isinstance(spec.get("fields"), list):
+        return spec
+    fields, last = [], FIRST_PARTITION_FIELD_ID - 1
+    for field in spec["fields"]:
+        if isinstance(field, dict) and field.get("field-id", field.get("field_id")) is None:
+            last += 1
+            field = {**{k: v for k, v in field.items() if k not in ("field-id", "field_id")}, "field-id": last}
+        elif isinstance(field, dict) and isinstance(field.get("field-id"), int):
+            last = max(last, field["field-id"])
+        fields.append(field)
+    return {**spec, "fields": fields}
 
 
 class CreateNamespaceRequest(_Body):
@@ -43,6 +85,16 @@ class CreateTableRequest(_Body):
     write_order: SortOrder | None = Field(default=None, alias="write-order")
     stage_create: bool = Field(default=False, alias="stage-create")
     properties: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("partition_spec", mode="before")
+    @classmethod
+    def _numbered(cls, spec: Any) -> Any:
+        return numbered_partition_fields(spec)
+
+    @field_validator("table_schema", mode="before")
+    @classmethod
+    def _schema(cls, schema: Any) -> Any:
+        return schema_without_nulls(schema)
 
 
 class TableIdentifier(_Body):
@@ -81,6 +133,11 @@ class CreateViewRequest(_Body):
     view_schema: Schema = Field(alias="schema")
     view_version: ViewVersion = Field(alias="view-version")
     properties: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("view_schema", mode="before")
+    @classmethod
+    def _schema(cls, schema: Any) -> Any:
+        return schema_without_nulls(schema)
 
 
 class CommitViewRequest(_Body):

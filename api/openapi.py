@@ -119,6 +119,9 @@ class _Management(BaseModel):
 class ServerInfo(_Management):
     version: str
     lakeledger_version: str = Field(alias="lakeledger-version")
+    lakekeeper_version: str = Field(alias="lakekeeper-version",
+                                    description="The Lakekeeper release whose management API shapes are answered")
+    license_status: dict[str, Any] = Field(alias="license-status")
     bootstrapped: bool
     server_id: UUID = Field(alias="server-id")
     default_project_id: UUID | None = Field(alias="default-project-id")
@@ -157,6 +160,7 @@ class GetWarehouseResponse(_Management):
     drop_purge_default: Literal["purge", "keep"] = Field(
         alias="drop-purge-default", description="What a table drop without `purgeRequested` does with the files")
     status: Literal["active", "inactive"]
+    allowed_format_versions: list[int] = Field(alias="allowed-format-versions")
     protected: bool
     updated_at: datetime | None = Field(alias="updated-at")
 

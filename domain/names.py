@@ -40,6 +40,17 @@ def check_name(name: object, what: str) -> str:
     return name
 
 
+def check_new_name(name: object, what: str) -> str:
+    """A name given now (a create, a register, a rename's destination): ``check_name``'s rules and no `+`. Iceberg's
+    Java client (Spark, Trino) sends a space in a path as `+`, so a `+` in a path segment is read as a space (as
+    Lakekeeper does); a name holding `+` would need `%2B` in every path, so no new name may hold one. Names given
+    before this rule keep their `+` and are reached as `%2B`."""
+    checked = check_name(name, what)
+    if "+" in checked:
+        raise InvalidArgument(f"{what} name must not contain '+' (a '+' in a request path means a space)")
+    return checked
+
+
 def check_namespace(levels: object) -> tuple[str, ...]:
     if not isinstance(levels, (list, tuple)) or not levels:
         raise InvalidArgument("Namespace must be a non-empty list of names")

@@ -6,7 +6,7 @@ from eventsourcing.domain import event
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import DeletionState
 from lakeledger.domain.errors import BadRequest, NoSuchNamespace, UnprocessableEntity
-from lakeledger.domain.names import check_namespace, dotted
+from lakeledger.domain.names import check_namespace, check_new_name, dotted
 from lakeledger.domain.provenance import Provenance
 
 
@@ -74,6 +74,7 @@ class Namespace(CatalogAggregate):
     def create(cls, id: UUID, warehouse_id: UUID, parent_id: UUID | None, path: tuple[str, ...],
                properties: dict[str, str], by: Provenance) -> "Namespace":
         check_namespace(path)
+        check_new_name(path[-1], "Namespace")  # the levels above exist already, under their names of the time
         _check_properties(properties)
         return cls(id=id, warehouse_id=warehouse_id, parent_id=parent_id, path=list(path),
                    properties=dict(properties), actor=by.actor, request_id=by.request_id)

@@ -45,6 +45,7 @@ from lakeledger.domain.encryption_keys import (
 )
 
 SUPPORTED_FORMAT_VERSION = metadata_v3.FORMAT_VERSION
+TABLE_FORMAT_VERSIONS = tuple(range(1, SUPPORTED_FORMAT_VERSION + 1))
 LAST_ADDED = -1
 
 

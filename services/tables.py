@@ -10,7 +10,7 @@ from lakeledger.domain import deletion
 from lakeledger.domain import table_metadata as tm
 from lakeledger.domain.errors import AlreadyExists, InvalidArgument, NoSuchNamespace, NoSuchTable
 from lakeledger.domain.name_claim import TABULAR
-from lakeledger.domain.names import check_name, check_namespace, dotted
+from lakeledger.domain.names import check_name, check_namespace, check_new_name, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import is_within, normalize_location
@@ -74,7 +74,7 @@ class TableService:
 
     def create(self, warehouse_id: str, namespace: list[str], request: Any, raw: dict, by: Provenance) -> TableState:
         levels = check_namespace(namespace)
-        name = check_name(request.name, "Table")
+        name = check_new_name(request.name, "Table")
 
         def command() -> TableState:
             wh = resolve.warehouse(self.ledger, warehouse_id)
@@ -224,7 +224,7 @@ class TableService:
     def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
                by: Provenance) -> None:
         src_levels, src_name = check_namespace(source[0]), check_name(source[1], "Table")
-        dst_levels, dst_name = check_namespace(destination[0]), check_name(destination[1], "Table")
+        dst_levels, dst_name = check_namespace(destination[0]), check_new_name(destination[1], "Table")
 
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
@@ -247,7 +247,7 @@ class TableService:
     def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str,
                  overwrite: bool, raw: dict, by: Provenance) -> TableState:
         levels = check_namespace(namespace)
-        name = check_name(name, "Table")
+        name = check_new_name(name, "Table")
 
         def command() -> TableState:
             wh = resolve.warehouse(self.ledger, warehouse_id)

@@ -15,7 +15,7 @@ from lakeledger.domain import deletion
 from lakeledger.domain import view_metadata as vm
 from lakeledger.domain.errors import AlreadyExists, BadRequest, NoSuchNamespace, NoSuchView
 from lakeledger.domain.name_claim import TABULAR
-from lakeledger.domain.names import check_name, check_namespace, dotted
+from lakeledger.domain.names import check_name, check_namespace, check_new_name, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import normalize_location
@@ -48,7 +48,7 @@ class ViewService:
 
     def create(self, warehouse_id: str, namespace: list[str], request: Any, raw: dict, by: Provenance) -> ViewState:
         levels = check_namespace(namespace)
-        name = check_name(request.name, "View")
+        name = check_new_name(request.name, "View")
 
         def command() -> ViewState:
             wh = resolve.warehouse(self.ledger, warehouse_id)
@@ -116,7 +116,7 @@ class ViewService:
     def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
                by: Provenance) -> None:
         src_levels, src_name = check_namespace(source[0]), check_name(source[1], "View")
-        dst_levels, dst_name = check_namespace(destination[0]), check_name(destination[1], "View")
+        dst_levels, dst_name = check_namespace(destination[0]), check_new_name(destination[1], "View")
         cannot = f"Cannot rename {dotted([*src_levels, src_name])} to {dotted([*dst_levels, dst_name])}."
 
         def command() -> None:
@@ -140,7 +140,7 @@ class ViewService:
     def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str, raw: dict,
                  by: Provenance) -> ViewState:
         levels = check_namespace(namespace)
-        name = check_name(name, "View")
+        name = check_new_name(name, "View")
 
         def command() -> ViewState:
             wh = resolve.warehouse(self.ledger, warehouse_id)

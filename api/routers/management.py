@@ -10,10 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from lakeledger import __version__
 from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.table_changes import TABLE_FORMAT_VERSIONS
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.lakekeeper_actions import LAKEKEEPER_VERSION
 from lakeledger.api.openapi import (
     CreateProjectResponse,
     GetProjectResponse,
@@ -76,6 +78,8 @@ def _warehouse_json(row: dict) -> dict:
         "status": row["status"],
         "protected": row["protected"],
         "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None,
+        # no per-warehouse policy: every format version the catalog can write (required by Lakekeeper since 0.13.0)
+        "allowed-format-versions": list(TABLE_FORMAT_VERSIONS),
     }
 
 
@@ -116,6 +120,9 @@ async def info(ll=Depends(container)):
     return JSONResponse({
         "version": __version__,
         "lakeledger-version": __version__,
+        # the Lakekeeper release whose management API this one answers in the shapes of (required since 0.12.1)
+        "lakekeeper-version": LAKEKEEPER_VERSION,
+        "license-status": {"license-type": "Apache-2.0", "valid": True},
         "bootstrapped": server is not None,
         "server-id": str(ll.settings.server_id),
         "default-project-id": str(UUID(int=0)) if ll.settings.enable_default_project else None,

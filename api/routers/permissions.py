@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lakeledger.api.context import principal, provenance
 from lakeledger.api.dependencies import container
+from lakeledger.api.lakekeeper_actions import answered, lakekeeper_action
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
@@ -130,9 +131,10 @@ async def access(ll, request: Request, object_: str, principal_user: str | None,
             raise BadRequest("Give principalUser or principalRole, not both")
         await require(ll, request, "can_read_assignments", object_)
         who = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
-    actions = ACTIONS[type_of(object_)]
+    kind = type_of(object_)
+    actions = [a for a in ACTIONS[kind] if lakekeeper_action(kind, a) is not None]
     answers = await ll.authorizer.check_many([Check(who, a, object_) for a in actions])
-    return {"allowed-actions": [a.removeprefix("can_") for a, ok in zip(actions, answers) if ok]}
+    return {"allowed-actions": answered(kind, [a for a, ok in zip(actions, answers) if ok])}
 
 
 def _project(x_project_id: str | None, ll, project_id: str | None = None) -> str:

@@ -1,0 +1,50 @@
+"""The action names Lakekeeper's `/management/v1/permissions/*/access` answers, per object kind: its `ServerAction`,
+`ProjectAction`, `WarehouseAction`, `NamespaceAction`, `TableAction`, `ViewAction` and `RoleAction` enums (Lakekeeper
+0.13.3, conformance/specs/lakekeeper-management-open-api.yaml). Our authorization model names some actions
+differently, and has some Lakekeeper has not (history, undrop, listing all, revoking): those are answered under
+Lakekeeper's name, or not at all, since a client decoding the enum fails on a name it does not know."""
+
+LAKEKEEPER_VERSION = "0.13.3"
+
+ENUMS: dict[str, tuple[str, ...]] = {
+    "server": ("create_project", "update_users", "delete_users", "list_users", "grant_admin", "provision_users",
+               "read_assignments"),
+    "project": ("create_warehouse", "delete", "rename", "list_warehouses", "create_role", "list_roles",
+                "search_roles", "read_assignments", "grant_role_creator", "grant_create", "grant_describe",
+                "grant_modify", "grant_select", "grant_project_admin", "grant_security_admin", "grant_data_admin",
+                "get_endpoint_statistics"),
+    "warehouse": ("create_namespace", "delete", "modify_storage", "modify_storage_credential", "get_config",
+                  "get_metadata", "list_namespaces", "include_in_list", "deactivate", "activate", "rename",
+                  "list_deleted_tabulars", "read_assignments", "grant_create", "grant_describe", "grant_modify",
+                  "grant_select", "grant_pass_grants", "grant_manage_grants", "change_ownership", "get_all_tasks",
+                  "control_all_tasks", "set_protection", "set_format_version_policy", "get_endpoint_statistics"),
+    "namespace": ("create_table", "create_view", "create_generic_table", "create_namespace", "delete",
+                  "update_properties", "get_metadata", "read_assignments", "grant_create", "grant_describe",
+                  "grant_modify", "grant_select", "grant_pass_grants", "grant_manage_grants", "set_protection"),
+    "table": ("drop", "write_data", "read_data", "get_metadata", "commit", "rename", "read_assignments",
+              "grant_pass_grants", "grant_manage_grants", "grant_describe", "grant_select", "grant_modify",
+              "change_ownership", "get_tasks", "control_tasks", "set_protection"),
+    "view": ("drop", "commit", "get_metadata", "select", "rename", "read_assignments", "grant_pass_grants",
+             "grant_manage_grants", "grant_describe", "grant_select", "grant_modify", "change_ownership", "get_tasks",
+             "control_tasks", "set_protection"),
+    "role": ("assume", "can_grant_assignee", "can_change_ownership", "delete", "update", "read", "read_assignments"),
+}
+
+# our relation (without `can_`) -> Lakekeeper's action, where the names differ
+_RENAMED: dict[str, dict[str, str]] = {
+    "warehouse": {"update_storage": "modify_storage", "update_storage_credential": "modify_storage_credential"},
+    "role": {"grant_assignee": "can_grant_assignee", "change_ownership": "can_change_ownership"},
+}
+
+
+def lakekeeper_action(kind: str, relation: str) -> str | None:
+    """Lakekeeper's name of our ``can_…`` relation on a ``kind`` object, None where Lakekeeper has no such action."""
+    action = relation.removeprefix("can_")
+    action = _RENAMED.get(kind, {}).get(action, action)
+    return action if action in ENUMS.get(kind, ()) else None
+
+
+def answered(kind: str, allowed: list[str]) -> list[str]:
+    """The allowed relations as Lakekeeper's actions, in its enum's order."""
+    names = {lakekeeper_action(kind, relation) for relation in allowed} - {None}
+    return [action for action in ENUMS.get(kind, ()) if action in names]
