@@ -1,5 +1,5 @@
 """The management API answers in Lakekeeper's shapes: responses are validated against the schemas of Lakekeeper's own
-OpenAPI document (conformance/specs/lakekeeper-management-open-api.yaml, v0.13.3), so a client generated from it
+OpenAPI document (conformance/specs/lakekeeper-management-open-api-0.13.3.yaml, v0.13.3), so a client generated from it
 decodes them: the access endpoints name only actions of Lakekeeper's enums, /info has `lakekeeper-version`, a
 warehouse has `allowed-format-versions`."""
 
@@ -10,7 +10,7 @@ import pytest
 import yaml
 from support import ROOT, SCHEMA, VIEW_VERSION
 
-SPEC = ROOT / "conformance/specs/lakekeeper-management-open-api.yaml"
+SPEC = ROOT / "conformance/specs/lakekeeper-management-open-api-0.13.3.yaml"
 
 
 @cache
