@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool
 from lakeledger.domain.errors import CatchingUp
 from lakeledger.eventstore.log import EventLog, StoredNotification
 from lakeledger.projections import logged
+from lakeledger.projections.storable import bounded_fields
 
 BATCH = 1000
 
@@ -108,7 +109,7 @@ class ProjectionRunner:
             for check in checks:
                 check(cur)
             for stored in appended:
-                self.projection.apply(stored.event, cur)
+                self.projection.apply(bounded_fields(stored.event), cur)
 
     def apply_blind(self, cur: Cursor, events: list) -> None:
         """``apply_in_transaction``'s work sent without waiting for an answer: the events are applied, then the
@@ -116,7 +117,7 @@ class ProjectionRunner:
         event before them (migrations/0017_append_in_one_round_trip.sql); the caller then appends again with
         ``apply_in_transaction``."""
         for event in events:
-            self.projection.apply(event, cur)
+            self.projection.apply(bounded_fields(event), cur)
         cur.execute("SELECT ll_advance_past_append(%s, %s)", (self.name, len(events)))
 
     def rebuild(self, progress=None) -> int:
