@@ -34,11 +34,9 @@ REPLACEMENT = "\ufffd"
 IDENTIFIER_BYTES = 512
 LOCATION_BYTES = 2048
 _DIGEST_HEX = 16
+_SURELY_FITS = IDENTIFIER_BYTES // 4  # characters: UTF-8 takes at most four bytes for one
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
-# what in a stored event's JSON text may decode to a value needing the deep walk: the NUL escape, a surrogate escape
-# (paired ones too: a false alarm costs only the walk), the non-finite constants
-_MARKERS = (b"\\u0000", b"\\ud", b"\\uD", b"NaN", b"Infinity")
 _ENVELOPE = frozenset({"originator_id", "originator_version", "timestamp"})
 
 
@@ -46,7 +44,15 @@ def storable(event: Any, state: bytes | None = None) -> Any:
     """``event`` as read models may store it (the module's rule): the event itself when nothing needs escaping,
     otherwise a copy with the escaped values. ``state``, the JSON text it was decoded from, lets the walk through
     its nested values be skipped when the text shows nothing it would change."""
-    return _escaped(event, state is None or any(marker in state for marker in _MARKERS))
+    return _escaped(event, state is None or _may_need_escaping(state))
+
+
+def _may_need_escaping(state: bytes) -> bool:
+    """Whether a stored event's JSON text holds what may decode to a value needing the walk: the NUL escape, a
+    surrogate escape (paired ones too: a false alarm costs only the walk), the non-finite constants. The JSON writer
+    escapes only control characters, so most texts hold no ``\\u`` at all."""
+    return ((b"\\u" in state and (b"\\u0000" in state or b"\\ud" in state or b"\\uD" in state))
+            or b"NaN" in state or b"Infinity" in state)
 
 
 def bounded_fields(event: Any) -> Any:
@@ -58,17 +64,16 @@ def bounded_fields(event: Any) -> Any:
 
 
 def _escaped(event: Any, deep: bool) -> Any:
-    fields = vars(event)
     changed: dict[str, Any] = {}
-    for name, value in fields.items():
-        if name in _ENVELOPE:
-            continue
-        escaped = storable_value(value) if deep else value
-        bound = LOCATION_BYTES if name.endswith("location") else IDENTIFIER_BYTES
-        if isinstance(escaped, str):
-            escaped = bounded(escaped, bound)
-        elif isinstance(escaped, (list, tuple)) and any(isinstance(i, str) and len(i) * 4 > bound for i in escaped):
-            escaped = [bounded(item, bound) if isinstance(item, str) else item for item in escaped]
+    for name, value in vars(event).items():
+        escaped = storable_value(value) if deep and name not in _ENVELOPE else value
+        kind = type(escaped)
+        # a string of up to a quarter of the bound in characters fits it whatever they are: most fields stop here
+        if kind is str:
+            if len(escaped) > _SURELY_FITS:
+                escaped = bounded(escaped, _bound(name))
+        elif (kind is list or kind is tuple) and any(type(i) is str and len(i) > _SURELY_FITS for i in escaped):
+            escaped = [bounded(i, _bound(name)) if type(i) is str else i for i in escaped]
         if escaped is not value:
             changed[name] = escaped
     if not changed:
@@ -77,6 +82,10 @@ def _escaped(event: Any, deep: bool) -> Any:
     for name, value in changed.items():
         object.__setattr__(escaped_event, name, value)  # events are frozen dataclasses
     return escaped_event
+
+
+def _bound(name: str) -> int:
+    return LOCATION_BYTES if name.endswith("location") else IDENTIFIER_BYTES
 
 
 def storable_value(value: Any) -> Any:
