@@ -17,8 +17,8 @@ live projections and a rebuild see the same values and write the same rows:
   alone) read back as their longest prefix that fits with ``…`` and the first 16 hex digits of the SHA-256 of the
   whole value, so two long values still differ. Text nested deeper (requests, updates, properties, profiles) is
   kept whole: it is stored in jsonb, which has no such bound;
-* integers of any size are kept (jsonb numbers are arbitrary precision), as is nesting of any depth (nothing
-  here recurses: the walk keeps its own stack).
+* integers of any size are kept (jsonb numbers are arbitrary precision), as is nesting (nothing here recurses:
+  the walk keeps its own stack).
 
 Every value that needs none of this is the very object the log decoded, and an event that needs none of it is the
 event itself: escaping costs nothing for the events a validated API records."""
