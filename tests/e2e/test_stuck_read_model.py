@@ -88,3 +88,65 @@ def test_a_stuck_history_is_an_alarm_and_the_catalog_keeps_serving(pg_url, tmp_p
         client.close()
     finally:
         s.stop()
+
+
+def test_issue_27_s_poison_event_in_an_upgraded_log_is_served_escaped_and_rebuilt(pg_url, tmp_path):
+    """The issue's sequence on a running server, the event recorded as an older version recorded it (the API refuses
+    it now): a table created with a schema field named "a\\u0000". The history answers 200 with the name escaped,
+    readiness stays 200, and `lakeledger rebuild` succeeds."""
+    import os
+    import subprocess
+    import sys
+    from datetime import datetime, timezone
+
+    from lakeledger.domain.table import Table
+    from lakeledger.eventstore.log import EventLog
+    from lakeledger.eventstore.settings import PostgresSettings
+
+    database = create_database(pg_url, f"poison_{uuid.uuid4().hex[:12]}")
+    s = Server(database, tmp_path, LAKELEDGER__READY_MAX_LAG_SECONDS="1")
+    try:
+        client = httpx.Client(base_url=s.url, timeout=30)
+        r = client.post("/management/v1/warehouse", json={
+            "warehouse-name": "old", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/wh"}})
+        assert r.status_code == 201, r.text
+        warehouse_id = uuid.UUID(r.json()["warehouse-id"])
+        r = client.post(f"/catalog/v1/{warehouse_id}/namespaces", json={"namespace": ["ns"]})
+        assert r.status_code == 200, r.text
+        with psycopg.connect(database) as conn:
+            namespace_id, = conn.execute("SELECT id FROM ll_namespaces WHERE warehouse_id = %s",
+                                         (warehouse_id,)).fetchone()
+        table_id = uuid.uuid4()
+        created = Table.Created(
+            originator_id=table_id, originator_version=1, timestamp=datetime.now(timezone.utc),
+            originator_topic="lakeledger.domain.table:Table", actor="anonymous", request_id="old-version",
+            warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=["ns"], name="t",
+            location=f"file://{tmp_path}/wh/ns/t", metadata_location=f"file://{tmp_path}/wh/ns/t/m.json",
+            origin="create", request={"name": "t", "schema": {"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "a\x00", "type": "long", "required": False}]}})
+        log = EventLog(PostgresSettings.from_url(database), pool_size=1)
+        try:
+            log._app.recorder.insert_events([log._app.mapper.to_stored_event(created)])
+        finally:
+            log.close()
+
+        wait_until(lambda: client.get(f"/catalog/v1/{warehouse_id}/namespaces/ns/tables").json()["identifiers"],
+                   30, "the workers to apply the table to the catalog")
+        history = client.get(f"/management/v1/warehouse/{warehouse_id}/history")
+        assert history.status_code == 200, history.text
+        created_row = [e for e in history.json()["events"] if e["type"] == "table.created"]
+        assert created_row and created_row[0]["change"]["request"]["schema"]["fields"][0]["name"] == "a\ufffd"
+        assert client.get("/management/v1/history").status_code == 200
+        time.sleep(1.5)
+        assert client.get("/health/ready").status_code == 200
+        assert _metric(s, "lakeledger_projection_stuck", "history") == 0
+
+        env = {**os.environ, "LAKELEDGER__PG_URL": database, "LAKELEDGER__DATA_DIR": str(tmp_path)}
+        rebuilt = subprocess.run([sys.executable, "-m", "lakeledger.cli", "rebuild"], env=env, capture_output=True,
+                                 text=True, timeout=300)
+        assert rebuilt.returncode == 0, rebuilt.stderr
+        again = client.get(f"/management/v1/warehouse/{warehouse_id}/history")
+        assert again.status_code == 200 and again.json()["events"] == history.json()["events"]
+        client.close()
+    finally:
+        s.stop()
