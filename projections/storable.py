@@ -12,11 +12,12 @@ live projections and a rebuild see the same values and write the same rows:
   replacement character;
 * NaN, Infinity and -Infinity read back as the strings ``"nan"``, ``"inf"`` and ``"-inf"`` (as Python writes them,
   and as the history always stored them);
-* an event's own text fields and the items of its list fields (names, namespace paths, ids, locations: what read
-  models index) longer than ``IDENTIFIER_BYTES`` in UTF-8 (``LOCATION_BYTES`` for ``*location`` fields, indexed
-  alone) read back as their longest prefix that fits with ``…`` and the first 16 hex digits of the SHA-256 of the
-  whole value, so two long values still differ. Text nested deeper (requests, updates, properties, profiles) is
-  kept whole: it is stored in jsonb, which has no such bound;
+* an event's text fields that read models index (``INDEXED``: names, namespace paths, user and member ids, actors,
+  tuple ends, locations), and the items of such list fields, longer than ``IDENTIFIER_CHARS`` characters (the
+  API's own limit for a name, so nothing it accepts is changed; ``LOCATION_CHARS`` for a location) read back as
+  their longest prefix that fits with ``…`` and the first 16 hex digits of the SHA-256 of the whole value, so two
+  long values still differ. Every other text (requests, updates, properties, descriptions, metadata file
+  locations) is kept whole: nothing indexes it;
 * integers of any size are kept (jsonb numbers are arbitrary precision), as is nesting (nothing here recurses:
   the walk keeps its own stack).
 
@@ -30,11 +31,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from lakeledger.domain.names import MAX_NAME_LENGTH
+
 REPLACEMENT = "\ufffd"
-IDENTIFIER_BYTES = 512
-LOCATION_BYTES = 2048
+IDENTIFIER_CHARS = MAX_NAME_LENGTH
+# a table's location is indexed with its warehouse's id: what fits a btree entry (2,704 bytes) in ASCII
+LOCATION_CHARS = 2600
+# the event fields read models index: a megabyte in one of them would fail the index, not the read model's logic
+INDEXED = frozenset({"name", "new_name", "path", "namespace", "to_namespace", "to_name", "location", "user_id",
+                     "member_id", "member_type", "actor", "object", "relation", "grantee"})
 _DIGEST_HEX = 16
-_SURELY_FITS = IDENTIFIER_BYTES // 4  # characters: UTF-8 takes at most four bytes for one
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 _ENVELOPE = frozenset({"originator_id", "originator_version", "timestamp"})
@@ -67,13 +73,13 @@ def _escaped(event: Any, deep: bool) -> Any:
     changed: dict[str, Any] = {}
     for name, value in vars(event).items():
         escaped = storable_value(value) if deep and name not in _ENVELOPE else value
-        kind = type(escaped)
-        # a string of up to a quarter of the bound in characters fits it whatever they are: most fields stop here
-        if kind is str:
-            if len(escaped) > _SURELY_FITS:
-                escaped = bounded(escaped, _bound(name))
-        elif (kind is list or kind is tuple) and any(type(i) is str and len(i) > _SURELY_FITS for i in escaped):
-            escaped = [bounded(i, _bound(name)) if type(i) is str else i for i in escaped]
+        if name in INDEXED:
+            limit = LOCATION_CHARS if name == "location" else IDENTIFIER_CHARS
+            kind = type(escaped)
+            if kind is str:
+                escaped = bounded(escaped, limit)
+            elif (kind is list or kind is tuple) and any(type(i) is str and len(i) > limit for i in escaped):
+                escaped = [bounded(i, limit) if type(i) is str else i for i in escaped]
         if escaped is not value:
             changed[name] = escaped
     if not changed:
@@ -82,10 +88,6 @@ def _escaped(event: Any, deep: bool) -> Any:
     for name, value in changed.items():
         object.__setattr__(escaped_event, name, value)  # events are frozen dataclasses
     return escaped_event
-
-
-def _bound(name: str) -> int:
-    return LOCATION_BYTES if name.endswith("location") else IDENTIFIER_BYTES
 
 
 def storable_value(value: Any) -> Any:
@@ -164,14 +166,9 @@ def _encodable(value: str) -> bool:
 
 
 def bounded(value: str, limit: int) -> str:
-    """``value`` when its UTF-8 fits in ``limit`` bytes, else its longest prefix that fits with ``…`` and a digest
+    """``value`` when it has at most ``limit`` characters, else its longest prefix that fits with ``…`` and a digest
     of the whole."""
-    if len(value) * 4 <= limit:  # no character takes more than four bytes
+    if len(value) <= limit:
         return value
-    encoded = value.encode("utf-8", "surrogatepass")
-    if len(encoded) <= limit:
-        return value
-    digest = hashlib.sha256(encoded).hexdigest()[:_DIGEST_HEX]
-    tail = "\u2026" + digest
-    room = limit - len(tail.encode("utf-8"))
-    return encoded[:room].decode("utf-8", "ignore") + tail
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGEST_HEX]
+    return value[:limit - 1 - _DIGEST_HEX] + "\u2026" + digest

@@ -8,8 +8,8 @@ from uuid import uuid4
 
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.table import Table
-from lakeledger.projections.storable import IDENTIFIER_BYTES, LOCATION_BYTES, bounded_fields, storable, \
-    storable_value
+from lakeledger.domain.names import MAX_NAME_LENGTH
+from lakeledger.projections.storable import LOCATION_CHARS, bounded_fields, storable, storable_value
 
 NOW = datetime(2026, 11, 26, tzinfo=timezone.utc)
 
@@ -46,18 +46,23 @@ def test_nesting_deeper_than_the_recursion_limit_is_walked():
     assert walked == "\ufffd"
 
 
-def test_long_top_level_fields_are_cut_with_a_digest_nested_text_is_kept():
+def test_long_indexed_fields_are_cut_with_a_digest_other_text_is_kept():
     long_name, other_name = "n" * 5000, "n" * 4999 + "m"
     event = storable(_created(name=long_name, namespace=["é" * 1000, "short"], location="s" * 5000,
-                              request={"doc": "d" * 100_000}))
-    assert len(event.name.encode()) <= IDENTIFIER_BYTES and event.name.startswith("nnn") and "\u2026" in event.name
+                              metadata_location="m" * 5000, request={"doc": "d" * 100_000}))
+    assert len(event.name) == MAX_NAME_LENGTH and event.name.startswith("nnn") and "\u2026" in event.name
     assert storable(_created(name=other_name)).name != event.name  # two long values still differ
-    assert len(event.namespace[0].encode()) <= IDENTIFIER_BYTES and event.namespace[1] == "short"
-    assert IDENTIFIER_BYTES < len(event.location.encode()) <= LOCATION_BYTES
-    assert event.request == {"doc": "d" * 100_000}
+    assert len(event.namespace[0]) == MAX_NAME_LENGTH and event.namespace[1] == "short"
+    assert len(event.location) == LOCATION_CHARS
+    assert event.metadata_location == "m" * 5000 and event.request == {"doc": "d" * 100_000}  # not indexed
     # the same rule whichever path applies it: in the append (bounded_fields) and from the log (storable)
     again = _created(name=long_name)
     assert bounded_fields(again).name == storable(again).name == event.name
+
+
+def test_every_name_the_api_accepts_is_kept_as_it_is():
+    widest = _created(name="€" * MAX_NAME_LENGTH, namespace=["😀" * MAX_NAME_LENGTH])
+    assert storable(widest) is widest and bounded_fields(widest) is widest
 
 
 def test_an_escaped_event_is_a_copy_and_the_event_itself_is_untouched():
