@@ -52,7 +52,8 @@ def create_app(container) -> FastAPI:
             pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.log.event_of,
             container.secrets.cipher)
         settings = container.settings
-        app.state.readiness = ReadinessChecks(pool, [name for name, _ in sql_files()], read_models,
+        app.state.readiness = ReadinessChecks(pool, [name for name, _ in sql_files()],
+                                              [runner.name for runner in container.read_models_readiness_needs],
                                               settings.ready_max_lag_seconds, settings.nats_address,
                                               connect_options(settings))
         pools = asyncio.create_task(_observe_pools({"api": pool, "background": container.pool}))

@@ -104,5 +104,15 @@ class CatchingUp(CatalogError):
     a long log to replay); asking again later will succeed."""
 
 
+class ReadModelStuck(CatchingUp):
+    """A read model cannot advance: its writer fails on an event of the log (a bug, or a table changed behind its
+    back). The rest of the catalog goes on; the read model catches up by itself once the cause is gone."""
+
+    def __init__(self, read_model: str, position: int, event_type: str, error: str):
+        super().__init__(f"The {read_model} read model cannot apply the event at position {position} ({event_type}):"
+                         f" {error}; it is retried, and catches up once the cause is removed")
+        self.read_model, self.position, self.event_type, self.error = read_model, position, event_type, error
+
+
 class Forbidden(CatalogError):
     """The caller may not do this (a signer request outside the table it was issued for, and the like)."""

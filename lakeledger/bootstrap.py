@@ -79,6 +79,16 @@ class Lakeledger:
                             self.access_history, self.catalog_versions)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
+        # what readiness waits for (operations/health.py, docs/read-models.md): the read models the catalog API reads
+        # to answer correctly, and only those. The catalog (warehouses, namespaces, tables, views) is applied inside
+        # every append, so it is behind only when events reached the log without it (an older version, a replay);
+        # OpenFGA's tuples (below) decide what a caller may do. Users and roles are applied inside every append of a
+        # user or role event, after what they had not applied: they never answer behind their own events (their
+        # position passes the others' only when a worker moves it). The history, the access history, the catalog
+        # versions (time travel) and the expiry schedule serve endpoints of their own, which answer 503 while theirs
+        # is stuck: a stuck one is an alarm (lakeledger_projection_stuck), and taking every API process out of a
+        # load balancer for it would turn that alarm into an outage.
+        self.read_models_readiness_needs = [self.catalog_view]
         self.time_travel = TimeTravel(self.log, self.catalog_versions)
         self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
                          if settings.change_approval_url else ApproveAll())
@@ -92,6 +102,7 @@ class Lakeledger:
                                                       self.authorizer)
             self.ledger.after_append.append(self.authz_tuples.follow)
             self.read_models += (self.authz_tuples,)
+            self.read_models_readiness_needs.append(self.authz_tuples)
         self.files = MetadataFiles(settings.metadata_cache_entries, settings.metadata_cache_mb * 2**20)
         key = settings.pg_encryption_key.get_secret_value() if settings.pg_encryption_key else None
         self.secrets = SecretStore(self.pool, key)

@@ -4,8 +4,12 @@ probe says which part is down.
 * ``postgres``: a connection of the API's pool answers ``SELECT 1`` within the timeout;
 * ``migrations``: every migration this version ships is applied (a newer binary against an old schema is not ready
   until ``lakeledger migrate`` ran);
-* ``read-models``: no read model this installation runs is further behind the log than the bound (the age of its
-  oldest unapplied event); the CloudEvents publisher and the purger are not read models and do not count;
+* ``read-models``: no read model the catalog API reads to answer correctly (the catalog, and OpenFGA's tuples
+  when that is the authorization backend: lakeledger/bootstrap.py ``read_models_readiness_needs`` says why) is
+  further behind the log than the bound (the age of its oldest unapplied event). The history, the access history,
+  time travel's catalog versions, the expiry schedule and users and roles do not count: when one of them is stuck
+  its own endpoints answer 503 and an alarm is raised (workers/alarm.py) while the catalog goes on
+  serving; the CloudEvents publisher and the purger are not read models and do not count either;
 * ``nats``: when CloudEvents go to NATS, a connection signed in as the publisher signs in (sinks/nats_auth.py)
   answers a round trip: a server that is up but refuses our credentials is as useless as one that is down.
 

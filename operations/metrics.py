@@ -27,6 +27,17 @@ CLOUDEVENTS_PUBLISHED = Counter("lakeledger_cloudevents_published", "CloudEvents
 CLOUDEVENTS_FAILED = Counter("lakeledger_cloudevents_failures",
                              "Publication sessions interrupted by an error (the batch is sent again, none is lost)",
                              ["sink"])
+# a read model that cannot advance is an alarm, not an outage (docs/read-models.md): set by the workers' runners
+PROJECTION_STUCK = Gauge("lakeledger_projection_stuck",
+                         "1 while a read model's writer fails on the log and it cannot advance (the log line "
+                         "'cannot advance' names the event), 0 once it advances again", ["projection"],
+                         multiprocess_mode="livemax")
+PROJECTION_STUCK_POSITION = Gauge("lakeledger_projection_stuck_position",
+                                  "The log position of the event a stuck read model fails on (0: none known)",
+                                  ["projection"], multiprocess_mode="livemax")
+PROJECTION_FAILURES = Counter("lakeledger_projection_failures",
+                              "Attempts to advance a read model that failed (retried with a growing pause)",
+                              ["projection"])
 POOL_CONNECTIONS = Gauge("lakeledger_pg_pool_connections", "Postgres connections a pool holds, by state",
                          ["pool", "state"], multiprocess_mode="livesum")
 POOL_WAITING = Gauge("lakeledger_pg_pool_waiting", "Requests waiting for a connection of the pool", ["pool"],

@@ -156,7 +156,8 @@ class AuthzTuplesProjection:
         self._write(cur, hierarchy(child, parent), HIERARCHY)
 
     def _owned(self, cur: Cursor, actor: str, relation: str, object_: str) -> None:
-        if actor not in (ANONYMOUS, SYSTEM):
+        # an empty actor (recorded by no version, but a log may hold anything) names no user: it owns nothing
+        if actor not in (ANONYMOUS, SYSTEM, ""):
             self._write(cur, [RelationTuple(user(actor), relation, object_)], CREATION)
 
     # ---- events ----------------------------------------------------------------------------------------------
@@ -247,11 +248,11 @@ class AuthzTuplesProjection:
 
     @_apply.register
     def _(self, e: Role.MemberAdded, cur: Cursor) -> None:
-        self._write(cur, [_membership(e)], MEMBERSHIP)
+        self._write(cur, _membership(e), MEMBERSHIP)
 
     @_apply.register
     def _(self, e: Role.MemberRemoved, cur: Cursor) -> None:
-        self._delete(cur, [_membership(e)])
+        self._delete(cur, _membership(e))
 
     @_apply.register
     def _(self, e: Role.Deleted, cur: Cursor) -> None:
@@ -270,6 +271,9 @@ def _namespace_parent(e: Any) -> str:
     return obj("namespace", e.parent_id) if e.parent_id is not None else obj("warehouse", e.warehouse_id)
 
 
-def _membership(e: Any) -> RelationTuple:
+def _membership(e: Any) -> list[RelationTuple]:
+    """The membership's tuple; none for an empty member id, which names nobody in OpenFGA."""
+    if not e.member_id:
+        return []
     member = role_members(e.member_id) if e.member_type == ROLE else user(e.member_id)
-    return RelationTuple(member, "assignee", obj("role", e.originator_id))
+    return [RelationTuple(member, "assignee", obj("role", e.originator_id))]

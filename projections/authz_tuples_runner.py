@@ -37,7 +37,10 @@ class TupleProjectionRunner(ProjectionRunner):
         self.authorizer = authorizer
 
     def advance(self) -> int | None:
-        return self._run(_LOCK + " SKIP LOCKED")
+        try:
+            return self._run(_LOCK + " SKIP LOCKED")
+        except Exception as error:
+            raise self.stuck_on(error) from error
 
     def catch_up(self, position: int) -> int | None:
         """Applies everything up to at least ``position`` (a request's own append) before returning."""

@@ -11,7 +11,6 @@ It is not applied inside appends (commits pay nothing for it); the history API c
 (``ProjectionRunner.caught_up``), which also backfills a database that had events before this projection."""
 
 import json
-import math
 from dataclasses import dataclass, field
 from functools import singledispatch
 from typing import Any
@@ -116,27 +115,18 @@ def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tup
     return (sequence, event_id(event.originator_id, event.originator_version), appended_at,
             _type(event), event.actor, event.request_id, entity.warehouse_id,
             entity.entity_type, event.originator_id, entity.name, entity.namespace, told.from_namespace,
-            _storable(told.summary), _change_json(change_of(event)))
+            told.summary, _change_json(change_of(event)))
 
 
 def _change_json(change: dict[str, Any]) -> str:
-    """The event's data as JSON text for jsonb, serialised once: most changes hold nothing Postgres refuses, and
-    only the others are walked by ``_storable``. orjson first (a twentieth of the standard library's cost): it
-    writes NaN and infinities as null and refuses integers beyond 64 bits, so an answer with a null in it, or a
-    refusal, goes the standard library's way, which says what it cannot write. Both write what jsonb stores alike
-    (times as ``str`` gives them)."""
+    """The event's data as JSON text for jsonb, serialised once. The event holds only what Postgres can store
+    (projections/storable.py). orjson first (a twentieth of the standard library's cost); it refuses integers beyond
+    64 bits and nesting deeper than 255 levels, which go the standard library's way. Both write what jsonb stores
+    alike (times as ``str`` gives them)."""
     try:
-        text = orjson.dumps(change, default=str, option=_AS_STR).decode()
-    except TypeError:  # an integer beyond 64 bits; a key that is not a string
-        text = None
-    if text is None or "null" in text:
-        try:
-            text = _dumps(change)
-        except (ValueError, TypeError):  # NaN or infinity; a key that is not a string
-            text = None
-    if text is None or "\\u0000" in text:
-        return _dumps(_storable(change))
-    return text
+        return orjson.dumps(change, default=str, option=_AS_STR).decode()
+    except TypeError:  # an integer beyond 64 bits, deep nesting, a key that is not a string
+        return _dumps(change)
 
 
 # what the standard library's encoder would hand to ``default=str`` is handed to it by orjson too
@@ -265,22 +255,7 @@ def change_of(event: Any) -> dict[str, Any]:
     return change
 
 
-def _storable(value: Any) -> Any:
-    """Client data is arbitrary JSON; Postgres text and jsonb cannot hold a NUL character (a property key may
-    have one), which becomes U+FFFD, the replacement character, nor NaN or infinities, which become strings.
-    Integers beyond 64 bits (a snapshot id may be one) are kept: jsonb numbers are arbitrary precision."""
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {_storable(k if isinstance(k, str) else str(k)): _storable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_storable(v) for v in value]
-    return value
-
-
-# the standard library's encoder, which keeps integers beyond 64 bits and refuses NaN; made once
+# the standard library's encoder, which keeps integers beyond 64 bits; made once
 _dumps = json.JSONEncoder(default=str, allow_nan=False, separators=(",", ":")).encode
 
 
@@ -345,8 +320,8 @@ def _(e: Warehouse.Deleted, before: Entity | None) -> Told:
 def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> Told:
     entity = _known(before, WAREHOUSE, e)
     profile = e.delete_profile
-    said = (f"soft, expiring after {profile.get('expiration-seconds')} s" if profile.get("type") == "soft"
-            else "hard")
+    said = (f"soft, expiring after {_member(profile, 'expiration-seconds')} s"
+            if _member(profile, "type") == "soft" else "hard")
     return Told(entity, f"set the delete profile of warehouse {dotted(entity.name)} to {said}")
 
 
@@ -366,16 +341,26 @@ def _(e: Warehouse.ProtectionSet, before: Entity | None) -> Told:
 @_tell.register
 def _(e: Warehouse.StorageChanged, before: Entity | None) -> Told:
     entity = _known(before, WAREHOUSE, e)
-    credential = (f", credential {e.storage_secret['fingerprint']}" if e.storage_secret else "")
+    credential = (f", credential {_member(e.storage_secret, 'fingerprint')}" if e.storage_secret else "")
     return Told(entity, f"changed the storage of warehouse {dotted(entity.name)} "
-                        f"({e.storage_profile.get('type')}{credential})")
+                        f"({_member(e.storage_profile, 'type')}{credential})")
 
 
 @_tell.register
 def _(e: Warehouse.StorageCredentialRotated, before: Entity | None) -> Told:
     entity = _known(before, WAREHOUSE, e)
     return Told(entity, f"rotated the storage credential of warehouse {dotted(entity.name)} "
-                        f"(now {e.storage_secret['fingerprint']})")
+                        f"(now {_member(e.storage_secret, 'fingerprint')})")
+
+
+def _member(document: Any, key: str) -> Any:
+    """``document[key]``, or None: events recorded by older versions may lack what the current ones hold."""
+    return document.get(key) if isinstance(document, dict) else None
+
+
+def _count(document: Any, key: str) -> int:
+    found = _member(document, key)
+    return len(found) if isinstance(found, list) else 0
 
 
 def _protection(protected: bool) -> str:
@@ -404,8 +389,8 @@ def _(e: Namespace.Dropped, before: Entity | None) -> Told:
     entity = _known(before, NAMESPACE, e)
     said = f"dropped namespace {dotted(entity.name)}"
     if e.contents:
-        said += (f" with {len(e.contents.get('namespaces', []))} namespaces and "
-                 f"{len(e.contents.get('tabulars', []))} tables and views in it")
+        said += (f" with {_count(e.contents, 'namespaces')} namespaces and "
+                 f"{_count(e.contents, 'tabulars')} tables and views in it")
     return Told(entity, said + _until(e.expires_at))
 
 

@@ -14,6 +14,7 @@ from psycopg.rows import tuple_row
 from lakeledger.eventstore.append_time import EVENTS
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections import appended
+from lakeledger.projections.storable import storable
 
 
 class Logged(NamedTuple):
@@ -75,8 +76,10 @@ def fetch(conn: Connection, after: int, upto: int | None, limit: int,
 
 
 def decode(log_: EventLog, rows: list[tuple]) -> list[Logged]:
+    """The events as read models store them: escaped where Postgres could not hold a value (projections/storable.py),
+    for the runners and a rebuild alike, so both write the same rows."""
     event_of = log_.event_of
-    return [Logged(position, topic, event_of(originator_id, version, topic, state), appended_at)
+    return [Logged(position, topic, storable(event_of(originator_id, version, topic, state), state), appended_at)
             for position, originator_id, version, topic, state, appended_at in rows]
 
 

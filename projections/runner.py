@@ -16,9 +16,12 @@ from psycopg import Connection, Cursor
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from lakeledger.domain.errors import CatchingUp
+from lakeledger.domain.errors import CatchingUp, ReadModelStuck
+from lakeledger.eventstore.identity import event_type
 from lakeledger.eventstore.log import EventLog, StoredNotification
+from lakeledger.operations.health import reason
 from lakeledger.projections import logged
+from lakeledger.projections.storable import bounded_fields
 
 BATCH = 1000
 
@@ -72,7 +75,45 @@ class ProjectionRunner:
 
     def advance(self) -> int | None:
         """Applies pending events, unless another process is applying them right now (then returns
-        None: that process will)."""
+        None: that process will). ``ReadModelStuck`` names the event it cannot apply, if one fails alone."""
+        try:
+            return self._advance()
+        except Exception as error:
+            raise self.stuck_on(error) from error
+
+    def stuck_on(self, error: Exception) -> Exception:
+        """``error`` as ``ReadModelStuck`` when an event this read model has not applied fails alone (``diagnose``);
+        otherwise ``error`` itself (Postgres out of reach, a lock timeout: nothing the log holds)."""
+        if isinstance(error, ReadModelStuck):
+            return error
+        try:
+            found = self.diagnose()
+        except Exception:  # the database is what fails: the original error says so
+            return error
+        if found is None:
+            return error
+        position, topic, failure = found
+        return ReadModelStuck(self.name, position, event_type(topic), reason(failure))
+
+    def diagnose(self) -> tuple[int, str, Exception] | None:
+        """The first event after this read model's position that its writer fails on when applied alone, with the
+        failure; None when each applies. Each event goes in a savepoint of a transaction that is rolled back:
+        nothing is kept. Only run after a failure."""
+        with self.pool.connection() as conn, conn.transaction(force_rollback=True), conn.cursor() as cur:
+            cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE SKIP LOCKED",
+                        (self.name,))
+            row = cur.fetchone()
+            if row is None:
+                return None
+            for item in logged.read(conn, self.log, row[0], None, BATCH, self.projection.topics):
+                try:
+                    with conn.transaction():
+                        logged.write(self._writer(), [item], cur)
+                except Exception as failure:  # noqa: BLE001 - what the alarm reports
+                    return item.position, item.topic, failure
+        return None
+
+    def _advance(self) -> int | None:
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute("SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE SKIP LOCKED",
                         (self.name,))
@@ -108,7 +149,7 @@ class ProjectionRunner:
             for check in checks:
                 check(cur)
             for stored in appended:
-                self.projection.apply(stored.event, cur)
+                self.projection.apply(bounded_fields(stored.event), cur)
 
     def apply_blind(self, cur: Cursor, events: list) -> None:
         """``apply_in_transaction``'s work sent without waiting for an answer: the events are applied, then the
@@ -116,7 +157,7 @@ class ProjectionRunner:
         event before them (migrations/0017_append_in_one_round_trip.sql); the caller then appends again with
         ``apply_in_transaction``."""
         for event in events:
-            self.projection.apply(event, cur)
+            self.projection.apply(bounded_fields(event), cur)
         cur.execute("SELECT ll_advance_past_append(%s, %s)", (self.name, len(events)))
 
     def rebuild(self, progress=None) -> int:
@@ -143,4 +184,3 @@ class ProjectionRunner:
         """The projection's own batch writer when it has one (many rows per statement), else its ``apply``."""
         live = getattr(self.projection, "live_writer", None)
         return live() if live is not None else logged.EachEvent(self.projection)
-

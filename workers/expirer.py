@@ -9,9 +9,11 @@ import threading
 import time
 from datetime import datetime, timezone
 
+from lakeledger.domain.errors import ReadModelStuck
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.runner import ProjectionRunner
 from lakeledger.services.recycle_bin import RecycleBin
+from lakeledger.workers.alarm import Alarm
 
 log = logging.getLogger("lakeledger.expiry")
 
@@ -32,14 +34,20 @@ class Expirer:
         # Asleep until the next timer is due or an append (which may set a new timer) wakes it. Under a stream of
         # commits a pass per NOTIFY would be a round of queries per commit, so passes are at least
         # ``min_gap_seconds`` apart: a new timer's lag stays within that gap, and an idle server does nothing.
+        alarm = Alarm(self.schedule.name)
         while not stop.is_set():
             started = time.monotonic()
             try:
                 self.fire_due()
                 pause = self._until_next_due()
+            except ReadModelStuck as stuck:  # the schedule cannot advance: said once, retried with a growing pause
+                stop.wait(alarm.failed(stuck))
+                continue
             except Exception:
                 log.exception("Expiry pass failed; retrying")
                 pause = 1.0
+            else:
+                alarm.advanced()
             wake.wait(pause)
             stop.wait(max(0.0, started + self.min_gap_seconds - time.monotonic()))
             wake.clear()

@@ -16,6 +16,7 @@ from psycopg import sql
 
 from lakeledger.eventstore.log import EVENTS_TABLE
 from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.workers.alarm import Alarm
 
 log = logging.getLogger("lakeledger.workers")
 
@@ -40,10 +41,12 @@ class Workers:
         self._stop = threading.Event()
         self._wake = [threading.Event() for _ in [*runners, *self.followers]]
         self._threads: list[threading.Thread] = []
+        self.alarms: dict[str, Alarm] = {}
         # written to by stop(): the LISTEN thread sleeps in select() on it and on the connection, with no timeout
         self._stop_r, self._stop_w = os.pipe()
 
     def start(self) -> None:
+        self.alarms = {runner.name: Alarm(runner.name) for runner in self.runners}
         self._threads = [threading.Thread(target=self._listen, name="lakeledger-listen", daemon=True)]
         for runner, wake in zip(self.runners, self._wake):
             self._threads.append(threading.Thread(target=self._run, args=(runner, wake),
@@ -103,17 +106,23 @@ class Workers:
                 self._stop.wait(1.0)
 
     def _run(self, runner: ProjectionRunner, wake: threading.Event) -> None:
+        alarm = self.alarms[runner.name]
+        failed = False
         while not self._stop.is_set():
-            wake.wait(self.poll_seconds)
-            # Under a burst of appends, one pass per interval takes them all in one batch instead of
-            # paying a round of queries for every NOTIFY. Readers that need a read model at the head catch it up
-            # themselves, so the interval costs them nothing in freshness.
-            self._stop.wait(self.batch_seconds)
+            if not failed:  # after a failure, the alarm's pause has passed: the next attempt needs no append
+                wake.wait(self.poll_seconds)
+                # Under a burst of appends, one pass per interval takes them all in one batch instead of
+                # paying a round of queries for every NOTIFY. Readers that need a read model at the head catch it
+                # up themselves, so the interval costs them nothing in freshness.
+                self._stop.wait(self.batch_seconds)
             wake.clear()
             if self._stop.is_set():
                 return
             try:
                 runner.advance()
-            except Exception:
-                log.exception("Projection %s failed to advance; retrying", runner.name)
-                self._stop.wait(1.0)
+            except Exception as error:
+                failed = True
+                self._stop.wait(alarm.failed(error))
+            else:
+                failed = False
+                alarm.advanced()

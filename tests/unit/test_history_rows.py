@@ -1,6 +1,6 @@
 """The history's row values that a rebuild writes its own way (projections/history.py, copy_rows.py) mean what the
-standard library and psycopg would have written: jsonb documents with NaN, infinities, NUL characters, nulls and
-integers beyond 64 bits; text arrays with quotes, backslashes, braces, commas, tabs and newlines, read back by
+standard library and psycopg would have written: jsonb documents with NaN, infinities, NUL characters (escaped as
+every event read models see is: projections/storable.py), nulls and integers beyond 64 bits; text arrays with quotes, backslashes, braces, commas, tabs and newlines, read back by
 Postgres, also through COPY; event ids as uuid5 makes them."""
 
 import json
@@ -13,7 +13,8 @@ import pytest
 
 from lakeledger.eventstore.identity import event_id
 from lakeledger.projections.copy_rows import text_array
-from lakeledger.projections.history import _change_json, _storable
+from lakeledger.projections.history import _change_json
+from lakeledger.projections.storable import storable_value
 
 WHEN = datetime(2026, 11, 25, 4, 10, 17, 538026, tzinfo=timezone.utc)
 ID = UUID("5a645e00-391f-4675-a659-3e61b6d096c4")
@@ -21,18 +22,12 @@ ID = UUID("5a645e00-391f-4675-a659-3e61b6d096c4")
 
 def _written(change: dict) -> object:
     """The document Postgres would be handed for ``change``, read back as JSON."""
-    return json.loads(_change_json(change))
+    return json.loads(_change_json(storable_value(change)))
 
 
 def _reference(change: dict) -> object:
-    """What the history wrote before orjson: the standard library, or _storable's walk where it refused."""
-    try:
-        text = json.dumps(change, default=str, allow_nan=False, separators=(",", ":"))
-    except (ValueError, TypeError):
-        text = None
-    if text is None or "\\u0000" in text:
-        text = json.dumps(_storable(change), default=str, allow_nan=False)
-    return json.loads(text)
+    """What the history wrote before orjson: the standard library, on the change as read models see it."""
+    return json.loads(json.dumps(storable_value(change), default=str, allow_nan=False, separators=(",", ":")))
 
 
 @pytest.mark.parametrize("change", [
