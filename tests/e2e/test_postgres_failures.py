@@ -19,7 +19,7 @@ import httpx
 import psutil
 import psycopg
 import pytest
-from support import SCHEMA, Server, wait_until
+from support import SCHEMA, Server, WorkersProcess, wait_until
 
 # Small timeouts, so that a stall outlasts them quickly: a statement may run 2 s, a request waits 3 s for a
 # connection; a client gives up on an answer 5 s after the statement timeout (eventstore/postgres_failures.py).
@@ -302,4 +302,40 @@ def test_sigterm_ends_serve_within_5_s_whatever_postgres_does(embedded_dir, fail
         wait_until(lambda: not _postgres_processes(pgdata), 10, "no Postgres process left")
     finally:
         _signal_all(_postgres_processes(pgdata), signal.SIGCONT)
+        server.stop()
+
+
+@pytest.mark.parametrize("failure", ["stalled", "dead"])
+def test_sigterm_ends_workers_within_5_s_whatever_postgres_does(embedded_dir, failure):
+    """`lakeledger workers` as a process of its own, on the embedded Postgres of a `serve`."""
+    server = _embedded_serve(embedded_dir)
+    pgdata = embedded_dir / "postgres"
+    workers = None
+    try:
+        prefix = _warehouse_and_table(server, embedded_dir / "wh")
+        workers = WorkersProcess(_url(pgdata), embedded_dir, **_TIMEOUTS)
+        with Load(server, prefix) as load:
+            wait_until(lambda: len(load.acknowledged("commit")) >= 5, 30, "the load to run")
+            time.sleep(1)  # the workers follow the log
+            assert workers.process.poll() is None, workers.log_path.read_text()[-3000:]
+            processes = _postgres_processes(pgdata)
+            if failure == "stalled":
+                _signal_all(processes, signal.SIGSTOP)
+                time.sleep(1)  # the workers now wait on it
+            else:
+                processes[0].kill()
+                time.sleep(0.3)
+            workers.process.send_signal(signal.SIGTERM)
+            try:
+                code = workers.process.wait(5)
+            except subprocess.TimeoutExpired:
+                code = None
+            _signal_all(processes, signal.SIGCONT)
+            load.stop.set()
+        assert code == 0, f"workers did not stop within 5 s of SIGTERM ({code}): " \
+                          f"{workers.log_path.read_text()[-3000:]}"
+    finally:
+        _signal_all(_postgres_processes(pgdata), signal.SIGCONT)
+        if workers:
+            workers.stop()
         server.stop()
