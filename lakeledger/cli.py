@@ -278,6 +278,13 @@ def main(argv: list[str] | None = None) -> int:
         code = 130  # Ctrl-C: the shell's code for SIGINT, after an ordinary exit (exit handlers run)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if isinstance(e.code, str):  # printed by Python as it exits, which the ending below skips
+            print(e.code, file=sys.stderr)
+        raise
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()  # as Python prints it as it exits, which the ending below skips
         raise
     finally:
         if args.command in ("serve", "workers"):

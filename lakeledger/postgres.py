@@ -114,16 +114,20 @@ class EmbeddedPostgres:
             if gone is None:
                 gone = time.monotonic()
                 log.warning("the embedded Postgres in %s is gone; starting it again", self.pgdata)
-            # No users-file lock: no other user stops it while this process is one. The local lock lets release()
-            # wait for a launch in flight (a few tens of milliseconds), so that it stops what was launched.
+            # The local lock lets release() wait for a launch in flight (a fraction of a second: it does not wait
+            # for the recovery), so that it stops what was launched; the users file's lock keeps the supervisors of
+            # other processes using this Postgres from launching it at the same time.
             with self._launching:
                 if self._releasing.is_set():
                     return
                 try:
-                    if socket_dir is None:
-                        self._start()  # pgserver's own start, which finds a socket directory
-                    else:
-                        _launch(self.pgdata, socket_dir)
+                    with _locked_users(self.users_file):
+                        if _postmaster(self.pgdata) is not None:
+                            continue  # another process launched it
+                        if socket_dir is None:
+                            self._start()  # pgserver's own start, which finds a socket directory
+                        else:
+                            _launch(self.pgdata, socket_dir)
                 except Exception as e:  # its old processes may still hold its shared memory: tried again shortly
                     log.warning("the embedded Postgres in %s did not start (%s); trying again", self.pgdata, e)
 

@@ -130,6 +130,12 @@ def _url(pgdata: Path) -> str:
     return f"postgresql://postgres:@/postgres?host={lines[4].strip()}&port={lines[3].strip()}"
 
 
+def _sessions_of(url: str, application: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                            (application,)).fetchone()[0]
+
+
 def _warehouse_and_table(server: Server, location: Path) -> str:
     with httpx.Client(base_url=server.url, timeout=30) as client:
         wh = client.post("/management/v1/warehouse", json={
@@ -313,10 +319,11 @@ def test_sigterm_ends_workers_within_5_s_whatever_postgres_does(embedded_dir, fa
     workers = None
     try:
         prefix = _warehouse_and_table(server, embedded_dir / "wh")
-        workers = WorkersProcess(_url(pgdata), embedded_dir, **_TIMEOUTS)
+        workers = WorkersProcess(_url(pgdata), embedded_dir, PGAPPNAME="stopped-workers", **_TIMEOUTS)
         with Load(server, prefix) as load:
             wait_until(lambda: len(load.acknowledged("commit")) >= 5, 30, "the load to run")
-            time.sleep(1)  # the workers follow the log
+            # started: its pools and its LISTEN connection are open (libpq names them after PGAPPNAME)
+            wait_until(lambda: _sessions_of(_url(pgdata), "stopped-workers") >= 3, 60, "the workers process to run")
             assert workers.process.poll() is None, workers.log_path.read_text()[-3000:]
             processes = _postgres_processes(pgdata)
             if failure == "stalled":
