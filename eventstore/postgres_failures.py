@@ -25,6 +25,11 @@ CONNECT_TIMEOUT_SECONDS = 5
 RETRY_AFTER_SECONDS = 2
 
 
+# The server ended the session for a timeout of its own: idle in transaction (a stall, then the server's clock
+# caught up), transaction timeout (Postgres 17). psycopg reports them as InternalError (SQLSTATE class 25).
+SESSION_ENDED_BY_TIMEOUT = frozenset({"25P03", "25P04"})
+
+
 class NoAnswer(psycopg.OperationalError):
     """The database did not answer in time: stalled, or unreachable without the connection noticing."""
 
@@ -40,6 +45,8 @@ def unavailable(exc: BaseException) -> bool:
         # 40 (serialization failure, deadlock) and the pool's own PoolTimeout, TooManyRequests and PoolClosed
         if isinstance(error, (psycopg.OperationalError, LibraryOperationalError)):
             return True
+        if isinstance(error, psycopg.Error) and error.sqlstate in SESSION_ENDED_BY_TIMEOUT:
+            return True
         if isinstance(error, (psycopg.InterfaceError, LibraryInterfaceError)) and _connection_gone(error):
             return True
     return False
@@ -51,6 +58,8 @@ def connection_lost(exc: BaseException) -> bool:
     for error in _chain(exc):
         if isinstance(error, (PoolTimeout, NoAnswer, errors.QueryCanceled, errors.LockNotAvailable)):
             return False
+        if isinstance(error, psycopg.Error) and error.sqlstate in SESSION_ENDED_BY_TIMEOUT:
+            return True
         if isinstance(error, psycopg.OperationalError):
             sqlstate = error.sqlstate
             if sqlstate is None:

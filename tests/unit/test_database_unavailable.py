@@ -28,7 +28,8 @@ UNAVAILABLE = [errors.AdminShutdown("terminating connection due to administrator
                errors.CrashShutdown(), errors.CannotConnectNow("the database system is starting up"),
                errors.QueryCanceled("canceling statement due to statement timeout"),
                errors.LockNotAvailable(), errors.TooManyConnections(), errors.ConnectionFailure(),
-               errors.SerializationFailure(), psycopg.OperationalError("server closed the connection unexpectedly"),
+               errors.SerializationFailure(), errors.IdleInTransactionSessionTimeout(),
+               psycopg.OperationalError("server closed the connection unexpectedly"),
                PoolTimeout("couldn't get a connection after 3.00 sec"), PoolClosed(), TooManyRequests(),
                NoAnswer("the database did not answer within 7 s")]
 
@@ -54,7 +55,7 @@ def test_a_closed_connection_reported_as_an_interface_error_is():
 
 
 @pytest.mark.parametrize("error", [errors.AdminShutdown(), errors.ConnectionFailure(),
-                                   psycopg.OperationalError("server closed the connection unexpectedly")],
+                                   errors.IdleInTransactionSessionTimeout(), psycopg.OperationalError("server closed the connection unexpectedly")],
                          ids=lambda e: type(e).__name__)
 def test_a_broken_connection_is_worth_another_attempt(error):
     assert connection_lost(error)
