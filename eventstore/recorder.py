@@ -41,32 +41,47 @@ PIPELINED_APPEND_MAX_BYTES = 64 * 1024
 VALUES_ROWS_MAX = 100
 
 
-# Attempts of one recorder call whose pooled connections turn out broken (a restarted server): the pool is checked
-# after the first, so the next one gets a live connection or a new one.
+# Attempts of one read whose pooled connections turn out broken (a restarted server): the pool is checked after the
+# first, so the next one gets a live connection or a new one.
 ATTEMPTS_ON_LOST_CONNECTION = 3
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def retried_on_lost_connection(method: F) -> F:
+def on_lost_connection(method: F, attempts: int) -> F:
     """``method`` (the library's own, without the library's retry, which makes ten attempts on any operational
-    error, each waiting up to a pool timeout for a connection: minutes with the database down) made again on a
-    fresh connection when a pooled one was found broken, and only then; a timeout is not worth waiting for twice."""
+    error, each waiting up to a pool timeout for a connection: minutes with the database down), made again on a
+    fresh connection when a pooled one was found broken, and only then (a timeout is not worth waiting for twice),
+    up to ``attempts`` times in all. Whatever the attempts, a broken connection has the pool checked, so that the
+    calls that follow do not find the other connections it holds broken one by one."""
     method = getattr(method, "__wrapped__", method)
 
     @wraps(method)
-    def attempts(self: "LedgerRecorder", *args: Any, **kwargs: Any) -> Any:
-        for attempt in range(1, ATTEMPTS_ON_LOST_CONNECTION + 1):
+    def attempted(self: "LedgerRecorder", *args: Any, **kwargs: Any) -> Any:
+        for attempt in range(1, attempts + 1):
             try:
                 return method(self, *args, **kwargs)
             except (InterfaceError, OperationalError) as e:
-                if attempt == ATTEMPTS_ON_LOST_CONNECTION or not connection_lost(e):
+                if not connection_lost(e):
                     raise
-                self.datastore.pool.check()  # drops every other broken connection the pool holds
+                self.datastore.pool.check()
+                if attempt == attempts:
+                    raise
                 time.sleep(0.05 * attempt)
         raise AssertionError("unreachable")
 
-    return attempts  # type: ignore[return-value]
+    return attempted  # type: ignore[return-value]
+
+
+def read_again_on_lost_connection(method: F) -> F:
+    return on_lost_connection(method, ATTEMPTS_ON_LOST_CONNECTION)
+
+
+def appended_once(method: F) -> F:
+    """An append is never made again: its connection may have broken after the commit reached the server, and the
+    same events appended again would conflict with themselves, answering a write that happened as a conflict. Its
+    outcome is unknown (a 503), which is what clients make of it; the log has it once or not at all."""
+    return on_lost_connection(method, 1)
 
 
 class AppendRefused(BaseException):
@@ -136,12 +151,12 @@ class LedgerRecorder(PostgresApplicationRecorder):
             return self._library_insert_events(stored_events, **kwargs)
         return self._insert_without_pipeline(stored_events, **kwargs)
 
-    select_events = retried_on_lost_connection(PostgresApplicationRecorder.select_events)
-    select_notifications = retried_on_lost_connection(PostgresApplicationRecorder.select_notifications)
-    max_notification_id = retried_on_lost_connection(PostgresApplicationRecorder.max_notification_id)
-    _library_insert_events = retried_on_lost_connection(PostgresApplicationRecorder.insert_events)
+    select_events = read_again_on_lost_connection(PostgresApplicationRecorder.select_events)
+    select_notifications = read_again_on_lost_connection(PostgresApplicationRecorder.select_notifications)
+    max_notification_id = read_again_on_lost_connection(PostgresApplicationRecorder.max_notification_id)
+    _library_insert_events = appended_once(PostgresApplicationRecorder.insert_events)
 
-    @retried_on_lost_connection
+    @appended_once
     def _insert_in_one_round_trip(self, stored_events: Sequence[StoredEvent],
                                   blind: InOneRoundTrip) -> Sequence[int] | None:
         """The library's statements, then ``blind``'s, then the commit, sent together; None when a read model
@@ -159,7 +174,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 raise
             return [row["notification_id"] for row in inserted.fetchall()]
 
-    @retried_on_lost_connection
+    @appended_once
     def _insert_without_pipeline(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         # the library's statements, in the same order, in one transaction, one round trip each
         with self.datastore.get_connection() as conn, conn.transaction():

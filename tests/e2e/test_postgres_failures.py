@@ -12,6 +12,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +92,17 @@ class Load:
     def succeeded_after(self, kind: str, instant: float) -> bool:
         return any(a.kind == kind and a.at > instant and a.status is not None and 200 <= a.status < 300
                    for a in self.answers)
+
+    def wait_for_success_after(self, instant: float, timeout: float) -> None:
+        """Until a creation, a commit and a load each succeeded after ``instant``."""
+        kinds = ("create", "commit", "load")
+        try:
+            wait_until(lambda: all(self.succeeded_after(kind, instant) for kind in kinds), timeout,
+                       "writes and reads to succeed again")
+        except BaseException:
+            after = Counter((a.kind, a.status) for a in self.answers if a.at > instant)
+            last = {kind: next((a for a in reversed(self.answers) if a.kind == kind), None) for kind in kinds}
+            raise AssertionError(f"answers since: {dict(after)}; last of each: {last}") from None
 
     def check_answers(self) -> None:
         """Every answer a 2xx or a 503 with Retry-After; every request answered within the deadline."""
@@ -198,8 +210,7 @@ def test_kill_9_of_the_embedded_postmaster_under_load_heals_without_an_operator(
             postmaster = _postgres_processes(pgdata)[0]
             postmaster.kill()
             killed = time.monotonic()
-            wait_until(lambda: load.succeeded_after("create", killed) and load.succeeded_after("commit", killed)
-                       and load.succeeded_after("load", killed), 90, "writes and reads to succeed again")
+            load.wait_for_success_after(killed, 90)
             recovered = time.monotonic() - killed
             time.sleep(1)
         print(f"\nkill -9 of the embedded postmaster: writes and reads succeed again {recovered:.1f} s later; "
@@ -230,8 +241,7 @@ def test_a_stalled_postgres_answers_503_in_bounded_time_and_recovers(embedded_di
             time.sleep(max(0.0, 10 - (time.monotonic() - stopped)))
             _signal_all(stalled, signal.SIGCONT)
             continued = time.monotonic()
-            wait_until(lambda: load.succeeded_after("create", continued) and load.succeeded_after("commit", continued)
-                       and load.succeeded_after("load", continued), 60, "writes and reads to succeed again")
+            load.wait_for_success_after(continued, 60)
         print(f"\nSIGSTOP of Postgres for {continued - stopped:.1f} s: "
               f"{sum(a.status == 503 for a in load.answers)} answers were 503, {len(load.answers)} in all")
         load.check_answers()
@@ -273,8 +283,7 @@ def test_an_external_postgres_restarted_is_reconnected_to_without_restarting_ser
             _pgserver(_RESTART, pgdata)  # pg_ctl restart: a fast shutdown ends every session, then a start
             restarted = time.monotonic()
             assert _postgres_processes(pgdata)[0].pid != old
-            wait_until(lambda: load.succeeded_after("create", restarted) and load.succeeded_after("commit", restarted)
-                       and load.succeeded_after("load", restarted), 60, "writes and reads to succeed again")
+            load.wait_for_success_after(restarted, 60)
             time.sleep(1)
         load.check_answers()
         assert server.process.poll() is None
