@@ -7,6 +7,7 @@ from fastapi import FastAPI
 from psycopg_pool import AsyncConnectionPool
 
 from lakeledger import __version__
+from lakeledger.eventstore.postgres_failures import AsyncBoundedConnection, bounded_connection, pool_connection_options
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
 from lakeledger.services.idempotency import ResponseStore
 from lakeledger.api import errors, identifiers, openapi
@@ -30,6 +31,8 @@ from lakeledger.operations.metrics import observe_pools
 from lakeledger.operations.observed_requests import ObservedRequests, RecordRoute
 
 POOL_METRICS_SECONDS = 5.0
+# how long a stop waits for the pool's threads (a stalled database can hold them)
+POOL_CLOSE_SECONDS = 0.1
 
 
 def create_app(container) -> FastAPI:
@@ -41,9 +44,12 @@ def create_app(container) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         # autocommit: a lookup is one statement, not BEGIN/SELECT/COMMIT
+        statement_timeout = container.statement_timeout_seconds
         pool = AsyncConnectionPool(container.conninfo, min_size=2, max_size=container.settings.pg_pool_size,
                                    timeout=container.settings.pg_pool_timeout_seconds,
-                                   kwargs={"autocommit": True}, open=False)
+                                   connection_class=bounded_connection(AsyncBoundedConnection, statement_timeout),
+                                   kwargs={"autocommit": True, **pool_connection_options(statement_timeout)},
+                                   open=False)
         await pool.open(wait=True)
         # every blocking call of this process runs in these threads; a few keep the GIL from thrashing
         to_thread.current_default_thread_limiter().total_tokens = container.settings.api_threads
@@ -61,7 +67,7 @@ def create_app(container) -> FastAPI:
             yield
         finally:
             pools.cancel()
-            await pool.close()
+            await pool.close(timeout=POOL_CLOSE_SECONDS)
             await container.authorizer.aclose()
 
     app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=JSONResponse,

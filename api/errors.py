@@ -5,14 +5,15 @@ import logging
 
 import orjson
 import psycopg
+from eventsourcing.persistence import PersistenceError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from psycopg_pool import PoolTimeout
 from starlette.responses import Response
 
 from lakeledger.authz.authorizer import AuthorizationUnavailable
 from lakeledger.domain import errors as e
+from lakeledger.eventstore.postgres_failures import RETRY_AFTER_SECONDS, unavailable
 from lakeledger.operations.health import reason
 from lakeledger.secretstore.cipher import WrongKey
 
@@ -52,7 +53,18 @@ _HTTP_TYPES = {400: "BadRequestException", 401: "NotAuthorizedException", 403: "
 
 def error_response(code: int, type_: str, message: str, head: bool = False) -> Response:
     body = b"" if head else orjson.dumps({"error": {"message": message, "type": type_, "code": code}})
-    return Response(body, status_code=code, media_type="application/json")
+    # every 503 is "try again": when, so that clients spread their retries instead of hammering a recovering part
+    headers = {"retry-after": str(RETRY_AFTER_SECONDS)} if code == 503 else None
+    return Response(body, status_code=code, media_type="application/json", headers=headers)
+
+
+def database_unavailable(method: str, path: str, exc: BaseException) -> Response:
+    """The answer to a request the database could not serve (``postgres_failures.unavailable``), whichever path
+    the request took: not the request's fault, and a retry may succeed (a commit whose connection broke has an
+    unknown outcome, which is what clients make of a 503 on a commit)."""
+    log.warning("%s %s: the database could not answer: %s", method, path, reason(exc))
+    return error_response(503, "ServiceUnavailableException", "The database could not answer; try again",
+                          head=method == "HEAD")
 
 
 def for_catalog_error(exc: e.CatalogError) -> tuple[int, str]:
@@ -84,14 +96,12 @@ def install(app: FastAPI) -> None:
         return error_response(503, "ServiceUnavailableException", "The authorization backend could not answer; "
                               "try again", head=request.method == "HEAD")
 
-    @app.exception_handler(psycopg.OperationalError)
-    @app.exception_handler(PoolTimeout)
-    async def database_unavailable(request: Request, exc: Exception) -> Response:
-        # Postgres down, restarting or out of connections: not the request's fault, and a retry may succeed (a
-        # commit whose connection broke has an unknown outcome, which is what clients make of a 503 on a commit)
-        log.warning("%s %s: the database could not answer: %s", request.method, request.url.path, reason(exc))
-        return error_response(503, "ServiceUnavailableException", "The database could not answer; try again",
-                              head=request.method == "HEAD")
+    # psycopg's errors and the eventsourcing library's wrappers of them; `unexpected` below catches the rest (one
+    # raised by a middleware outside these handlers, or wrapped in another error)
+    @app.exception_handler(psycopg.Error)
+    @app.exception_handler(PersistenceError)
+    async def database_error(request: Request, exc: Exception) -> Response:
+        return await unexpected(request, exc)
 
     @app.exception_handler(WrongKey)
     async def wrong_key(request: Request, exc: WrongKey) -> Response:
@@ -102,6 +112,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
+        if unavailable(exc):
+            return database_unavailable(request.method, request.url.path, exc)
         log.exception("Unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, "InternalServerError", f"Internal error: {type(exc).__name__}")
 

@@ -7,9 +7,6 @@ the reference behaviour, so both paths answer identically."""
 
 from uuid import UUID
 
-import psycopg
-from psycopg_pool import PoolTimeout
-
 from lakeledger.authz.authorizer import AuthorizationUnavailable
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.names import check_name
@@ -17,7 +14,8 @@ from starlette.requests import Request
 
 from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
 from lakeledger.api.authorization import WRITE, guard_of_scope, table as table_object
-from lakeledger.api.errors import error_response
+from lakeledger.api.errors import database_unavailable
+from lakeledger.eventstore.postgres_failures import unavailable
 from lakeledger.api.etags import etag, matches
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 from lakeledger.services.resolve import storage_settings
@@ -37,11 +35,12 @@ class FastLoadTable:
         if scope["type"] == "http" and scope["method"] == "GET" and not scope.get("query_string"):
             try:
                 found = await self._try(scope)
-            except (psycopg.OperationalError, PoolTimeout):
+            except Exception as exc:
+                if not unavailable(exc):
+                    raise
                 # the route would wait for the database as long again: answered as the route's handler would
                 record_route(scope, _template(scope))
-                return await error_response(503, "ServiceUnavailableException",
-                                            "The database could not answer; try again")(scope, receive, send)
+                return await database_unavailable(scope["method"], scope["path"], exc)(scope, receive, send)
             if found is not None:
                 tag, body = found
                 record_route(scope, _template(scope))

@@ -21,6 +21,7 @@ from eventsourcing.utils import get_topic
 from psycopg import Connection, Cursor
 
 from lakeledger.eventstore import append_time
+from lakeledger.eventstore.postgres_failures import BoundedConnection, bounded_connection, pool_connection_options
 from lakeledger.eventstore.recorder import IN_ONE_ROUND_TRIP, IN_TRANSACTION, AppendRefused
 from lakeledger.eventstore.settings import PostgresSettings
 
@@ -65,7 +66,7 @@ class _Ledger(Application):
 
 class EventLog:
     def __init__(self, postgres: PostgresSettings, *, create_table: bool = False, cache_size: int = 20000,
-                 pool_size: int = 8):
+                 pool_size: int = 8, pool_timeout_seconds: float = 10.0, statement_timeout_seconds: float = 0):
         self.postgres = postgres
         env = {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
@@ -85,8 +86,17 @@ class EventLog:
         self._app = _Ledger(env=env)
         self._recorder = self._app.recorder
         self._mapper = self._app.mapper
+        # the library builds its pool with none of these (it opens it on first use, so they apply to every connection
+        # it makes): how long a caller waits for a connection, and connections bounded as the other pools' are
+        pool = self._recorder.datastore.pool
+        pool.timeout = pool_timeout_seconds
+        pool.connection_class = bounded_connection(BoundedConnection, statement_timeout_seconds)
+        assert isinstance(pool.kwargs, dict)
+        pool.kwargs.update(pool_connection_options(statement_timeout_seconds))
 
-    def close(self) -> None:
+    def close(self, timeout: float = 5.0) -> None:
+        """``timeout``: how long to wait for the pool's own threads (a stalled database can hold them)."""
+        self._recorder.datastore.pool.close(timeout=timeout)
         self._app.close()
 
     def get(self, cls: type[A], aggregate_id: UUID, latest_version: int | None = None) -> A | None:

@@ -6,17 +6,19 @@ database sets them in the insert, after the lock (migrations/0005_append_time.sq
 time is as ordered as a position; the hook runs between that and the commit, which is why resolving a
 recent instant waits for an append in flight (eventstore/append_time.py)."""
 
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import wraps
+from typing import Any, TypeVar
 
 import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
-from eventsourcing.utils import retry
 from psycopg import Cursor
 from psycopg.sql import SQL, Identifier
 
 from lakeledger.eventstore.one_round_trip import one_round_trip
+from lakeledger.eventstore.postgres_failures import connection_lost
 
 IN_TRANSACTION = "in_transaction"
 # The same hook's work when it needs no answer from the database: written after the insert in one pipeline, so
@@ -37,6 +39,49 @@ PIPELINED_APPEND_MAX_BYTES = 64 * 1024
 
 # Appends of up to this many events send them as rows of parameters; larger ones as arrays, one per column.
 VALUES_ROWS_MAX = 100
+
+
+# Attempts of one read whose pooled connections turn out broken (a restarted server): the pool is checked after the
+# first, so the next one gets a live connection or a new one.
+ATTEMPTS_ON_LOST_CONNECTION = 3
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def on_lost_connection(method: F, attempts: int) -> F:
+    """``method`` (the library's own, without the library's retry, which makes ten attempts on any operational
+    error, each waiting up to a pool timeout for a connection: minutes with the database down), made again on a
+    fresh connection when a pooled one was found broken, and only then (a timeout is not worth waiting for twice),
+    up to ``attempts`` times in all. Whatever the attempts, a broken connection has the pool checked, so that the
+    calls that follow do not find the other connections it holds broken one by one."""
+    method = getattr(method, "__wrapped__", method)
+
+    @wraps(method)
+    def attempted(self: "LedgerRecorder", *args: Any, **kwargs: Any) -> Any:
+        for attempt in range(1, attempts + 1):
+            try:
+                return method(self, *args, **kwargs)
+            except (InterfaceError, OperationalError) as e:
+                if not connection_lost(e):
+                    raise
+                self.datastore.pool.check()
+                if attempt == attempts:
+                    raise
+                time.sleep(0.05 * attempt)
+        raise AssertionError("unreachable")
+
+    return attempted  # type: ignore[return-value]
+
+
+def read_again_on_lost_connection(method: F) -> F:
+    return on_lost_connection(method, ATTEMPTS_ON_LOST_CONNECTION)
+
+
+def appended_once(method: F) -> F:
+    """An append is never made again: its connection may have broken after the commit reached the server, and the
+    same events appended again would conflict with themselves, answering a write that happened as a conflict. Its
+    outcome is unknown (a 503), which is what clients make of it; the log has it once or not at all."""
+    return on_lost_connection(method, 1)
 
 
 class AppendRefused(BaseException):
@@ -103,10 +148,15 @@ class LedgerRecorder(PostgresApplicationRecorder):
             if ids is not None:
                 return ids
         if self.datastore.enable_db_functions or small:
-            return super().insert_events(stored_events, **kwargs)
+            return self._library_insert_events(stored_events, **kwargs)
         return self._insert_without_pipeline(stored_events, **kwargs)
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    select_events = read_again_on_lost_connection(PostgresApplicationRecorder.select_events)
+    select_notifications = read_again_on_lost_connection(PostgresApplicationRecorder.select_notifications)
+    max_notification_id = read_again_on_lost_connection(PostgresApplicationRecorder.max_notification_id)
+    _library_insert_events = appended_once(PostgresApplicationRecorder.insert_events)
+
+    @appended_once
     def _insert_in_one_round_trip(self, stored_events: Sequence[StoredEvent],
                                   blind: InOneRoundTrip) -> Sequence[int] | None:
         """The library's statements, then ``blind``'s, then the commit, sent together; None when a read model
@@ -124,8 +174,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 raise
             return [row["notification_id"] for row in inserted.fetchall()]
 
-    # retried as the library's own insert is
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    @appended_once
     def _insert_without_pipeline(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         # the library's statements, in the same order, in one transaction, one round trip each
         with self.datastore.get_connection() as conn, conn.transaction():

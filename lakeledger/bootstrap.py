@@ -11,6 +11,7 @@ from lakeledger.authz.setup import authorizer
 from lakeledger.domain.project import DEFAULT_PROJECT_ID
 from lakeledger.domain.provenance import SYSTEM, Provenance
 from lakeledger.eventstore.log import EventLog
+from lakeledger.eventstore.postgres_failures import BoundedConnection, bounded_connection, pool_connection_options
 from lakeledger.eventstore.settings import PostgresSettings
 from lakeledger.migrations import sql_files
 from lakeledger.postgres import postgres_url
@@ -47,20 +48,30 @@ from lakeledger.settings import Settings
 log = logging.getLogger("lakeledger")
 
 MIGRATION_LOCK = 727_274_001
+POOL_CLOSE_SECONDS = 0.1
 
 
 class Lakeledger:
-    def __init__(self, settings: Settings, url: str | None = None):
+    def __init__(self, settings: Settings, url: str | None = None, statement_timeout_seconds: float | None = None):
+        """``statement_timeout_seconds``: how long any statement of the pools may run (None: the setting; 0: no
+        limit, for the commands whose statements are long by design: rebuild, replay)."""
         self.settings = settings
+        if statement_timeout_seconds is None:
+            statement_timeout_seconds = settings.pg_statement_timeout_seconds
+        self.statement_timeout_seconds = statement_timeout_seconds
         self.postgres = PostgresSettings.from_url(url or postgres_url(settings))
         self.conninfo = self.postgres.conninfo()
         # who may do what (authz/); first, so that a backend that cannot be used stops us before anything opens
         self.authorizer = authorizer(settings, self.conninfo)
         if not isinstance(self.authorizer, AllowAll):
             self.authorizer = RememberedDecisions(self.authorizer, settings.authz_cache_seconds)
-        self.log = EventLog(self.postgres, pool_size=settings.pg_pool_size)
+        self.log = EventLog(self.postgres, pool_size=settings.pg_pool_size,
+                            pool_timeout_seconds=settings.pg_pool_timeout_seconds,
+                            statement_timeout_seconds=statement_timeout_seconds)
         self.pool = ConnectionPool(self.conninfo, min_size=1, max_size=settings.pg_pool_size, open=True,
-                                   name="lakeledger-sync", timeout=settings.pg_pool_timeout_seconds)
+                                   name="lakeledger-sync", timeout=settings.pg_pool_timeout_seconds,
+                                   connection_class=bounded_connection(BoundedConnection, statement_timeout_seconds),
+                                   kwargs=pool_connection_options(statement_timeout_seconds))
         self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
         # caught up by the history API before it answers, not inside appends (``ProjectionRunner.caught_up``)
         self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
@@ -133,8 +144,9 @@ class Lakeledger:
 
     def close(self) -> None:
         self.authorizer.close()
-        self.pool.close()
-        self.log.close()
+        # bounded: a pool whose workers wait on a stalled database must not hold up the process's stop
+        self.pool.close(timeout=POOL_CLOSE_SECONDS)
+        self.log.close(timeout=POOL_CLOSE_SECONDS)
 
 
 def migrate(settings: Settings, url: str | None = None) -> list[str]:

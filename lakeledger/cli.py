@@ -8,8 +8,15 @@ from pydantic import ValidationError
 
 from lakeledger.settings import Settings
 
+# A stop (SIGTERM) must end the process within 5 s whatever the database does: requests in flight get this long,
+# the workers and pools a second or so each, the embedded Postgres' own stop the rest (lakeledger/postgres.py).
+GRACEFUL_STOP_SECONDS = 1
+STUCK_THREADS_WAIT_SECONDS = 0.5
 
-def _container(settings: Settings):
+
+def _container(settings: Settings, statement_timeout_seconds: float | None = None):
+    """``statement_timeout_seconds``: None for the setting (serve, workers); 0 for commands whose statements are
+    long by design (rebuild, replay)."""
     from lakeledger.authz.setup import AuthorizationSetupError
     from lakeledger.bootstrap import Lakeledger, migrate
     from lakeledger.postgres import postgres_url
@@ -18,7 +25,7 @@ def _container(settings: Settings):
     try:
         if settings.auto_migrate:
             migrate(settings, url)
-        return Lakeledger(settings, url)
+        return Lakeledger(settings, url, statement_timeout_seconds)
     except AuthorizationSetupError as e:
         raise SystemExit(f"lakeledger: {e}") from None
 
@@ -81,6 +88,7 @@ def _serve(settings: Settings) -> None:
     from lakeledger.api.app import create_app
     from lakeledger.api_processes import ApiProcesses, HandedConnections
     from lakeledger.identity.oidc import ProviderUnavailable
+    from lakeledger.postgres import supervise
 
     if settings.openid_provider_uri and settings.authz_backend == "allowall" \
             and not settings.authz_allowall_with_openid:
@@ -91,6 +99,7 @@ def _serve(settings: Settings) -> None:
                          "LAKELEDGER__AUTHZ_BACKEND=openfga, or LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID=true if that "
                          "is what you want (a single team)")
     container = _container(settings)
+    supervise(settings)
     container.start()
     try:
         app = create_app(container)
@@ -111,8 +120,11 @@ def _serve(settings: Settings) -> None:
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
         # log_config None: uvicorn's lines go through the handler operations/logs.py set up (text or JSON)
+        # timeout_graceful_shutdown: requests still waiting on a stalled database must not hold up a stop (the
+        # database bounds them too, but only as long as its statement timeout)
         http_server.run(app, connections=connections, host=settings.listen_host, port=settings.listen_port,
-                         log_level=settings.log_level, access_log=False, log_config=None)
+                         log_level=settings.log_level, access_log=False, log_config=None,
+                         timeout_graceful_shutdown=GRACEFUL_STOP_SECONDS)
     finally:
         if group:
             group.stop()
@@ -122,7 +134,10 @@ def _serve(settings: Settings) -> None:
 
 
 def run_workers(settings: Settings) -> None:
+    from lakeledger.postgres import supervise
+
     container = _container(settings)
+    supervise(settings)
     workers = _workers(container)
     if settings.metrics_port is not None:
         from lakeledger.operations.metrics import serve_metrics
@@ -152,7 +167,7 @@ def run_rebuild(settings: Settings) -> None:
     from lakeledger.progress import Progress
     from lakeledger.projections.rebuild import Rebuild, RebuildRunning
 
-    container = _container(settings)
+    container = _container(settings, statement_timeout_seconds=0)
     try:
         # every read model in one pass over the log, into new tables swapped in together (blue/green)
         progress = Progress("rebuild")
@@ -209,7 +224,7 @@ def run_replay(settings: Settings, args) -> None:
             raise SystemExit("lakeledger replay: --sink iceberg needs --uri (the catalog) and --table ns.table")
         from lakeledger.sinks.iceberg_table import IcebergTableSink
         sink = IcebergTableSink(args.uri, args.warehouse, args.table)
-    container = _container(settings)
+    container = _container(settings, statement_timeout_seconds=0)
     progress = Progress("replay")  # positions of the range covered: a range may hold gaps (rolled-back appends)
     try:
         count = replay(container.log, sink, start, stop, progress.update)
@@ -251,15 +266,58 @@ def main(argv: list[str] | None = None) -> int:
     from lakeledger.operations import logs
 
     logs.configure(settings.log_level, settings.log_format)
+    code = 1
     try:
         if args.command in ("replay", "projections"):
             {"replay": run_replay, "projections": run_projections}[args.command](settings, args)
         else:
             {"serve": serve, "migrate": run_migrate, "workers": run_workers,
              "rebuild": run_rebuild}[args.command](settings)
+        code = 0
     except KeyboardInterrupt:
-        return 130  # Ctrl-C: the shell's code for SIGINT, after an ordinary exit (exit handlers run)
-    return 0
+        code = 130  # Ctrl-C: the shell's code for SIGINT, after an ordinary exit (exit handlers run)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if isinstance(e.code, str):  # printed by Python as it exits, which the ending below skips
+            print(e.code, file=sys.stderr)
+        raise
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()  # as Python prints it as it exits, which the ending below skips
+        raise
+    finally:
+        if args.command in ("serve", "workers"):
+            _end_without_waiting_for_stuck_threads(code)
+    return code
+
+
+def _end_without_waiting_for_stuck_threads(code: int) -> None:
+    """Ends the process once its exit handlers (the embedded Postgres' stop) have run. Python would first join every
+    non-daemon thread (a request's): one waiting on a stalled database would hold the stop up for as long as its
+    answer timeout, and the exit handlers with it. They get a short wait; what one of them was still doing has an
+    unknown outcome for its client, as when the process is killed. Python's own teardown that follows frees
+    memory, which an exiting process need not do and which took a second or more under load."""
+    import atexit
+    import logging
+    import os
+    import threading
+    import time
+
+    deadline = time.monotonic() + STUCK_THREADS_WAIT_SECONDS
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = [thread.name for thread in threading.enumerate()
+             if thread is not threading.current_thread() and not thread.daemon and thread.is_alive()]
+    if stuck:
+        logging.getLogger("lakeledger").warning("stopping without waiting for %d threads still waiting on the "
+                                                "database (%s)", len(stuck), ", ".join(stuck[:5]))
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _exit_on_signal(signum, frame):

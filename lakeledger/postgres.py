@@ -6,9 +6,13 @@ joins it adds itself (pid and start time) to ``postgres.users.json`` beside ``po
 removes itself and every entry whose process is gone (killed with -9), and if no live user is left it
 stops Postgres. pgserver's own bookkeeping (``postgres/.handle_pids.json``) is not used for this: it keeps
 the pid of a process that died without its exit handlers for ever, and then never stops Postgres again.
-A user killed with -9 stops nothing; the next process to start finds Postgres running and joins it."""
+A user killed with -9 stops nothing; the next process to start finds Postgres running and joins it.
+
+The long-running users (``serve``, ``workers``) supervise it: a postmaster that died (kill -9, out of memory) is
+started again, which recovers from its WAL, at the same socket; the pools reconnect (docs/postgres-failures.md)."""
 
 import atexit
+import contextlib
 import fcntl
 import json
 import logging
@@ -24,8 +28,13 @@ from lakeledger.settings import Settings
 
 log = logging.getLogger("lakeledger.postgres")
 
-# Postgres' fast shutdown ends open sessions and stops; it normally takes well under a second.
-STOP_TIMEOUT_SECONDS = 60
+# Postgres' fast shutdown ends open sessions and stops; it normally takes well under a second. Bounded so that a
+# stop of the last user (SIGTERM) ends within its 5 s whatever Postgres does; the immediate shutdown that follows
+# is as safe for what was committed (Postgres recovers from its WAL at the next start).
+STOP_TIMEOUT_SECONDS = 2.0
+IMMEDIATE_STOP_TIMEOUT_SECONDS = 0.5
+# How often a supervising process looks whether the postmaster still runs.
+SUPERVISE_SECONDS = 0.5
 
 
 def postgres_url(settings: Settings) -> str:
@@ -36,6 +45,12 @@ def postgres_url(settings: Settings) -> str:
 
 _joined: dict[Path, "EmbeddedPostgres"] = {}
 _joined_lock = threading.Lock()
+
+
+def supervise(settings: Settings) -> None:
+    """Keeps the embedded Postgres running while this process uses it (none with ``LAKELEDGER__PG_URL``)."""
+    if not settings.pg_url:
+        embedded(settings.data_dir / "postgres").supervise()
 
 
 def embedded(pgdata: Path) -> "EmbeddedPostgres":
@@ -59,20 +74,62 @@ class EmbeddedPostgres:
         self.url = ""
         self._pid = os.getpid()
         self._released = False
+        self._releasing = threading.Event()
+        self._launching = threading.Lock()
 
     def join(self) -> None:
-        import pgserver
-
         self.pgdata.mkdir(parents=True, exist_ok=True)
         # Under the users file's lock, so that a last user stopping Postgres and a new one joining the
         # running Postgres never interleave.
         with _locked_users(self.users_file) as users:
             users[:] = [u for u in users if _alive(u)] + [_user(self._pid)]
-            # pgserver keeps one handle per directory per process and hands it back without looking whether
-            # Postgres still runs: after a release() in this process, joining again must start it again.
-            pgserver.PostgresServer._instances.pop(self.pgdata, None)
-            # cleanup_mode=None: pgserver never stops this Postgres itself; release() does.
-            self.url = pgserver.get_server(self.pgdata, cleanup_mode=None).get_uri()
+            self.url = self._start()
+
+    def _start(self) -> str:
+        """Starts Postgres unless it runs; its URL. Called with the users file locked."""
+        import pgserver
+
+        # pgserver keeps one handle per directory per process and hands it back without looking whether
+        # Postgres still runs: after a release() or a crash, it must look again (and start it).
+        pgserver.PostgresServer._instances.pop(self.pgdata, None)
+        # cleanup_mode=None: pgserver never stops this Postgres itself; release() does.
+        return pgserver.get_server(self.pgdata, cleanup_mode=None).get_uri()
+
+    def supervise(self) -> None:
+        """Starts a thread that starts Postgres again whenever its postmaster is found gone, until release()."""
+        if self._pid == os.getpid():
+            threading.Thread(target=self._supervise, name="lakeledger-postgres-supervisor", daemon=True).start()
+
+    def _supervise(self) -> None:
+        gone: float | None = None
+        socket_dir = _socket_dir(self.pgdata)  # remembered: a start that fails may leave no postmaster.pid
+        while not self._releasing.wait(SUPERVISE_SECONDS):
+            if _postmaster(self.pgdata) is not None:
+                socket_dir = _socket_dir(self.pgdata) or socket_dir
+                if gone is not None:
+                    log.warning("the embedded Postgres in %s runs again (%.1f s after it was found gone)",
+                                self.pgdata, time.monotonic() - gone)
+                    gone = None
+                continue
+            if gone is None:
+                gone = time.monotonic()
+                log.warning("the embedded Postgres in %s is gone; starting it again", self.pgdata)
+            # The local lock lets release() wait for a launch in flight (a fraction of a second: it does not wait
+            # for the recovery), so that it stops what was launched; the users file's lock keeps the supervisors of
+            # other processes using this Postgres from launching it at the same time.
+            with self._launching:
+                if self._releasing.is_set():
+                    return
+                try:
+                    with _locked_users(self.users_file):
+                        if _postmaster(self.pgdata) is not None:
+                            continue  # another process launched it
+                        if socket_dir is None:
+                            self._start()  # pgserver's own start, which finds a socket directory
+                        else:
+                            _launch(self.pgdata, socket_dir)
+                except Exception as e:  # its old processes may still hold its shared memory: tried again shortly
+                    log.warning("the embedded Postgres in %s did not start (%s); trying again", self.pgdata, e)
 
     def release(self) -> None:
         """Leaves the users; the last live one stops Postgres. Idempotent; a forked child, which
@@ -80,6 +137,9 @@ class EmbeddedPostgres:
         if self._released or os.getpid() != self._pid:
             return
         self._released = True
+        self._releasing.set()  # no supervisor starts it again from here on
+        with self._launching:
+            pass  # a launch in flight has made its postmaster, which the stop below finds
         with _joined_lock:
             if _joined.get(self.pgdata) is self:
                 del _joined[self.pgdata]  # the next embedded() call joins (and starts) it again
@@ -125,18 +185,61 @@ def _postmaster(pgdata: Path):
     return None
 
 
+def _launch(pgdata: Path, socket_dir: str) -> None:
+    """Starts the postmaster of ``pgdata`` again as pgserver started it (same socket directory, so the same URL),
+    without waiting (-W) for it to accept connections: it recovers from its WAL first, and meanwhile connecting fails
+    (a 503) as it did while it was gone. A stop of this process then never waits for a recovery to finish."""
+    from pgserver._commands import pg_ctl
+
+    # Postgres takes a lock file whose process exists as held, and a dead postmaster stays a zombie until whoever
+    # inherited it (pg_ctl started it detached) reaps it: not always soon in a container. A zombie holds nothing;
+    # sessions of the dead postmaster that still run still hold its shared memory, which Postgres checks itself.
+    for lock_file in (pgdata / "postmaster.pid", *Path(socket_dir).glob(".s.PGSQL.*.lock")):
+        _remove_if_held_by_a_zombie(lock_file)
+    user = "pgserver" if os.geteuid() == 0 else None  # as pgserver runs it: Postgres refuses to run as root
+    pg_ctl(["-W", "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", str(pgdata / "log"), "start"], pgdata=pgdata,
+           user=user, timeout=10)
+
+
+def _remove_if_held_by_a_zombie(lock_file: Path) -> None:
+    import psutil
+
+    with contextlib.suppress(OSError, ValueError, IndexError, psutil.Error):
+        if psutil.Process(int(lock_file.read_text().split()[0])).status() == psutil.STATUS_ZOMBIE:
+            lock_file.unlink()
+
+
+def _socket_dir(pgdata: Path) -> str | None:
+    """Where the running postmaster of ``pgdata`` listens (line 5 of its postmaster.pid)."""
+    try:
+        return (pgdata / "postmaster.pid").read_text().splitlines()[4].strip() or None
+    except (OSError, IndexError):
+        return None
+
+
 def _stop(pgdata: Path) -> None:
     """Stops Postgres by its documented signals: SIGINT is a fast shutdown (sessions are ended, nothing
-    committed is lost), SIGQUIT the immediate one if that does not finish in time. Waits until it is gone."""
+    committed is lost), SIGQUIT the immediate one if that does not finish in time, SIGKILL last. Waits until it is
+    gone, at most about 3 s (STOP_TIMEOUT_SECONDS and IMMEDIATE_STOP_TIMEOUT_SECONDS)."""
     import psutil
 
     postmaster = _postmaster(pgdata)
     if postmaster is None:
         return
     log.info("last user of %s: stopping its Postgres (pid %s)", pgdata, postmaster.pid)
-    for sig, timeout in ((signal.SIGINT, STOP_TIMEOUT_SECONDS), (signal.SIGQUIT, 10)):
+    stops = [(signal.SIGINT, STOP_TIMEOUT_SECONDS), (signal.SIGQUIT, IMMEDIATE_STOP_TIMEOUT_SECONDS)]
+    if not _ready(pgdata):
+        # still starting (recovering after a crash): it has committed nothing new, so the immediate shutdown loses
+        # nothing (the recovery runs again at the next start), and the fast one would wait for the recovery
+        stops = stops[1:]
+    for sig, timeout in stops:
         try:
             postmaster.send_signal(sig)
+            # a stopped (SIGSTOP) Postgres acts on no signal until it is continued, its postmaster waiting for its
+            # sessions: stopping it is what is asked
+            for process in (postmaster, *postmaster.children(recursive=True)):
+                with contextlib.suppress(psutil.Error):
+                    process.send_signal(signal.SIGCONT)
         except psutil.NoSuchProcess:
             return
         deadline = time.monotonic() + timeout
@@ -144,7 +247,21 @@ def _stop(pgdata: Path) -> None:
             if _postmaster(pgdata) is None:
                 return
             time.sleep(0.05)
-    log.error("Postgres in %s (pid %s) did not stop", pgdata, postmaster.pid)
+    # Last resort, within a stop's bound: killed, which loses nothing committed either (its WAL is replayed at the
+    # next start); its sessions end when they see their postmaster gone.
+    log.error("Postgres in %s (pid %s) did not stop; killing it", pgdata, postmaster.pid)
+    with contextlib.suppress(psutil.Error):
+        for process in (*postmaster.children(recursive=True), postmaster):
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+
+
+def _ready(pgdata: Path) -> bool:
+    """Postgres says it accepts connections (the status line of its postmaster.pid)."""
+    try:
+        return (pgdata / "postmaster.pid").read_text().splitlines()[7].strip() == "ready"
+    except (OSError, IndexError):
+        return False
 
 
 @contextmanager

@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     pg_pool_size: int = Field(default=10, ge=1)
     # how long a request waits for a connection of the pool (all busy, or Postgres unreachable) before a 503
     pg_pool_timeout_seconds: float = Field(default=10.0, gt=0)
+    # the longest a statement of `serve` or `workers` may run before Postgres ends it (a 503); 0: no limit.
+    # `migrate`, `rebuild` and `replay` are not bounded (docs/postgres-failures.md)
+    pg_statement_timeout_seconds: float = Field(default=30.0, ge=0)
     listen_host: str = "0.0.0.0"
     listen_port: int = Field(default=8181, ge=0, le=65535)
     # API processes serving the port (lakeledger/api_processes.py): about one per core

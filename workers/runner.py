@@ -8,6 +8,7 @@ import logging
 import os
 import select
 import threading
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -15,10 +16,14 @@ import psycopg
 from psycopg import sql
 
 from lakeledger.eventstore.log import EVENTS_TABLE
+from lakeledger.eventstore.postgres_failures import CONNECT_TIMEOUT_SECONDS
 from lakeledger.projections.runner import ProjectionRunner
 from lakeledger.workers.alarm import Alarm
 
 log = logging.getLogger("lakeledger.workers")
+
+# How long stop() waits for the threads, all together.
+STOP_SECONDS = 0.3
 
 
 class Follower(Protocol):
@@ -64,8 +69,11 @@ class Workers:
         os.write(self._stop_w, b"x")
         for wake in self._wake:
             wake.set()
+        # one deadline for all: a thread waiting on a stalled database must not hold up the process's stop (they
+        # are daemons; what they were doing is redone from the log's positions at the next start)
+        deadline = time.monotonic() + STOP_SECONDS
         for thread in self._threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         if not any(thread.is_alive() for thread in self._threads):  # else the LISTEN thread may still read it
             os.close(self._stop_r)
             os.close(self._stop_w)
@@ -86,7 +94,9 @@ class Workers:
     def _listen(self) -> None:
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                # connect_timeout: a stalled server accepts the connection and never answers
+                with psycopg.connect(self.conninfo, autocommit=True,
+                                     connect_timeout=CONNECT_TIMEOUT_SECONDS) as conn:
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(EVENTS_TABLE)))
                     self._wake_all()  # whatever was appended while we were not listening
                     while not self._stop.is_set():
