@@ -17,6 +17,7 @@ from lakeledger.services.idempotency import AppliedKey, FinalResponse, KeyedRequ
 from lakeledger.api import lost_answers
 from lakeledger.api.context import read_body, replaying
 from lakeledger.api.errors import error_response
+from lakeledger.api.responses import CapturedResponse
 from lakeledger.secretstore.cipher import WrongKey
 
 HEADER = b"idempotency-key"
@@ -60,7 +61,7 @@ class IdempotentRequests:
         if applied is not None:  # the change is made; its answer is on its way, or was lost
             return await self._answer_applied(applied, keyed, scope, body, send)
 
-        captured = _Captured()
+        captured = CapturedResponse()
         token = idempotency.current.set(keyed)
         try:
             await self.app(scope, replaying(body, receive), captured.send)
@@ -128,25 +129,3 @@ async def _send(response: FinalResponse, send) -> None:
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body})
-
-
-class _Captured:
-    """The response the application sends, held back until it is known to be final."""
-
-    def __init__(self):
-        self.status = 500
-        self.headers: list[tuple[str, str]] = []
-        self.chunks: list[bytes] = []
-
-    async def send(self, message) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            # the request id belongs to each request, not to the replayed answer
-            self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
-                            if k.lower() != b"x-request-id"]
-        elif message["type"] == "http.response.body":
-            self.chunks.append(message.get("body", b""))
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(self.chunks)

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import orjson
 
 from lakeledger.api.identifiers import SEPARATOR, routing_path, segment
+from lakeledger.api.responses import CapturedResponse
 from lakeledger.services.idempotency import FinalResponse, KeyedRequest
 
 NO_CONTENT = 204
@@ -58,33 +59,14 @@ def load_path(method: str, parts: list[str], body: bytes) -> list[str] | None:
     return None
 
 
-class _Loaded:
-    def __init__(self):
-        self.status = 500
-        self.headers: list[tuple[str, str]] = []
-        self.chunks: list[bytes] = []
-
-    async def send(self, message) -> None:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
-                            if k.lower() != b"x-request-id"]
-        elif message["type"] == "http.response.body":
-            self.chunks.append(message.get("body", b""))
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(self.chunks)
-
-
-async def _get(app, scope, segments: list[str]) -> "_Loaded":
+async def _get(app, scope, segments: list[str]) -> CapturedResponse:
     """A GET of ``segments`` through the application, as the same caller (the scope keeps its identity)."""
     path = "/".join(segments)  # as the server decodes it; the raw path keeps a `/` inside a name escaped
     raw = "/".join(quote(s, safe="") for s in segments).encode("ascii")
     headers = [(k, v) for k, v in scope["headers"] if k.lower() not in (b"content-length", b"content-type",
                                                                         b"content-encoding", b"idempotency-key")]
     sub = {**scope, "method": "GET", "path": path, "raw_path": raw, "query_string": b"", "headers": headers}
-    loaded = _Loaded()
+    loaded = CapturedResponse()
 
     async def receive():
         return {"type": "http.request", "body": b"", "more_body": False}

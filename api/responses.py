@@ -9,3 +9,26 @@ class JSONResponse(Response):
 
     def render(self, content) -> bytes:
         return orjson.dumps(content)
+
+
+class CapturedResponse:
+    """An ASGI ``send`` that keeps the application's answer instead of sending it, for a layer that decides what to do
+    with it (the idempotency layer keeps it for retries; a lost answer is rebuilt from a load)."""
+
+    def __init__(self):
+        self.status = 500
+        self.headers: list[tuple[str, str]] = []
+        self.chunks: list[bytes] = []
+
+    async def send(self, message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            # the request id belongs to each request, not to an answer kept for another
+            self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
+                            if k.lower() != b"x-request-id"]
+        elif message["type"] == "http.response.body":
+            self.chunks.append(message.get("body", b""))
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.chunks)
