@@ -30,7 +30,9 @@ from lakeledger.operations.metrics import process_exited
 log = logging.getLogger("lakeledger.api_processes")
 
 RESTART_PAUSE_SECONDS = 1.0
-STOP_SECONDS = 30.0
+# how long a stop waits for the API processes it signalled (each gives its requests 1 s) before it kills them:
+# `serve` must end within 5 s of a SIGTERM whatever the database does
+STOP_SECONDS = 2.5
 
 
 class Connections:

@@ -295,9 +295,10 @@ def test_an_external_postgres_restarted_is_reconnected_to_without_restarting_ser
             process.wait(30)
 
 
+@pytest.mark.parametrize("api_processes", ["1", "2"])
 @pytest.mark.parametrize("failure", ["stalled", "dead"])
-def test_sigterm_ends_serve_within_5_s_whatever_postgres_does(embedded_dir, failure):
-    server = _embedded_serve(embedded_dir)
+def test_sigterm_ends_serve_within_5_s_whatever_postgres_does(embedded_dir, failure, api_processes):
+    server = Server(None, embedded_dir, **_TIMEOUTS, LAKELEDGER__API_PROCESSES=api_processes)
     pgdata = embedded_dir / "postgres"
     try:
         prefix = _warehouse_and_table(server, embedded_dir / "wh")
@@ -310,9 +311,13 @@ def test_sigterm_ends_serve_within_5_s_whatever_postgres_does(embedded_dir, fail
             else:
                 processes[0].kill()
                 time.sleep(0.3)  # the supervisor finds it gone and starts it again meanwhile
+            api_children = [p for p in psutil.Process(server.process.pid).children()
+                            if "lakeledger" in " ".join(p.cmdline())]
+            assert len(api_children) == int(api_processes) - 1
             code = _stopped_within(server, 5)
             load.stop.set()
         assert code == 0, f"serve did not stop within 5 s of SIGTERM ({code}): {server.log_path.read_text()[-3000:]}"
+        assert not [p for p in api_children if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
         # nothing left behind: serve was the embedded Postgres' only user, so it stopped it (a stalled one too)
         wait_until(lambda: not _postgres_processes(pgdata), 10, "no Postgres process left")
     finally:
