@@ -6,10 +6,12 @@ path encoding, storage or a person's terminal: empty names, control characters (
 cannot hold them) and absurd lengths. A `/` is fine: paths carry it as `%2F`. A refused name is an
 invalid argument, as in Iceberg's reference server (so Java clients raise IllegalArgumentException).
 
-A name must be in Unicode's composed form (NFC): "é" as U+00E9, not "e" + U+0301 (NFD). The two look the same and
-mean the same to a person, so they must not name two objects; but rewriting a decomposed name into the composed one
-would store a name the client never sent (and cannot find among the names it lists). Refusing the decomposed
-spelling keeps one name one object, and tells the client at once. Keyboards and most systems send NFC.
+A new name must be in Unicode's composed form (NFC): "é" as U+00E9, not "e" + U+0301 (NFD). The two look the same
+and mean the same to a person, so they must not name two objects; but rewriting a decomposed name into the composed
+one would store a name the client never sent (and cannot find among the names it lists). Refusing the decomposed
+spelling when a name is given keeps one name one object, and tells the client at once. Keyboards and most systems
+send NFC. A name is looked up as sent: an object an earlier version created under a decomposed name stays reachable
+by that spelling.
 """
 
 import unicodedata
@@ -34,18 +36,24 @@ def check_name(name: object, what: str) -> str:
         raise InvalidArgument(f"{what} name must not contain control characters")
     if not name.isascii() and any("\ud800" <= c <= "\udfff" for c in name):
         raise InvalidArgument(f"{what} name must not contain unpaired surrogates")
-    if not name.isascii() and not unicodedata.is_normalized("NFC", name):
-        raise InvalidArgument(f"{what} name must be in Unicode normalization form C (NFC, composed characters): "
-                              f"{unicodedata.normalize('NFC', name)!r} is its composed spelling")
     return name
 
 
-def check_new_name(name: object, what: str) -> str:
-    """A name given now (a create, a register, a rename's destination): ``check_name``'s rules and no `+`. Iceberg's
-    Java client (Spark, Trino) sends a space in a path as `+`, so a `+` in a path segment is read as a space (as
-    Lakekeeper does); a name holding `+` would need `%2B` in every path, so no new name may hold one. Names given
-    before this rule keep their `+` and are reached as `%2B`."""
+def check_composed_name(name: object, what: str) -> str:
+    """A name given now (a create or a rename of any object): ``check_name``'s rules, in NFC."""
     checked = check_name(name, what)
+    if not checked.isascii() and not unicodedata.is_normalized("NFC", checked):
+        raise InvalidArgument(f"{what} name must be in Unicode normalization form C (NFC, composed characters): "
+                              f"{unicodedata.normalize('NFC', checked)!r} is its composed spelling")
+    return checked
+
+
+def check_new_name(name: object, what: str) -> str:
+    """The name of a namespace, table or view given now (a create, a register, a rename's destination):
+    ``check_composed_name``'s rules and no `+`. Iceberg's Java client (Spark, Trino) sends a space in a path as `+`,
+    so a `+` in a path segment is read as a space (as Lakekeeper does); a name holding `+` would need `%2B` in every
+    path, so no new name may hold one. Names given before this rule keep their `+` and are reached as `%2B`."""
+    checked = check_composed_name(name, what)
     if "+" in checked:
         raise InvalidArgument(f"{what} name must not contain '+' (a '+' in a request path means a space)")
     return checked

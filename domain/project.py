@@ -3,7 +3,7 @@ from uuid import UUID
 from eventsourcing.domain import event
 
 from lakeledger.domain.base import CatalogAggregate
-from lakeledger.domain.names import check_name
+from lakeledger.domain.names import check_composed_name
 from lakeledger.domain.provenance import Provenance
 
 DEFAULT_PROJECT_ID = UUID(int=0)
@@ -26,10 +26,10 @@ class Project(CatalogAggregate):
 
     @classmethod
     def create(cls, id: UUID, name: str, by: Provenance) -> "Project":
-        return cls(id=id, name=check_name(name, "Project"), actor=by.actor, request_id=by.request_id)
+        return cls(id=id, name=check_composed_name(name, "Project"), actor=by.actor, request_id=by.request_id)
 
     def rename(self, new_name: str, by: Provenance) -> None:
-        check_name(new_name, "Project")
+        check_composed_name(new_name, "Project")
         if new_name != self.name:
             self._renamed(old_name=self.name, new_name=new_name, actor=by.actor, request_id=by.request_id)
 

@@ -7,7 +7,7 @@ from pydantic import TypeAdapter, ValidationError
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
-from lakeledger.domain.names import check_name
+from lakeledger.domain.names import check_composed_name
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_credential import SecretRef
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
@@ -133,7 +133,7 @@ class Warehouse(CatalogAggregate):
     def create(cls, id: UUID, project_id: UUID, name: str, storage_profile: StorageProfile,
                delete_profile: DeleteProfile, by: Provenance, drop_purge_default: str = PURGE,
                storage_secret: SecretRef | None = None) -> "Warehouse":
-        return cls(id=id, project_id=project_id, name=check_name(name, "Warehouse"),
+        return cls(id=id, project_id=project_id, name=check_composed_name(name, "Warehouse"),
                    storage_profile=dump_storage_profile(storage_profile),
                    delete_profile=check_expiration(delete_profile).model_dump(by_alias=True),
                    drop_purge_default=parse_drop_purge_default(drop_purge_default, required=True),
@@ -174,7 +174,7 @@ class Warehouse(CatalogAggregate):
 
     def rename(self, new_name: str, by: Provenance) -> None:
         self.ensure_live()
-        check_name(new_name, "Warehouse")
+        check_composed_name(new_name, "Warehouse")
         if new_name != self.name:
             self._renamed(old_name=self.name, new_name=new_name, actor=by.actor, request_id=by.request_id)
 

@@ -210,7 +210,11 @@ CASES = [
     ("nfd warehouse", "POST", "/management/v1/warehouse",
      {"warehouse-name": unicodedata.normalize("NFD", "café"),
       "storage-profile": {"type": "file", "location": "file:///tmp/nfd"}}, 400),
-    ("nfd path", "GET", "namespaces/cafe%CC%81", None, 400),
+    ("nfd rename destination", "POST", "tables/rename",
+     {"source": {"namespace": ["h"], "name": "t"}, "destination": {"namespace": ["h"],
+                                                                  "name": unicodedata.normalize("NFD", "café")}}, 400),
+    # a lookup is of the name as sent: a decomposed spelling names no object the API made
+    ("nfd path", "GET", "namespaces/cafe%CC%81", None, 404),
 ]
 
 
