@@ -10,9 +10,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.view.metadata import ViewVersion
 
-
-# Java's PartitionSpec builder numbers partition fields from 1000 (PARTITION_DATA_ID_START)
-FIRST_PARTITION_FIELD_ID = 1000
+from lakeledger.domain.partition_specs import numbered_partition_fields
 
 
 class _Body(BaseModel):
@@ -50,23 +48,6 @@ def schema_without_nulls(schema: Any) -> Any:
     return _without_nulls(schema, "schema-id", "identifier-field-ids")
 
 
-def numbered_partition_fields(spec: Any) -> Any:
-    """A partition spec whose fields lack `field-id` (optional in the REST spec; iceberg-rust omits it) numbered as
-    Java's PartitionSpec builder does: each missing id is one more than the highest id before it, from 1000."""
-    spec = _without_nulls(spec, "spec-id")
-    if not isinstance(spec, dict) or not isinstance(spec.get("fields"), list):
-        return spec
-    fields, last = [], FIRST_PARTITION_FIELD_ID - 1
-    for field in spec["fields"]:
-        if isinstance(field, dict) and field.get("field-id", field.get("field_id")) is None:
-            last += 1
-            field = {**{k: v for k, v in field.items() if k not in ("field-id", "field_id")}, "field-id": last}
-        elif isinstance(field, dict) and isinstance(field.get("field-id"), int):
-            last = max(last, field["field-id"])
-        fields.append(field)
-    return {**spec, "fields": fields}
-
-
 class CreateNamespaceRequest(_Body):
     namespace: list[str]
     properties: dict[str, str] = Field(default_factory=dict)
@@ -89,7 +70,7 @@ class CreateTableRequest(_Body):
     @field_validator("partition_spec", mode="before")
     @classmethod
     def _numbered(cls, spec: Any) -> Any:
-        return numbered_partition_fields(spec)
+        return numbered_partition_fields(_without_nulls(spec, "spec-id"))
 
     @field_validator("table_schema", mode="before")
     @classmethod

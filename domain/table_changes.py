@@ -12,7 +12,7 @@ removal already dropped."""
 from functools import singledispatch
 from typing import Annotated, Any, Union, get_args
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER_ID
 from pyiceberg.table.update import AddSnapshotUpdate as _PyicebergAddSnapshot
 from pyiceberg.table.update import (
@@ -36,6 +36,7 @@ from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
 from pyiceberg.table.update import TableUpdate as _PyicebergUpdate
 
 from lakeledger.domain import metadata_v3, schemas
+from lakeledger.domain.partition_specs import numbered_partition_fields
 from lakeledger.domain.requirements import REQUIREMENTS
 from lakeledger.domain.encryption_keys import (
     AddEncryptionKeyUpdate,
@@ -82,6 +83,15 @@ class AddSnapshotUpdate(_PyicebergAddSnapshot):
     snapshot: metadata_v3.SnapshotV3
 
 
+class AddNumberedPartitionSpecUpdate(AddPartitionSpecUpdate):
+    """add-spec whose fields may come without ids (domain/partition_specs.py)."""
+
+    @field_validator("spec", mode="before")
+    @classmethod
+    def _numbered(cls, spec: Any) -> Any:
+        return numbered_partition_fields(spec)
+
+
 def _union(pyiceberg_union: Any, discriminator: str, *own: type) -> Any:
     """pyiceberg's discriminated union with ``own`` models in place of those sharing their tag, or added."""
     tags = {m.model_fields[discriminator].default for m in own}
@@ -89,7 +99,8 @@ def _union(pyiceberg_union: Any, discriminator: str, *own: type) -> Any:
     return Annotated[Union[tuple(members + list(own))], Field(discriminator=discriminator)]  # noqa: UP007
 
 
-TableUpdate = _union(_PyicebergUpdate, "action", AddSnapshotUpdate, AddEncryptionKeyUpdate, RemoveEncryptionKeyUpdate)
+TableUpdate = _union(_PyicebergUpdate, "action", AddSnapshotUpdate, AddNumberedPartitionSpecUpdate, AddEncryptionKeyUpdate,
+                     RemoveEncryptionKeyUpdate)
 # every requirement refuses with Java's message (domain/requirements.py)
 TableRequirement = _union(_PyicebergRequirement, "type", *REQUIREMENTS)
 

@@ -45,6 +45,28 @@ def test_partition_fields_without_ids_are_numbered_from_1000(client, warehouse):
     assert created["metadata"]["last-partition-id"] == 1002
 
 
+def test_an_added_spec_without_field_ids_is_numbered_as_java_binds_it(client, warehouse, db):
+    """add-spec (iceberg-rust's partition evolution) with fields without `field-id`: numbered from 1000 as Java's
+    server binds it; the log keeps the update as it was sent, and the read model reads it back the same."""
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["n"]}))
+    created = _ok(client.post(f"{p}/namespaces/n/tables", json={"name": "evolved", "schema": SCHEMA}))
+    spec = {"fields": [{"source-id": 1, "transform": "bucket[4]", "name": "a_bucket"},
+                       {"source-id": 2, "transform": "identity", "name": "b"}]}
+    committed = _ok(client.post(f"{p}/namespaces/n/tables/evolved", json={
+        "requirements": [{"type": "assert-table-uuid", "uuid": created["metadata"]["table-uuid"]}],
+        "updates": [{"action": "add-spec", "spec": spec}, {"action": "set-default-spec", "spec-id": -1}]}))
+    default = committed["metadata"]["default-spec-id"]
+    [added] = [s for s in committed["metadata"]["partition-specs"] if s["spec-id"] == default]
+    assert [(f["name"], f["field-id"]) for f in added["fields"]] == [("a_bucket", 1000), ("b", 1001)]
+    assert committed["metadata"]["last-partition-id"] == 1001
+    loaded = _ok(client.get(f"{p}/namespaces/n/tables/evolved"))
+    assert loaded["metadata"]["partition-specs"] == committed["metadata"]["partition-specs"]
+    [logged] = db.execute("SELECT convert_from(state, 'UTF8') FROM lakeledger_events WHERE topic LIKE '%%Committed'"
+                          " AND originator_id = %s", (created["metadata"]["table-uuid"],)).fetchall()
+    assert '"field-id"' not in logged[0].split('"add-spec"', 1)[1].split("set-default-spec")[0]
+
+
 def test_a_required_field_sent_as_null_is_refused_and_appends_nothing(client, warehouse, log_length):
     p = warehouse["prefix"]
     _ok(client.post(f"{p}/namespaces", json={"namespace": ["n"]}))
