@@ -1,5 +1,5 @@
 """The web console's pages at scale (issue 15, point 8). A page's server time is the API calls its script makes
-(console/static/app.js), one after the other as the browser makes them; one sample is their sum, so it also holds
+(lakeledger/console/static/app.js), one after the other as the browser makes them; one sample is their sum, so it also holds
 the client's own overhead (an upper bound of the server's part). Measured on the scale bench's catalogs, in the
 namespace of 1,000 tables, and on one table given 10,000 history entries first."""
 

@@ -4,7 +4,7 @@ It starts an embedded Postgres, creates the schema, appends events through the e
 ``--batch``, as a busy catalog appends them: the whole log lands within seconds) and, at each ``--sizes``
 step, resolves instants with
 
-* ``append-time``: the resolver in use (eventstore/append_time.py): one indexed query; for an instant at or
+* ``append-time``: the resolver in use (lakeledger/eventstore/append_time.py): one indexed query; for an instant at or
   after the last append ("now") it also takes the SHARE lock that makes the answer final;
 * ``skew-scan``: the resolver it replaced, kept here only to compare: a binary search over positions by the
   events' own timestamps, then a forward scan decoding every event up to 30 s after the instant.
@@ -34,7 +34,7 @@ SKEW = timedelta(seconds=30)
 
 
 def skew_scan_position_at(log: EventLog, instant: datetime) -> int:
-    """The resolver before append times (services/time_travel.py until issue 11), for comparison only."""
+    """The resolver before append times (lakeledger/services/time_travel.py until issue 11), for comparison only."""
     head = log.head()
     lo, hi = 0, head + 1
     while hi - lo > 1:

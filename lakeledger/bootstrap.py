@@ -61,7 +61,7 @@ class Lakeledger:
         self.statement_timeout_seconds = statement_timeout_seconds
         self.postgres = PostgresSettings.from_url(url or postgres_url(settings))
         self.conninfo = self.postgres.conninfo()
-        # who may do what (authz/); first, so that a backend that cannot be used stops us before anything opens
+        # who may do what (lakeledger/authz/); first, so that a backend that cannot be used stops us before anything opens
         self.authorizer = authorizer(settings, self.conninfo)
         if not isinstance(self.authorizer, AllowAll):
             self.authorizer = RememberedDecisions(self.authorizer, settings.authz_cache_seconds)
@@ -75,22 +75,22 @@ class Lakeledger:
         self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
         # caught up by the history API before it answers, not inside appends (``ProjectionRunner.caught_up``)
         self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
-        # advanced by the expiry worker before it looks for due timers (workers/expirer.py)
+        # advanced by the expiry worker before it looks for due timers (lakeledger/workers/expirer.py)
         self.expiry_schedule = ProjectionRunner(ExpirySchedule(), self.log, self.pool)
-        # applied inside every append of a user or role event (services/users.py, services/roles.py)
+        # applied inside every append of a user or role event (lakeledger/services/users.py, lakeledger/services/roles.py)
         self.users_roles_view = ProjectionRunner(UsersRolesProjection(), self.log, self.pool)
         # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
         # access-history and assignments endpoints before they answer
         self.access_history = ProjectionRunner(AccessHistoryProjection(settings.server_id), self.log, self.pool)
         # the catalog with validity ranges, for read-only past prefixes: brought up to the position a read asks for
-        # (services/time_travel.py) and kept near the head by the workers
+        # (lakeledger/services/time_travel.py) and kept near the head by the workers
         self.catalog_versions = ProjectionRunner(CatalogVersionsProjection(), self.log, self.pool)
         # what `rebuild` replays
         self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view,
                             self.access_history, self.catalog_versions)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
-        # what readiness waits for (operations/health.py, docs/read-models.md): the read models the catalog API reads
+        # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog API reads
         # to answer correctly, and only those. The catalog (warehouses, namespaces, tables, views) is applied inside
         # every append, so it is behind only when events reached the log without it (an older version, a replay);
         # OpenFGA's tuples (below) decide what a caller may do. Users and roles are applied inside every append of a

@@ -48,7 +48,7 @@ def _workers(container):
                container.catalog_versions, ProjectionRunner(purger, container.log, container.pool)]
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)
-    # woken by NOTIFY and their own timers; the poll is a long safety net (workers/runner.py)
+    # woken by NOTIFY and their own timers; the poll is a long safety net (lakeledger/workers/runner.py)
     followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds,
                          min(1.0, settings.worker_poll_seconds)),
                  PurgeRetries(purger, container.pool, settings.worker_poll_seconds)]
@@ -119,7 +119,7 @@ def _serve(settings: Settings) -> None:
         # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
-        # log_config None: uvicorn's lines go through the handler operations/logs.py set up (text or JSON)
+        # log_config None: uvicorn's lines go through the handler lakeledger/operations/logs.py set up (text or JSON)
         # timeout_graceful_shutdown: requests still waiting on a stalled database must not hold up a stop (the
         # database bounds them too, but only as long as its statement timeout)
         http_server.run(app, connections=connections, host=settings.listen_host, port=settings.listen_port,

@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     compression_min_bytes: int = Field(default=1024, ge=0)
     auto_migrate: bool = True
     log_level: str = "info"
-    # text: a line for people; json: one JSON object per line, and one per request (operations/logs.py)
+    # text: a line for people; json: one JSON object per line, and one per request (lakeledger/operations/logs.py)
     log_format: Literal["text", "json"] = "text"
     # /health/ready answers 503 while a read model is further behind the log than this (its oldest unapplied event)
     ready_max_lag_seconds: float = Field(default=60.0, gt=0)
@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     nats_password: SecretStr | None = None
     nats_token: SecretStr | None = None
     nats_creds_file: Path | None = None
-    # CloudEvents to Kafka (workers/kafka_publisher.py), as Lakekeeper's LAKEKEEPER__KAFKA_*: the topic, librdkafka's
+    # CloudEvents to Kafka (lakeledger/workers/kafka_publisher.py), as Lakekeeper's LAKEKEEPER__KAFKA_*: the topic, librdkafka's
     # properties as a JSON object (bootstrap.servers, security.protocol, sasl.*, ...) or a JSON file of them
     kafka_topic: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,249}$")
     kafka_config: dict[str, str | int | float | bool] | None = None
@@ -108,18 +108,18 @@ class Settings(BaseSettings):
     purge_max_files_per_second: float = Field(default=0, ge=0)
     # a failed purge is tried again after this long, the pause doubling each time up to an hour
     purge_retry_seconds: float = Field(default=60.0, gt=0)
-    # encrypts storage credentials at rest (secretstore/); without it, warehouses that need one are refused
+    # encrypts storage credentials at rest (lakeledger/secretstore/); without it, warehouses that need one are refused
     pg_encryption_key: SecretStr | None = None
     # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's
     base_uri: str | None = None
     # who may do what: allowall (every caller may do everything) or openfga (LAKELEDGER__OPENFGA__*)
     authz_backend: Literal["allowall", "openfga"] = "allowall"
     openfga: OpenFgaSettings = Field(default_factory=OpenFgaSettings)
-    # how long an allow or deny of the backend is remembered per process (authz/decisions.py); 0: ask every time
+    # how long an allow or deny of the backend is remembered per process (lakeledger/authz/decisions.py); 0: ask every time
     authz_cache_seconds: float = Field(default=2.0, ge=0, le=60)
     # allowall with an OpenID provider: every authenticated caller may do everything; refused unless asked for
     authz_allowall_with_openid: bool = False
-    # OpenID Connect (identity/oidc.py): set, every request but /health needs a bearer token from this issuer
+    # OpenID Connect (lakeledger/identity/oidc.py): set, every request but /health needs a bearer token from this issuer
     openid_provider_uri: str | None = None
     # comma lists: tokens must name one of these audiences; more issuers trusted with the provider's keys; the
     # claims the subject is taken from, first present wins

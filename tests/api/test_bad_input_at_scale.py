@@ -140,7 +140,7 @@ def test_a_table_with_ten_thousand_fields_is_created_loaded_and_committed(client
     assert loaded.status_code == 200
     metadata = loaded.json()["metadata"]
     assert len(metadata["schemas"][0]["fields"]) == 10_000 and metadata["last-column-id"] == 10_000
-    # an append this size leaves pipeline mode (eventstore/recorder.py); a conflict on it is still a 409
+    # an append this size leaves pipeline mode (lakeledger/eventstore/recorder.py); a conflict on it is still a 409
     before = log_length()
     again = client.post(f"{p}/namespaces/wide/tables", json={"name": "t", "schema": schema})
     assert again.status_code == 409, again.text[:500]

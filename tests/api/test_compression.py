@@ -1,4 +1,4 @@
-"""Compressed answers (api/compression.py) over HTTP: gzip and zstd when asked, the same JSON once decoded,
+"""Compressed answers (lakeledger/api/compression.py) over HTTP: gzip and zstd when asked, the same JSON once decoded,
 small answers and other clients left alone, ETags and 304 intact."""
 
 import gzip

@@ -1,5 +1,5 @@
 """Hostile input: nothing enters the log that a read model, the rebuild or an Iceberg client cannot take back, and no
-such request is a 5xx. Each case is refused at the edge (api/edge_checks.py, api/context.py) with a 4xx ErrorModel and
+such request is a 5xx. Each case is refused at the edge (lakeledger/api/edge_checks.py, lakeledger/api/context.py) with a 4xx ErrorModel and
 appends nothing; the values just inside each limit are accepted and served back as sent (docs/input-validation.md)."""
 
 import gzip
@@ -13,8 +13,8 @@ import pytest
 from support import SCHEMA, VIEW_VERSION
 
 INT32_MAX, INT64_MAX = 2 ** 31 - 1, 2 ** 63 - 1
-MAX_JSON_DEPTH = 128  # api/edge_checks.py
-MAX_EXPIRATION_SECONDS = 36_525 * 24 * 3600  # domain/deletion.py
+MAX_JSON_DEPTH = 128  # lakeledger/api/edge_checks.py
+MAX_EXPIRATION_SECONDS = 36_525 * 24 * 3600  # lakeledger/domain/deletion.py
 JSON = {"content-type": "application/json"}
 
 

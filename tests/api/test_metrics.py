@@ -29,7 +29,7 @@ def test_requests_are_counted_and_timed_per_route_template(client, table_factory
     table = table_factory("metrics_ns", f"t_{uuid.uuid4().hex[:8]}")
     before = _samples(client)
     for _ in range(5):
-        assert client.get(table).status_code == 200  # the fast path (api/fast_load.py) answers these
+        assert client.get(table).status_code == 200  # the fast path (lakeledger/api/fast_load.py) answers these
     assert client.get(table + "_missing").status_code == 404
     assert client.get("/no/such/route").status_code == 404
     after = _samples(client)

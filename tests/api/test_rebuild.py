@@ -1,5 +1,5 @@
 """``lakeledger rebuild`` while the API serves a commit load: every read model is replayed into new tables and
-swapped in when complete (projections/rebuild.py). No request fails or waits long enough to time out, nothing the
+swapped in when complete (lakeledger/projections/rebuild.py). No request fails or waits long enough to time out, nothing the
 load wrote is lost, and every read model comes out as a rebuild on a quiet log makes it: a pure function of the
 log, whatever ran meanwhile."""
 

@@ -1,5 +1,5 @@
-"""The catalog with validity ranges (projections/catalog_versions.py), which past prefixes are served from, reads
-exactly as the pure fold of the log (projections/as_of.py, the reference) at every position of a varied log:
+"""The catalog with validity ranges (lakeledger/projections/catalog_versions.py), which past prefixes are served from, reads
+exactly as the pure fold of the log (lakeledger/projections/as_of.py, the reference) at every position of a varied log:
 creates, commits, renames across namespaces, soft drops and undrops of tables, views and a namespace with its
 contents, namespace properties set and removed, a view replaced, a table dropped for good in one warehouse and
 registered into another, and one that expired in one warehouse, was registered into the other and was dropped and
@@ -236,7 +236,7 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
 
 def test_a_rebuild_writes_the_versions_the_projection_wrote_event_by_event(varied, pg_url, db):
     """The rebuild's writer keeps every version in memory until it ends and writes it once by COPY
-    (projections/catalog_versions_rebuild.py): over this varied log (renames, soft and final drops, undrops of
+    (lakeledger/projections/catalog_versions_rebuild.py): over this varied log (renames, soft and final drops, undrops of
     tables and a namespace, properties set and removed, a view replaced, registrations across warehouses) it writes
     the rows the projection's statements wrote one event at a time."""
     from psycopg_pool import ConnectionPool

@@ -1,6 +1,6 @@
-"""Every read model applies every event, whatever its strings and numbers hold (projections/storable.py).
+"""Every read model applies every event, whatever its strings and numbers hold (lakeledger/projections/storable.py).
 
-Hypothesis makes events of every event class of domain/ (found by walking the classes, so a new one is covered the
+Hypothesis makes events of every event class of lakeledger/domain/ (found by walking the classes, so a new one is covered the
 day it is written) with NUL characters, unpaired surrogates, megabyte-long strings, integers far beyond 64 bits,
 NaN and infinities and nesting hundreds of levels deep, and appends them to a real event log in Postgres through
 the event store's recorder, as a database upgraded from an older version may hold them (nothing the API refuses

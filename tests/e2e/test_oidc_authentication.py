@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from support import SCHEMA, NatsServer, OidcProvider, Server, create_database, wait_until
 
 AUDIENCE = "lakeledger"
-LEEWAY_SECONDS = 5  # identity/oidc.py's
+LEEWAY_SECONDS = 5  # lakeledger/identity/oidc.py's
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import pytest
 from support import SCHEMA, Server, WorkersProcess, wait_until
 
 # Small timeouts, so that a stall outlasts them quickly: a statement may run 2 s, a request waits 3 s for a
-# connection; a client gives up on an answer 5 s after the statement timeout (eventstore/postgres_failures.py).
+# connection; a client gives up on an answer 5 s after the statement timeout (lakeledger/eventstore/postgres_failures.py).
 _TIMEOUTS = {"LAKELEDGER__PG_STATEMENT_TIMEOUT_SECONDS": "2", "LAKELEDGER__PG_POOL_TIMEOUT_SECONDS": "3",
              "LAKELEDGER__PG_POOL_SIZE": "3", "LAKELEDGER__WORKER_POLL_SECONDS": "0.5"}
 # Generous: the longest any request may take while Postgres fails, the pool's wait and the answer timeout included

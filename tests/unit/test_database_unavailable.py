@@ -1,5 +1,5 @@
 """Which database errors mean "the database could not answer" (a 503) and which a lost connection worth one more
-attempt (eventstore/postgres_failures.py), on the error classes psycopg, psycopg_pool and the eventsourcing
+attempt (lakeledger/eventstore/postgres_failures.py), on the error classes psycopg, psycopg_pool and the eventsourcing
 library raise."""
 
 import psycopg

@@ -1,4 +1,4 @@
-"""The edge's rules for what a request body may carry into the log (api/edge_checks.py), as pure functions: the API tests
+"""The edge's rules for what a request body may carry into the log (lakeledger/api/edge_checks.py), as pure functions: the API tests
 (tests/api/test_hostile_input.py) prove they are applied to every request."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""loadTable's fast path reads a warehouse's storage from the table lookup's columns (services/resolve.py
+"""loadTable's fast path reads a warehouse's storage from the table lookup's columns (lakeledger/services/resolve.py
 storage_settings); what it builds must be the same settings the route builds, or the vended-credential cache,
 keyed by the secret, is never hit from the fast path."""
 

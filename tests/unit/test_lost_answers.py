@@ -1,4 +1,4 @@
-"""Which load answers a keyed request whose own answer was lost (api/lost_answers.py)."""
+"""Which load answers a keyed request whose own answer was lost (lakeledger/api/lost_answers.py)."""
 
 import orjson
 import pytest

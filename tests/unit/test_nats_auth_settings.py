@@ -1,4 +1,4 @@
-"""NATS authentication settings (sinks/nats_auth.py): one way at a time, user and password together, a credentials
+"""NATS authentication settings (lakeledger/sinks/nats_auth.py): one way at a time, user and password together, a credentials
 file that exists; the secrets reach nats-py's connect and nothing else."""
 
 import pytest

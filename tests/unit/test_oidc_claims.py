@@ -1,4 +1,4 @@
-"""The principal a verified token's claims name (identity/claims.py), and the cache of verified tokens."""
+"""The principal a verified token's claims name (lakeledger/identity/claims.py), and the cache of verified tokens."""
 
 import time
 

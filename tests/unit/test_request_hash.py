@@ -1,4 +1,4 @@
-"""What binds an Idempotency-Key to its request (domain/idempotency.py)."""
+"""What binds an Idempotency-Key to its request (lakeledger/domain/idempotency.py)."""
 
 from lakeledger.domain.idempotency import IdempotencyKey, request_hash, same_request
 

@@ -1,4 +1,4 @@
-"""The escaping rule between the log and the read models (projections/storable.py), value by value, as
+"""The escaping rule between the log and the read models (lakeledger/projections/storable.py), value by value, as
 docs/read-models.md states it."""
 
 import json

@@ -1,0 +1,273 @@
+"""The OpenFGA authorization model, as the JSON ``WriteAuthorizationModel`` takes (schema 1.1).
+
+It follows the relation names and the inheritance Lakekeeper uses: grants are assigned to users or to role
+members (``role:<id>#assignee``, roles nest); privileges flow down server → project → warehouse → namespace
+(namespaces nest) → table/view; the API checks only the ``can_*`` relations, so that what a privilege allows can
+change here without touching the callers. Built from small helpers rather than written out as JSON, because the
+same few shapes repeat on every type and a typo in a repeated block would be a silent hole.
+
+Change anything here and the next ``lakeledger migrate`` writes a new model version (lakeledger/authz/setup.py)."""
+
+import hashlib
+import json
+import re
+
+GRANTEES = ("user", "role#assignee")
+
+
+# ---- rewrites ---------------------------------------------------------------------------------------------------
+
+def this() -> dict:
+    return {"this": {}}
+
+
+def computed(relation: str) -> dict:
+    return {"computedUserset": {"relation": relation}}
+
+
+def from_(relation: str, tupleset: str) -> dict:
+    """``relation from tupleset``: whoever has ``relation`` on the object(s) this one's ``tupleset`` names."""
+    return {"tupleToUserset": {"tupleset": {"relation": tupleset}, "computedUserset": {"relation": relation}}}
+
+
+def _rewrite(term) -> dict:
+    return computed(term) if isinstance(term, str) else term
+
+
+def any_of(*terms) -> dict:
+    """Union; a plain string is a relation of the same object."""
+    rewrites = [_rewrite(t) for t in terms]
+    return rewrites[0] if len(rewrites) == 1 else {"union": {"child": rewrites}}
+
+
+def all_of(*terms) -> dict:
+    return {"intersection": {"child": [_rewrite(t) for t in terms]}}
+
+
+class Relations:
+    """The relations of one type, with what may be written directly to each (``directly_related_user_types``)."""
+
+    def __init__(self):
+        self.rewrites: dict[str, dict] = {}
+        self.direct: dict[str, list[dict]] = {}
+
+    def assignable(self, name: str, *also, grantees: tuple[str, ...] = GRANTEES) -> None:
+        """A relation tuples are written to (grantees: ``type`` or ``type#relation``), plus whatever ``also`` says."""
+        self.direct[name] = [_user_type(g) for g in grantees]
+        self.rewrites[name] = any_of(this(), *also)
+
+    def computed(self, name: str, *terms) -> None:
+        self.rewrites[name] = any_of(*terms)
+
+    def all_of(self, name: str, *terms) -> None:
+        self.rewrites[name] = all_of(*terms)
+
+    def type_definition(self, type_name: str) -> dict:
+        definition: dict = {"type": type_name, "relations": self.rewrites}
+        if self.direct:
+            definition["metadata"] = {"relations": {
+                name: {"directly_related_user_types": types} for name, types in self.direct.items()}}
+        return definition
+
+
+def _user_type(grantee: str) -> dict:
+    type_name, _, relation = grantee.partition("#")
+    return {"type": type_name, "relation": relation} if relation else {"type": type_name}
+
+
+# ---- the types --------------------------------------------------------------------------------------------------
+
+def _grants(r: Relations, privileges: tuple[str, ...]) -> None:
+    """Who may grant what on an object. ``manage_grants`` may grant anything there (and revoke); ``pass_grants``
+    only lets its holder pass on a privilege they hold themselves, never ``pass_grants`` or ``manage_grants``."""
+    for privilege in privileges:
+        r.computed(f"can_grant_{privilege}", "manage_grants", all_of(privilege, "pass_grants"))
+    r.computed("can_grant_pass_grants", "manage_grants")
+    r.computed("can_grant_manage_grants", "manage_grants")
+    r.computed("can_change_ownership", "manage_grants")
+    r.computed("can_revoke_grants", "manage_grants")
+    r.computed("can_read_assignments", *[f"can_grant_{p}" for p in privileges], "can_grant_pass_grants",
+               "can_grant_manage_grants", "can_change_ownership")
+
+
+def _securable(r: Relations, parent: str, privileges: tuple[str, ...]) -> None:
+    """Ownership, the assignable privileges and their inheritance from ``parent`` (the tupleset naming the
+    object above). Holding a stronger privilege implies the weaker ones: modify ⊃ select ⊃ describe, and
+    create ⊃ describe."""
+    r.assignable("ownership")
+    r.assignable("pass_grants")
+    r.assignable("manage_grants", "ownership", from_("manage_grants", parent))
+    r.assignable("describe", "ownership", "select", *(["create"] if "create" in privileges else []),
+                 from_("describe", parent))
+    r.assignable("select", "ownership", "modify", from_("select", parent))
+    if "create" in privileges:
+        r.assignable("create", "ownership", from_("create", parent))
+    r.assignable("modify", "ownership", from_("modify", parent))
+
+
+def _user() -> dict:
+    return {"type": "user"}
+
+
+def _role() -> dict:
+    r = Relations()
+    r.assignable("project", grantees=("project",))
+    r.assignable("ownership")
+    # who holds the role: users, and every holder of another role (nesting); its owner holds it too
+    r.assignable("assignee", "ownership")
+    r.computed("can_assume", "assignee")
+    r.computed("can_grant_assignee", "ownership", from_("security_admin", "project"))
+    r.computed("can_change_ownership", "can_grant_assignee")
+    r.computed("can_update", "can_grant_assignee")
+    r.computed("can_delete", "can_grant_assignee")
+    r.computed("can_read", "assignee", "can_grant_assignee", from_("can_list_roles", "project"))
+    r.computed("can_read_assignments", "can_read")
+    return r.type_definition("role")
+
+
+def _server() -> dict:
+    r = Relations()
+    r.assignable("project", grantees=("project",))
+    # admin: administers the server and sees every project, but reads no data without granting itself some
+    r.assignable("admin")
+    # operator: machines that provision the catalog; project admin of every project
+    r.assignable("operator")
+    for action in ("can_create_project", "can_list_all_projects", "can_list_users", "can_provision_users",
+                   "can_update_users", "can_delete_users", "can_read_assignments", "can_grant_admin",
+                   "can_grant_operator", "can_revoke_grants", "can_read_history"):
+        r.computed(action, "admin", "operator")
+    return r.type_definition("server")
+
+
+def _project() -> dict:
+    r = Relations()
+    r.assignable("server", grantees=("server",))
+    r.assignable("warehouse", grantees=("warehouse",))
+    r.assignable("project_admin", from_("operator", "server"))
+    r.assignable("security_admin", "project_admin")  # grants and ownership, not data
+    r.assignable("data_admin", "project_admin")  # data and structure, not grants
+    r.assignable("role_creator", "security_admin")
+    r.assignable("describe", "select", "create", "data_admin", "security_admin")
+    r.assignable("select", "modify")
+    r.assignable("create", "data_admin")
+    r.assignable("modify", "project_admin")
+    r.computed("can_create_warehouse", "create")
+    r.computed("can_delete", "modify")
+    r.computed("can_rename", "modify")
+    # seeing the project: a privilege on it, or on anything inside it, or administering the server
+    r.computed("can_get_metadata", "describe", from_("can_get_metadata", "warehouse"), from_("admin", "server"))
+    r.computed("can_list_warehouses", "can_get_metadata")
+    r.computed("can_include_in_list", "can_get_metadata")
+    r.computed("can_create_role", "role_creator")
+    r.computed("can_list_roles", "can_get_metadata")
+    r.computed("can_search_roles", "can_list_roles")
+    r.computed("can_read_assignments", "security_admin", from_("admin", "server"))
+    for privilege in ("describe", "select", "create", "modify", "security_admin", "data_admin", "role_creator"):
+        r.computed(f"can_grant_{privilege}", "security_admin", from_("admin", "server"))
+    r.computed("can_grant_project_admin", "project_admin", from_("admin", "server"))
+    r.computed("can_revoke_grants", "security_admin", from_("admin", "server"))
+    return r.type_definition("project")
+
+
+WAREHOUSE_PRIVILEGES = ("describe", "select", "create", "modify")
+
+
+def _warehouse() -> dict:
+    r = Relations()
+    r.assignable("project", grantees=("project",))
+    r.assignable("namespace", grantees=("namespace",))  # its top-level namespaces, to see the way down to a grant
+    r.assignable("ownership")
+    r.assignable("pass_grants")
+    r.assignable("manage_grants", "ownership", from_("security_admin", "project"))
+    r.assignable("describe", "ownership", "select", "create", from_("describe", "project"))
+    r.assignable("select", "ownership", "modify", from_("select", "project"))
+    r.assignable("create", "ownership", from_("create", "project"))
+    r.assignable("modify", "ownership", from_("modify", "project"), from_("data_admin", "project"))
+    r.computed("can_get_metadata", "describe", from_("can_get_metadata", "namespace"))
+    for action in ("can_get_config", "can_use", "can_list_namespaces", "can_include_in_list",
+                   "can_list_deleted_tabulars"):
+        r.computed(action, "can_get_metadata")
+    r.computed("can_list_everything", "describe")
+    r.computed("can_read_history", "describe")
+    r.computed("can_create_namespace", "create")
+    for action in ("can_delete", "can_rename", "can_update_storage", "can_update_storage_credential",
+                   "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion"):
+        r.computed(action, "modify")
+    _grants(r, WAREHOUSE_PRIVILEGES)
+    return r.type_definition("warehouse")
+
+
+NAMESPACE_PRIVILEGES = ("describe", "select", "create", "modify")
+
+
+def _namespace() -> dict:
+    r = Relations()
+    r.assignable("parent", grantees=("namespace", "warehouse"))
+    r.assignable("child", grantees=("namespace", "table", "view"))
+    _securable(r, "parent", NAMESPACE_PRIVILEGES)
+    r.computed("can_get_metadata", "describe", from_("can_get_metadata", "child"))
+    for action in ("can_list_namespaces", "can_list_tables", "can_list_views", "can_include_in_list"):
+        r.computed(action, "can_get_metadata")
+    r.computed("can_list_everything", "describe")
+    r.computed("can_read_history", "describe")
+    for action in ("can_create_namespace", "can_create_table", "can_create_view"):
+        r.computed(action, "create")
+    for action in ("can_delete", "can_update_properties", "can_set_protection"):
+        r.computed(action, "modify")
+    _grants(r, NAMESPACE_PRIVILEGES)
+    return r.type_definition("namespace")
+
+
+TABULAR_PRIVILEGES = ("describe", "select", "modify")
+
+
+def _tabular(type_name: str, read_action: str) -> dict:
+    r = Relations()
+    r.assignable("parent", grantees=("namespace",))
+    _securable(r, "parent", TABULAR_PRIVILEGES)
+    r.computed("can_get_metadata", "describe")
+    r.computed("can_include_in_list", "can_get_metadata")
+    r.computed("can_read_history", "describe")
+    r.computed(read_action, "select")
+    for action in ("can_commit", "can_drop", "can_undrop", "can_rename", "can_set_protection"):
+        r.computed(action, "modify")
+    if type_name == "table":
+        r.computed("can_write_data", "modify")
+    _grants(r, TABULAR_PRIVILEGES)
+    return r.type_definition(type_name)
+
+
+def authorization_model() -> dict:
+    return {"schema_version": "1.1", "type_definitions": [
+        _user(), _role(), _server(), _project(), _warehouse(), _namespace(),
+        _tabular("table", "can_read_data"), _tabular("view", "can_select")]}
+
+
+def normalized(model: dict) -> str:
+    """The model as canonical JSON, empty and bookkeeping fields left out, so that the model we build and the one
+    OpenFGA reads back (which adds ids, empty ``object`` fields and source info) compare equal when they mean
+    the same thing."""
+    def clean(value):
+        if isinstance(value, dict):
+            # the SDK's models read back with snake_case keys (computed_userset) where the JSON has camelCase
+            items = {_snake(k): clean(v) for k, v in value.items() if _snake(k) not in _BOOKKEEPING}
+            # {"this": {}} is the one empty object that means something (tuples written directly)
+            return {k: v for k, v in items.items() if v not in (None, "", []) and (v != {} or k == "this")}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    kept = {"schema_version": model.get("schema_version"), "type_definitions": model.get("type_definitions", []),
+            "conditions": model.get("conditions")}
+    return json.dumps(clean(kept), sort_keys=True, separators=(",", ":"))
+
+
+_BOOKKEEPING = ("id", "module", "source_info", "file")
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
+
+
+def digest(model: dict) -> str:
+    return hashlib.sha256(normalized(model).encode()).hexdigest()

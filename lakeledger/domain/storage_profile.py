@@ -1,0 +1,237 @@
+"""Where a warehouse keeps its files, and the rules for table locations inside it.
+
+A profile is a discriminated union on ``type`` (Lakekeeper's JSON shape), so adding a storage kind
+is adding one model. Locations are compared in a normalised form: no trailing slash, and the
+``file:/x`` / ``file:///x`` spellings that Java and Python write for one local path made one.
+"""
+
+import posixpath
+import re
+from urllib.parse import quote, unquote
+from typing import Annotated, Literal, Union
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.s3_policy import table_policy
+
+
+# one regex scan instead of a Python loop per character: every vended load normalizes its table's location
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def normalize_location(location: str) -> str:
+    if not isinstance(location, str) or not location.strip():
+        raise BadRequest("Location must be a non-empty string")
+    location = location.strip()
+    if _CONTROL.search(location):
+        raise BadRequest("A location must not contain control characters")
+    if location.startswith("/"):
+        location = "file://" + location
+    if location.startswith("file:") and not location.startswith("file://"):
+        location = "file://" + location[len("file:"):]
+    if location.startswith("file://"):
+        path = location[len("file://"):]
+        if not path.startswith("/"):
+            raise BadRequest(f"A file location must be absolute: {location}")
+        if "/../" in path + "/" or "/./" in path + "/":
+            raise BadRequest(f"A location must not contain '.' or '..' segments: {location}")
+        normalized = posixpath.normpath(path)
+        if normalized.startswith("//"):
+            normalized = "/" + normalized.lstrip("/")
+        return "file://" + normalized
+    lowered = location.lower()
+    for scheme in ("s3a://", "s3n://"):
+        if lowered.startswith(scheme):
+            location = "s3://" + location[len(scheme):]
+    return location.rstrip("/")
+
+
+_SEGMENT_SEPARATORS = re.compile(r"[/\\]")
+
+
+def check_no_dot_segments(location: str) -> str:
+    """``location`` unchanged, once no segment of it is ``.`` or ``..``, as spelt or percent-decoded (``%2e%2e``):
+    a client that decodes a ``file:`` URI, or an HTTP stack that normalises a path, would resolve such a segment
+    to another directory than the one the catalog checked. A backslash counts as a separator (Windows clients)."""
+    path = location.partition("://")[2] if "://" in location else location
+    for spelling in (path, unquote(path, errors="replace")):
+        if any(segment in (".", "..") for segment in _SEGMENT_SEPARATORS.split(spelling)):
+            raise BadRequest(f"A location must not contain '.' or '..' segments, also not percent-encoded: "
+                             f"{location}")
+    return location
+
+
+def is_within(location: str, base: str) -> bool:
+    """True when ``location`` is ``base`` itself or below it (both normalised)."""
+    return location == base or location.startswith(base.rstrip("/") + "/")
+
+
+def overlaps(a: str, b: str) -> bool:
+    return is_within(a, b) or is_within(b, a)
+
+
+class _Profile(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    def base_location(self) -> str:
+        raise NotImplementedError
+
+    def namespace_location(self, path: tuple[str, ...] | list[str]) -> str:
+        """Where a namespace's tables would go by name: the warehouse location and one escaped folder per level.
+        Only advertised (the `location` namespace property), never a place the catalog writes to: engines such as
+        Trino stage-create their tables below it instead of asking the catalog for a location first."""
+        return "/".join([self.base_location(), *(quote(level, safe="") for level in path)])
+
+    def default_table_location(self, namespace_id: UUID, tabular_id: UUID) -> str:
+        return f"{self.base_location()}/{namespace_id}/{tabular_id}"
+
+    def check_location(self, location: str) -> str:
+        """A location a client asked for (a table's, a view's, a namespace's), normalised, once it is inside the
+        warehouse (or the warehouse itself) and names one directory however it is read."""
+        location = check_no_dot_segments(normalize_location(location))
+        base = self.base_location()
+        if not is_within(location, base):
+            raise BadRequest(f"Location {location} is not inside the warehouse location {base}")
+        return location
+
+    def check_tabular_location(self, location: str) -> str:
+        location = self.check_location(location)
+        if location == self.base_location():
+            raise BadRequest(f"Location {location} is the warehouse location itself, not inside it")
+        return location
+
+
+class FileStorageProfile(_Profile):
+    type: Literal["file"] = "file"
+    location: str
+
+    @field_validator("location")
+    @classmethod
+    def _absolute_file_uri(cls, value: str) -> str:
+        normalized = normalize_location(value)
+        if not normalized.startswith("file:///"):
+            raise ValueError("a file storage profile needs a location of the form file:///absolute/path")
+        return normalized
+
+    def base_location(self) -> str:
+        return self.location
+
+    def local_path(self, location: str) -> str:
+        return normalize_location(location)[len("file://"):]
+
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_IP_ADDRESS = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+S3_ALTERNATIVE_SCHEMES = ("s3a://", "s3n://")
+
+
+class S3StorageProfile(_Profile):
+    """Lakekeeper's S3 profile: a bucket and a key prefix the warehouse's tables live under, how to reach it
+    (endpoint, region, path-style addressing) and how engines get access (STS-vended credentials, or requests
+    signed by the catalog). Locations are ``s3://bucket/key-prefix/...``; ``s3a://``/``s3n://`` (Hadoop's
+    spellings) are accepted when ``allow-alternative-protocols`` is true and compared as ``s3://``."""
+
+    type: Literal["s3"] = "s3"
+    bucket: str
+    key_prefix: str | None = Field(default=None, alias="key-prefix")
+    region: str = "us-east-1"
+    endpoint: str | None = None
+    path_style_access: bool | None = Field(default=None, alias="path-style-access")
+    sts_enabled: bool = Field(default=False, alias="sts-enabled")
+    sts_endpoint: str | None = Field(default=None, alias="sts-endpoint")
+    flavor: Literal["aws", "s3-compat", "minio"] = "aws"
+    assume_role_arn: str | None = Field(default=None, alias="assume-role-arn")
+    sts_role_arn: str | None = Field(default=None, alias="sts-role-arn")
+    sts_token_validity_seconds: int = Field(default=3600, ge=900, le=43200, alias="sts-token-validity-seconds")
+    allow_alternative_protocols: bool = Field(default=False, alias="allow-alternative-protocols")
+    remote_signing_url_style: Literal["path", "virtual-host", "auto"] = Field(default="auto",
+                                                                               alias="remote-signing-url-style")
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket_name(cls, value: str) -> str:
+        if not _BUCKET.match(value) or ".." in value or _IP_ADDRESS.match(value):
+            raise ValueError(f"{value!r} is not a valid S3 bucket name (3 to 63 lower-case letters, digits, dots "
+                             "and hyphens, beginning and ending with a letter or digit)")
+        return value
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _clean_prefix(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip("/")
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or "//" in value:
+            raise ValueError("a key-prefix must not contain control characters or empty segments")
+        if any(part in (".", "..") for part in value.split("/")):
+            raise ValueError("a key-prefix must not contain '.' or '..' segments")
+        if len(value.encode()) > 896:
+            raise ValueError("a key-prefix must be at most 896 bytes")
+        return value or None
+
+    @field_validator("endpoint", "sts_endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        if not re.match(r"^https?://[^/\s]+(/\S*)?$", value):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        if not re.match(r"^[a-z0-9-]{1,64}$", value):
+            raise ValueError(f"{value!r} is not a region name")
+        return value
+
+    def base_location(self) -> str:
+        return f"s3://{self.bucket}/{self.key_prefix}" if self.key_prefix else f"s3://{self.bucket}"
+
+    def check_location(self, location: str) -> str:
+        """Besides the rules for every warehouse: no s3a:// or s3n:// unless allowed, and a key that a session
+        policy can name exactly (lakeledger/domain/s3_policy.py), so vended credentials reach this location and no other."""
+        spelt = location.strip() if isinstance(location, str) else location
+        if isinstance(spelt, str) and spelt.lower().startswith(S3_ALTERNATIVE_SCHEMES) \
+                and not self.allow_alternative_protocols:
+            raise BadRequest(f"Location {spelt} uses {spelt.split(':', 1)[0]}://, which this warehouse does not "
+                             "accept: set allow-alternative-protocols to use s3a:// or s3n://")
+        location = super().check_location(location)
+        table_policy(self.bucket, split_s3_location(location)[1], True, self.flavor)  # refuses what it cannot confine
+        return location
+
+    def path_style(self) -> bool:
+        """Path-style addressing unless told otherwise for S3-compatible stores (MinIO and friends), virtual
+        hosts for AWS."""
+        if self.path_style_access is not None:
+            return self.path_style_access
+        return self.flavor != "aws"
+
+
+def split_s3_location(location: str) -> tuple[str, str]:
+    """``s3://bucket/key`` (or s3a/s3n) as (bucket, key)."""
+    scheme, sep, rest = location.partition("://")
+    if not sep or scheme.lower() not in ("s3", "s3a", "s3n"):
+        raise BadRequest(f"Not an S3 location: {location}")
+    bucket, _, key = rest.partition("/")
+    return bucket, key
+
+
+StorageProfile = Annotated[Union[FileStorageProfile, S3StorageProfile], Field(discriminator="type")]
+
+
+class HardDelete(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["hard"] = "hard"
+
+
+class SoftDelete(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+    type: Literal["soft"] = "soft"
+    expiration_seconds: int = Field(alias="expiration-seconds", gt=0)
+
+
+DeleteProfile = Annotated[Union[HardDelete, SoftDelete], Field(discriminator="type")]

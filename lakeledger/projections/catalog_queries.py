@@ -1,0 +1,290 @@
+"""Questions the catalog read model answers. SQL lives here once; ``CatalogQueries`` runs it
+synchronously for the write side's checks, ``AsyncCatalogQueries`` asynchronously for the API."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+from psycopg import Connection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from lakeledger.domain.storage_profile import overlaps
+from lakeledger.domain.warehouse import parse_storage_profile
+
+WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
+                     " status, protected, created_at, updated_at")
+
+NAMESPACE_HAS_CHILDREN = (
+    "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"
+    " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE namespace_id = %(id)s AND dropped_at IS NULL)")
+
+WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE warehouse_id = %(id)s)"
+
+WAREHOUSE_IS_ACTIVE = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s AND status = 'active')"
+
+NAMESPACE_EXISTS = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)"
+
+# A dropped table or view not done with: soft-deleted (it may come back), or awaiting the purge it asked for.
+_DROP_UNFINISHED = "(deleted_at IS NULL OR (purge_requested AND purged_at IS NULL))"
+
+# Another table or view at the same place, in a folder above it, or inside it. Index-driven at any size
+# (ll_tabulars_by_location_c, bytewise order): the places above are an equality lookup over the new location's
+# own '/'-prefixes, the places inside a range [location + '/', location + '0') — '0' is the byte after '/'.
+# ``overlap_params`` builds the parameters. A dropped table not done with still owns its location.
+_OVERLAP_CANDIDATE = (
+    "SELECT id, location FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND {match}"
+    f" AND id <> %(exclude)s AND (dropped_at IS NULL OR {_DROP_UNFINISHED}) LIMIT 1")
+# One lookup per prefix and one range, rather than an OR or `= ANY(...)`: each is then an index condition on
+# both columns at any size (on a small catalog the planner would otherwise read the warehouse's rows).
+OVERLAPPING_TABULAR = (
+    "(SELECT o.id, o.location FROM unnest(%(itself_or_above)s::text[]) AS p(place) CROSS JOIN LATERAL ("
+    + _OVERLAP_CANDIDATE.format(match="location COLLATE \"C\" = p.place") + ") o LIMIT 1) UNION ALL ("
+    + _OVERLAP_CANDIDATE.format(match="location COLLATE \"C\" >= %(inside_from)s"
+                                      " AND location COLLATE \"C\" < %(inside_to)s") + ") LIMIT 1")
+
+
+def overlap_params(warehouse_id: UUID, location: str, exclude: UUID) -> dict[str, Any]:
+    """OVERLAPPING_TABULAR's parameters: the same rule as ``location = l OR starts_with(new, l || '/') OR
+    starts_with(l, new || '/')``, in a form an index answers."""
+    above = [location[:i] for i, char in enumerate(location) if char == "/"]
+    return {"warehouse_id": warehouse_id, "exclude": exclude, "itself_or_above": [location, *above],
+            "inside_from": location + "/", "inside_to": location + "0"}
+
+
+# Live tables and views of a warehouse whose lower-cased name starts with a prefix: [from, to) in "C" order, keyset
+# paged by (lower(name), id) (lakeledger/migrations/0018_tabular_name_search.sql).
+_NAME_PREFIX = ("SELECT id, typ, namespace, name, lower(name) AS key FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
+                " AND dropped_at IS NULL AND lower(name) COLLATE \"C\" >= %(from)s AND lower(name) COLLATE \"C\" < %(to)s")
+_NAME_ORDER = " ORDER BY lower(name) COLLATE \"C\", id LIMIT %(limit)s"
+TABULARS_BY_NAME_PREFIX = _NAME_PREFIX + _NAME_ORDER
+TABULARS_BY_NAME_PREFIX_AFTER = (_NAME_PREFIX + " AND (lower(name) COLLATE \"C\", id) > (%(after_key)s COLLATE \"C\","
+                                 " %(after_id)s::uuid)" + _NAME_ORDER)
+
+
+def name_prefix_range(prefix: str) -> tuple[str, str]:
+    """[from, to) of the names that start with ``prefix`` (lower-cased), in code point ("C") order."""
+    low = prefix.lower()
+    return low, low[:-1] + chr(ord(low[-1]) + 1)
+
+
+# Namespaces below one (itself included) and the live tables and views in them, for a recursive drop.
+NAMESPACE_TREE = (
+    "WITH RECURSIVE tree AS (SELECT id, path FROM ll_namespaces WHERE id = %(id)s"
+    " UNION ALL SELECT n.id, n.path FROM ll_namespaces n JOIN tree ON n.parent_id = tree.id)"
+    " SELECT 'namespace' AS kind, id, path FROM tree"
+    " UNION ALL SELECT t.typ, t.id, NULL FROM ll_tabulars t JOIN tree ON t.namespace_id = tree.id"
+    " WHERE t.dropped_at IS NULL")
+
+# A recursive drop must take exactly the tree it saw: nothing created in it since.
+TREE_GREW = (
+    "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = ANY(%(namespaces)s) AND id <> ALL(%(namespaces)s))"
+    " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE namespace_id = ANY(%(namespaces)s) AND dropped_at IS NULL"
+    "            AND id <> ALL(%(tabulars)s))")
+
+# Soft-deleted tables and views not yet expired, and purges not yet done: a warehouse with these is not finished.
+WAREHOUSE_HAS_PENDING_DELETIONS = (
+    "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE warehouse_id = %(id)s AND dropped_at IS NOT NULL"
+    f" AND {_DROP_UNFINISHED})")
+
+DELETED_TABULARS = (
+    "SELECT t.id, t.name, t.namespace, t.namespace_id, t.typ, t.warehouse_id, t.created_at, t.dropped_at,"
+    " t.expires_at, t.dropped_with FROM ll_tabulars t"
+    " WHERE t.warehouse_id = %(warehouse_id)s AND t.dropped_at IS NOT NULL AND t.deleted_at IS NULL"
+    " AND (%(namespace_id)s::uuid IS NULL OR t.namespace_id = %(namespace_id)s)"
+    " AND (%(after_time)s::timestamptz IS NULL OR (t.dropped_at, t.id) > (%(after_time)s, %(after_id)s::uuid))"
+    " ORDER BY t.dropped_at, t.id LIMIT %(limit)s")
+
+TABULAR_PROTECTION = ("SELECT protected, updated_at FROM ll_tabulars WHERE id = %(id)s AND typ = %(typ)s"
+                      " AND warehouse_id = %(warehouse_id)s AND dropped_at IS NULL")
+
+NAMESPACE_PROTECTION = ("SELECT protected, updated_at FROM ll_namespaces WHERE id = %(id)s"
+                        " AND warehouse_id = %(warehouse_id)s")
+
+TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND namespace = %(namespace)s"
+              " AND name = %(name)s AND dropped_at IS NULL")
+
+WAREHOUSES = f"SELECT {WAREHOUSE_COLUMNS} FROM ll_warehouses"
+
+WAREHOUSE_BY_NAME = f"{WAREHOUSES} WHERE project_id = %(project_id)s AND name = %(name)s"
+
+WAREHOUSE_BY_ID = f"{WAREHOUSES} WHERE id = %(id)s"
+
+# A commit's lookups in one round trip: its warehouse, the live table of that name and the table's last version
+# in the log (primary-key index), with which a cached aggregate is known current without reading the log again.
+WAREHOUSE_AND_TABULAR = (
+    f"SELECT {WAREHOUSE_COLUMNS}, t.tabular_id,"
+    " (SELECT max(originator_version) FROM lakeledger_events WHERE originator_id = t.tabular_id) AS tabular_version"
+    f" FROM ll_warehouses LEFT JOIN LATERAL ({TABULAR_ID}) AS t (tabular_id) ON true"
+    " WHERE ll_warehouses.id = %(warehouse_id)s")
+
+WAREHOUSES_OF_PROJECT = f"{WAREHOUSES} WHERE project_id = %(project_id)s ORDER BY name, id"
+
+PROJECT = "SELECT id, name FROM ll_projects WHERE id = %(id)s"
+
+PROJECTS = "SELECT id, name FROM ll_projects ORDER BY name, id"
+
+SERVER = "SELECT server_id, is_operator, bootstrapped_at FROM ll_server LIMIT 1"
+
+NAMESPACE = ("SELECT id, path, properties FROM ll_namespaces"
+             " WHERE warehouse_id = %(warehouse_id)s AND path = %(path)s")
+
+CHILD_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"
+                    " AND cardinality(path) = %(depth)s + 1 AND path[1:%(depth)s] = %(parent)s"
+                    " AND (%(after)s::text[] IS NULL OR path > %(after)s)"
+                    " ORDER BY path LIMIT %(limit)s")
+
+TOP_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s AND parent_id IS NULL"
+                  " AND (%(after)s::text[] IS NULL OR path > %(after)s)"
+                  " ORDER BY path LIMIT %(limit)s")
+
+# The loadTable hot path: one indexed lookup that also checks the warehouse is active.
+ACTIVE_TABULAR = ("SELECT t.id, t.metadata_location, t.location, w.storage_profile::text, w.storage_secret::text FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
+                  " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
+                  " AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'")
+
+# The ids of listed rows, for the authorization of a list (lakeledger/api/authorization.py): siblings under one parent.
+SIBLING_NAMESPACE_IDS = ("SELECT id, path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"
+                         " AND cardinality(path) = %(depth)s + 1 AND path[1:%(depth)s] = %(parent)s"
+                         " AND path[%(depth)s + 1] = ANY(%(names)s)")
+
+TABULAR_IDS_BY_NAME = ("SELECT name, id FROM ll_tabulars WHERE namespace_id = %(namespace_id)s AND typ = %(typ)s"
+                       " AND dropped_at IS NULL AND name = ANY(%(names)s)")
+
+TABULARS = ("SELECT name FROM ll_tabulars WHERE namespace_id = %(namespace_id)s AND typ = %(typ)s"
+            " AND dropped_at IS NULL AND (%(after)s::text IS NULL OR name > %(after)s)"
+            " ORDER BY name LIMIT %(limit)s")
+
+
+class CatalogQueries:
+    def __init__(self, pool: ConnectionPool):
+        self.pool = pool
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A connection of the shared pool in autocommit mode for one statement: one round trip, where the pool's
+        transactions would make it three (BEGIN, the query, COMMIT). Each question here is a single statement."""
+        with self.pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                if not conn.broken:
+                    conn.autocommit = False
+
+    def _scalar(self, sql: str, params: dict[str, Any]) -> Any:
+        with self._reading() as conn:
+            row = conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
+        with self._reading() as conn:
+            return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_BY_ID, {"id": warehouse_id}).fetchone()
+
+    def warehouse_and_tabular(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> dict[str, Any] | None:
+        """The warehouse's row, with ``tabular_id`` and ``tabular_version`` of the live tabular named (None when
+        there is none)."""
+        with self._reading() as conn:
+            return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_AND_TABULAR, {
+                "warehouse_id": warehouse_id, "namespace": list(namespace), "name": name}).fetchone()
+
+    def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
+        with self._reading() as conn:
+            return [(kind, id_, path) for kind, id_, path in conn.execute(NAMESPACE_TREE, {"id": namespace_id})]
+
+    def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
+        return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})
+
+    def overlapping_tabular(self, warehouse_id: UUID, location: str, exclude: UUID) -> str | None:
+        with self._reading() as conn:
+            row = conn.execute(OVERLAPPING_TABULAR, overlap_params(warehouse_id, location, exclude)).fetchone()
+        return row[1] if row else None
+
+    def overlapping_warehouse(self, location: str) -> str | None:
+        with self._reading() as conn:
+            rows = conn.execute("SELECT name, storage_profile FROM ll_warehouses").fetchall()
+        for name, profile in rows:
+            if overlaps(parse_storage_profile(profile).base_location(), location):
+                return name
+        return None
+
+
+class AsyncCatalogQueries:
+    def __init__(self, pool: AsyncConnectionPool):
+        self.pool = pool
+
+    async def one(self, sql: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            await cur.execute(sql, params)
+            return await cur.fetchone()
+
+    async def all(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            await cur.execute(sql, params)
+            return await cur.fetchall()
+
+    async def warehouse_by_name(self, project_id: UUID, name: str) -> dict[str, Any] | None:
+        return await self.one(WAREHOUSE_BY_NAME, {"project_id": project_id, "name": name})
+
+    async def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
+        return await self.one(WAREHOUSE_BY_ID, {"id": warehouse_id})
+
+    async def warehouses(self, project_id: UUID) -> list[dict[str, Any]]:
+        return await self.all(WAREHOUSES_OF_PROJECT, {"project_id": project_id})
+
+    async def project(self, project_id: UUID) -> dict[str, Any] | None:
+        return await self.one(PROJECT, {"id": project_id})
+
+    async def projects(self) -> list[dict[str, Any]]:
+        return await self.all(PROJECTS, {})
+
+    async def server(self) -> dict[str, Any] | None:
+        return await self.one(SERVER, {})
+
+    async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict[str, Any] | None:
+        return await self.one(NAMESPACE, {"warehouse_id": warehouse_id, "path": path})
+
+    async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
+                               limit: int) -> list[list[str]]:
+        if parent:
+            rows = await self.all(CHILD_NAMESPACES, {"warehouse_id": warehouse_id, "depth": len(parent),
+                                                     "parent": parent, "after": after, "limit": limit})
+        else:
+            rows = await self.all(TOP_NAMESPACES, {"warehouse_id": warehouse_id, "after": after, "limit": limit})
+        return [r["path"] for r in rows]
+
+    async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        """(id, metadata_location, location, storage profile JSON, storage secret JSON) of a live table in an active
+        warehouse: the loadTable lookup, kept to a prepared statement and tuple rows because it is the hottest
+        query (the storage columns let the fast path hand out cached access without another lookup)."""
+        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "table"}
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(ACTIVE_TABULAR, params, prepare=True)
+            return await cur.fetchone()
+
+    async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        """(id, metadata_location, location, ...) of a live view in an active warehouse."""
+        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "view"}
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(ACTIVE_TABULAR, params)
+            return await cur.fetchone()
+
+    async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
+        rows = await self.all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})
+        return [r["name"] for r in rows]
+
+    async def namespace_ids(self, warehouse_id: UUID, paths: list[list[str]]) -> dict[tuple[str, ...], UUID]:
+        """The ids of sibling namespaces (one parent), by path."""
+        if not paths:
+            return {}
+        parent = list(paths[0][:-1])
+        rows = await self.all(SIBLING_NAMESPACE_IDS, {"warehouse_id": warehouse_id, "depth": len(parent),
+                                                      "parent": parent, "names": [p[-1] for p in paths]})
+        return {tuple(r["path"]): r["id"] for r in rows}
+
+    async def tabular_ids(self, namespace_id: UUID, typ: str, names: list[str]) -> dict[str, UUID]:
+        rows = await self.all(TABULAR_IDS_BY_NAME, {"namespace_id": namespace_id, "typ": typ, "names": names})
+        return {r["name"]: r["id"] for r in rows}

@@ -1,0 +1,586 @@
+"""The audit history read model: one ``ll_history`` row per event, with what a person asks of it (who, when it
+entered the log, which entity under which name at that moment, a sentence saying what changed) and the event's
+full data.
+
+Later events of an entity do not repeat its name or warehouse (a commit names neither), so the projection
+keeps them per entity in ``ll_history_entities``, with a table's last schema to tell which columns a new schema
+adds. Both tables are driven only by the events, so a rebuild writes identical rows. Name claims and
+idempotency keys are bookkeeping of the write side, not changes anyone made to the catalog: left out.
+
+It is not applied inside appends (commits pay nothing for it); the history API catches it up before it answers
+(``ProjectionRunner.caught_up``), which also backfills a database that had events before this projection."""
+
+import json
+from dataclasses import dataclass, field
+from functools import singledispatch
+from typing import Any
+from uuid import UUID
+
+import orjson
+from eventsourcing.utils import get_topic
+from psycopg import Cursor
+from psycopg.rows import tuple_row
+from psycopg.types.json import Jsonb
+
+from lakeledger.domain.grant import Grant
+from lakeledger.domain.names import dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.project import Project
+from lakeledger.domain.role import Role
+from lakeledger.domain.server import Server
+from lakeledger.domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
+from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.user import FIRST_REQUEST, User
+from lakeledger.domain.view import View
+from lakeledger.domain.warehouse import Warehouse
+from lakeledger.eventstore.identity import event_id, event_type_of
+from lakeledger.projections import appended, commit_summaries
+from lakeledger.projections.copy_rows import text_array
+
+SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
+USER, ROLE, GRANT = "user", "role", "grant"
+SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE, GRANT)
+
+# what every event has; "change" is the rest
+_ENVELOPE = {"originator_id", "originator_version", "timestamp", "originator_topic", "actor", "request_id"}
+
+
+@dataclass
+class Entity:
+    """What the projection remembers of an entity between its events."""
+
+    entity_type: str
+    warehouse_id: UUID | None
+    name: list[str]
+    namespace: list[str] | None = None
+    fields: dict | None = None
+
+
+@dataclass
+class Told:
+    """What one event says, in history's terms."""
+
+    entity: Entity
+    summary: str
+    from_namespace: list[str] | None = field(default=None)
+
+
+class HistoryProjection:
+    name = "history"
+    tables = ("ll_history", "ll_history_entities")
+    # a rebuild only appends to ll_history: its other indexes are built once, after the fill
+    indexed_after_fill = ("ll_history",)
+    # the read model a rebuild spends most on (a row per event): filled by a process of its own on a long log
+    rebuilt_apart = True
+    topics: tuple[str, ...] = ()
+
+    def apply(self, event: Any, cur: Cursor) -> None:
+        before = _entity(cur, event.originator_id)
+        told = _tell(event, before)
+        if told is None:
+            return
+        cur.execute(UPSERT_ENTITY, _entity_row(event.originator_id, told.entity))
+        # The projection interface hands over the event alone; its log position is the key of its own row, and
+        # its time is when it entered the log (its append time: ordered as positions are, and what time travel
+        # and the since/until filters mean), not the timestamp taken before it waited for the append lock.
+        sequence, appended_at = appended.lookup(event, cur)
+        row = _history_row(event, told, sequence, appended_at)
+        cur.execute(INSERT_HISTORY, row[:-1] + (Jsonb(row[-1], dumps=_as_is),))
+
+    def rebuilder(self) -> "HistoryRebuild":
+        return HistoryRebuild()
+
+    def live_writer(self) -> "HistoryBatch":
+        return HistoryBatch()
+
+
+UPSERT_ENTITY = (
+    "INSERT INTO ll_history_entities (id, entity_type, warehouse_id, name, namespace, fields)"
+    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET entity_type = EXCLUDED.entity_type,"
+    " warehouse_id = EXCLUDED.warehouse_id, name = EXCLUDED.name, namespace = EXCLUDED.namespace,"
+    " fields = EXCLUDED.fields")
+HISTORY_COLUMNS = ("sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type, entity_id,"
+                   " entity_name, namespace, from_namespace, summary, change")
+INSERT_HISTORY = f"INSERT INTO ll_history ({HISTORY_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})"
+
+
+def _entity_row(entity_id: UUID, entity: Entity) -> tuple:
+    return (entity_id, entity.entity_type, entity.warehouse_id, entity.name, entity.namespace,
+            Jsonb(entity.fields) if entity.fields is not None else None)
+
+
+def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tuple:
+    """The row's values, the change as the JSON text of a jsonb (``_change_json``)."""
+    entity = told.entity
+    return (sequence, event_id(event.originator_id, event.originator_version), appended_at,
+            _type(event), event.actor, event.request_id, entity.warehouse_id,
+            entity.entity_type, event.originator_id, entity.name, entity.namespace, told.from_namespace,
+            told.summary, _change_json(change_of(event)))
+
+
+def _change_json(change: dict[str, Any]) -> str:
+    """The event's data as JSON text for jsonb, serialised once. The event holds only what Postgres can store
+    (lakeledger/projections/storable.py). orjson first (a twentieth of the standard library's cost); it refuses integers beyond
+    64 bits and nesting deeper than 255 levels, which go the standard library's way. Both write what jsonb stores
+    alike (times as ``str`` gives them)."""
+    try:
+        return orjson.dumps(change, default=str, option=_AS_STR).decode()
+    except TypeError:  # an integer beyond 64 bits, deep nesting, a key that is not a string
+        return _dumps(change)
+
+
+# what the standard library's encoder would hand to ``default=str`` is handed to it by orjson too
+_AS_STR = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+class HistoryRebuild:
+    """The history written by a rebuild (lakeledger/projections/rebuild.py), which fills empty tables from the log's start and
+    is their only writer: the entities are remembered here instead of read back per event, and written once each
+    when the pass pauses (``settle``). Each batch's rows go in with one COPY, opened at the batch's first row and
+    written row by row as the events are told, so Postgres stores a batch while Python makes it (names as array
+    literals, the change as its JSON text: psycopg's list dumper cost more than the rest of the row). Entities are
+    kept as a read of their row would give them back, so ``_tell`` sees what the per-event path sees."""
+
+    # the COPY stays open between adds: nothing else may use the connection until ``flush`` (lakeledger/projections/rebuild.py)
+    copies_while_adding = True
+
+    def __init__(self):
+        self.entities: dict[UUID, Entity] = {}
+        self.changed: dict[UUID, Entity] = {}
+        self.literals: dict[tuple[str, ...], str] = {}
+        self._copying: Any = None  # the COPY's context while a batch is written, and the COPY itself
+        self._copy: Any = None
+
+    def add(self, logged: Any, cur: Cursor) -> None:
+        try:
+            self._add(logged, cur)
+        except BaseException:
+            self.abandon()  # or the rollback would find the connection still copying
+            raise
+
+    def _add(self, logged: Any, cur: Cursor) -> None:
+        event = logged.event
+        before = self.entities.get(event.originator_id)
+        told = _tell(event, before)
+        if told is None:
+            return
+        # an event that changed the entity it was handed (a commit) leaves it as a read would give it back
+        stored = before if told.entity is before else _as_stored(told.entity, before)
+        self.entities[event.originator_id] = self.changed[event.originator_id] = stored
+        row = _history_row(event, told, logged.position, logged.appended_at)
+        literal = self._literal
+        if self._copy is None:
+            self._copying = cur.copy(f"COPY ll_history ({HISTORY_COLUMNS}) FROM STDIN")
+            self._copy = self._copying.__enter__()
+        self._copy.write_row(row[:9] + (literal(row[9]), literal(row[10]), literal(row[11])) + row[12:])
+
+    def _literal(self, items: list[str] | None) -> str | None:
+        """``text_array``, made once per name: every event of an entity names it again."""
+        if items is None:
+            return None
+        key = tuple(items)
+        made = self.literals.get(key)
+        if made is None:
+            made = self.literals[key] = text_array(items)
+        return made
+
+    def settle(self, cur: Cursor) -> None:
+        """The entities' last states, once each however many batches changed them."""
+        self.flush(cur)
+        if self.changed:
+            cur.executemany(UPSERT_ENTITY, [_entity_row(i, e) for i, e in self.changed.items()])
+            self.changed = {}
+
+    def flush(self, cur: Cursor) -> None:
+        copying, self._copying, self._copy = self._copying, None, None
+        if copying is not None:
+            copying.__exit__(None, None, None)
+
+    def abandon(self) -> None:
+        """Ends an open COPY after a failure (the transaction is then rolled back)."""
+        copying, self._copying, self._copy = self._copying, None, None
+        if copying is not None:
+            error = RuntimeError("the batch was abandoned")
+            try:
+                copying.__exit__(type(error), error, None)
+            except Exception:  # noqa: BLE001 - the failure that got here is the one that matters
+                pass
+
+
+class HistoryBatch(HistoryRebuild):
+    """A batch of history written while others write too (the runners following the log): as a rebuild writes it,
+    except that the entities the batch's events touch are read first, all in one query. Made for one batch."""
+
+    copies_while_adding = False  # it copies in ``flush``, after reading the entities
+
+    def __init__(self):
+        super().__init__()
+        self.pending: list = []
+
+    def add(self, logged: Any, cur: Cursor) -> None:
+        self.pending.append(logged)
+
+    def flush(self, cur: Cursor) -> None:
+        unknown = list({logged.event.originator_id for logged in self.pending} - self.entities.keys())
+        if unknown:
+            with cur.connection.cursor(row_factory=tuple_row) as read:  # whatever rows the caller's cursor makes
+                for entity_id, *stored in read.execute(f"{_ENTITIES} WHERE id = ANY(%s)", (unknown,)):
+                    self.entities[entity_id] = Entity(*stored)
+        for logged in self.pending:
+            super().add(logged, cur)
+        self.pending = []
+        super().flush(cur)
+
+
+def _as_stored(entity: Entity, before: Entity | None) -> Entity:
+    fields = entity.fields
+    if fields is not None and (before is None or fields is not before.fields):  # a commit keeps them as they were
+        fields = json.loads(json.dumps(fields))
+    return Entity(entity.entity_type, entity.warehouse_id, list(entity.name),
+                  None if entity.namespace is None else list(entity.namespace), fields)
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def _type(event: Any) -> str:
+    return event_type_of(get_topic(type(event)), event)
+
+
+def change_of(event: Any) -> dict[str, Any]:
+    change = dict(vars(event))  # copied whole and the envelope taken out: half the cost of a filtering comprehension
+    for key in _ENVELOPE:
+        change.pop(key, None)
+    return change
+
+
+# the standard library's encoder, which keeps integers beyond 64 bits; made once
+_dumps = json.JSONEncoder(default=str, allow_nan=False, separators=(",", ":")).encode
+
+
+_ENTITIES = "SELECT id, entity_type, warehouse_id, name, namespace, fields FROM ll_history_entities"
+
+
+def _entity(cur: Cursor, entity_id: UUID) -> Entity | None:
+    cur.execute(f"{_ENTITIES} WHERE id = %s", (entity_id,))
+    row = cur.fetchone()
+    return Entity(*row[1:]) if row else None
+
+
+@singledispatch
+def _tell(event: Any, before: Entity | None) -> Told | None:
+    """Events of other aggregates (name claims, idempotency keys) are not part of the history."""
+    return None
+
+
+@_tell.register
+def _(e: Server.Bootstrapped, before: Entity | None) -> Told:
+    return Told(Entity(SERVER, None, []), "bootstrapped the server" + (" (operator)" if e.is_operator else ""))
+
+
+@_tell.register
+def _(e: Project.Created, before: Entity | None) -> Told:
+    return Told(Entity(PROJECT, None, [e.name]), f"created project {e.name}")
+
+
+@_tell.register
+def _(e: Project.Renamed, before: Entity | None) -> Told:
+    return Told(Entity(PROJECT, None, [e.new_name]), f"renamed project {e.old_name} to {e.new_name}")
+
+
+@_tell.register
+def _(e: Warehouse.Created, before: Entity | None) -> Told:
+    return Told(Entity(WAREHOUSE, e.originator_id, [e.name]), f"created warehouse {e.name}")
+
+
+@_tell.register
+def _(e: Warehouse.Renamed, before: Entity | None) -> Told:
+    return Told(Entity(WAREHOUSE, e.originator_id, [e.new_name]), f"renamed warehouse {e.old_name} to {e.new_name}")
+
+
+@_tell.register
+def _(e: Warehouse.Deactivated, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"deactivated warehouse {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Warehouse.Activated, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"activated warehouse {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Warehouse.Deleted, before: Entity | None) -> Told:
+    return Told(Entity(WAREHOUSE, e.originator_id, [e.name]), f"deleted warehouse {e.name}")
+
+
+@_tell.register
+def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    profile = e.delete_profile
+    said = (f"soft, expiring after {_member(profile, 'expiration-seconds')} s"
+            if _member(profile, "type") == "soft" else "hard")
+    return Told(entity, f"set the delete profile of warehouse {dotted(entity.name)} to {said}")
+
+
+@_tell.register
+def _(e: Warehouse.DropPurgeDefaultSet, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    said = "purge their files" if e.drop_purge_default == "purge" else "keep their files"
+    return Told(entity, f"set table drops in warehouse {dotted(entity.name)} without purgeRequested to {said}")
+
+
+@_tell.register
+def _(e: Warehouse.ProtectionSet, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"{_protection(e.protected)} warehouse {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Warehouse.StorageChanged, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    credential = (f", credential {_member(e.storage_secret, 'fingerprint')}" if e.storage_secret else "")
+    return Told(entity, f"changed the storage of warehouse {dotted(entity.name)} "
+                        f"({_member(e.storage_profile, 'type')}{credential})")
+
+
+@_tell.register
+def _(e: Warehouse.StorageCredentialRotated, before: Entity | None) -> Told:
+    entity = _known(before, WAREHOUSE, e)
+    return Told(entity, f"rotated the storage credential of warehouse {dotted(entity.name)} "
+                        f"(now {_member(e.storage_secret, 'fingerprint')})")
+
+
+def _member(document: Any, key: str) -> Any:
+    """``document[key]``, or None: events recorded by older versions may lack what the current ones hold."""
+    return document.get(key) if isinstance(document, dict) else None
+
+
+def _count(document: Any, key: str) -> int:
+    found = _member(document, key)
+    return len(found) if isinstance(found, list) else 0
+
+
+def _protection(protected: bool) -> str:
+    return "protected" if protected else "removed the protection of"
+
+
+@_tell.register
+def _(e: Namespace.Created, before: Entity | None) -> Told:
+    path = list(e.path)
+    return Told(Entity(NAMESPACE, e.warehouse_id, path, path), f"created namespace {dotted(path)}")
+
+
+@_tell.register
+def _(e: Namespace.PropertiesUpdated, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    said = []
+    if e.updated:
+        said.append("set properties " + ", ".join(sorted(e.updated)))
+    if e.removed:
+        said.append("removed properties " + ", ".join(sorted(e.removed)))
+    return Told(entity, f"{'; '.join(said)} on namespace {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Namespace.Dropped, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    said = f"dropped namespace {dotted(entity.name)}"
+    if e.contents:
+        said += (f" with {_count(e.contents, 'namespaces')} namespaces and "
+                 f"{_count(e.contents, 'tabulars')} tables and views in it")
+    return Told(entity, said + _until(e.expires_at))
+
+
+def _until(expires_at: Any) -> str:
+    return f" (soft: restorable until {expires_at.isoformat()})" if expires_at is not None else ""
+
+
+@_tell.register
+def _(e: Namespace.Undropped, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    return Told(entity, f"undropped namespace {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Namespace.Expired, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    return Told(entity, f"expired namespace {dotted(entity.name)}: its deletion is final")
+
+
+@_tell.register
+def _(e: Namespace.ProtectionSet, before: Entity | None) -> Told:
+    entity = _known(before, NAMESPACE, e)
+    return Told(entity, f"{_protection(e.protected)} namespace {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Table.Created, before: Entity | None) -> Told:
+    request = e.request if isinstance(e.request, dict) else {}
+    if e.origin == CREATED_BY_COMMIT:
+        fields = commit_summaries.schema_in(request.get("updates"))
+    elif e.origin == CREATED_BY_REGISTRATION:
+        fields = None  # the schema is in a metadata file, which a projection does not read
+    else:
+        fields = commit_summaries.fields_of(request.get("schema"))
+    entity = _tabular(e, "table", fields)
+    verb = "registered" if e.origin == CREATED_BY_REGISTRATION else "created"
+    return Told(entity, f"{verb} table {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Table.Registered, before: Entity | None) -> Told:
+    entity = _tabular(e, "table", None)
+    return Told(entity, f"registered table {dotted(entity.name)} again")
+
+
+@_tell.register
+def _(e: View.Created, before: Entity | None) -> Told:
+    entity = _tabular(e, "view", None)
+    return Told(entity, f"created view {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Table.Committed, before: Entity | None) -> Told:
+    entity = _known(before, "table", e)
+    if e.updates:
+        summary = commit_summaries.describe_commit(e.updates, entity.fields)
+        entity.fields = commit_summaries.schema_in(e.updates) or entity.fields
+    else:  # a registration over the live table: only the metadata file changes
+        summary = f"pointed to metadata file {e.metadata_location}"
+    return Told(entity, summary)
+
+
+@_tell.register
+def _(e: View.Replaced, before: Entity | None) -> Told:
+    entity = _known(before, "view", e)
+    return Told(entity, f"replaced view {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Tabular.Renamed, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    old, new = [*e.from_namespace, e.from_name], [*e.to_namespace, e.to_name]
+    entity.name, entity.namespace = new, list(e.to_namespace)
+    return Told(entity, f"renamed {dotted(old)} to {dotted(new)}", from_namespace=list(e.from_namespace))
+
+
+@_tell.register
+def _(e: Tabular.Dropped, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    entity.warehouse_id, entity.namespace, entity.name = e.warehouse_id, list(e.namespace), [*e.namespace, e.name]
+    purge = " (purge requested)" if e.purge_requested else ""
+    return Told(entity, f"dropped {e.typ} {dotted(entity.name)}{purge}{_until(e.expires_at)}")
+
+
+@_tell.register
+def _(e: Tabular.Undropped, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    entity.namespace, entity.name = list(e.namespace), [*e.namespace, e.name]
+    return Told(entity, f"undropped {e.typ} {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Tabular.Expired, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    purge = "; its files will be purged" if e.purge_requested else ""
+    return Told(entity, f"expired {e.typ} {dotted(entity.name)}: its deletion is final{purge}")
+
+
+@_tell.register
+def _(e: Tabular.Purged, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    files = f"{e.files_removed:,} file" + ("" if e.files_removed == 1 else "s")
+    return Told(entity, f"purged {e.typ} {dotted(entity.name)}: {files} deleted at {e.location}")
+
+
+@_tell.register
+def _(e: Tabular.ProtectionSet, before: Entity | None) -> Told:
+    entity = _known(before, e.typ, e)
+    return Told(entity, f"{_protection(e.protected)} {e.typ} {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: User.Created, before: Entity | None) -> Told:
+    how = "provisioned user {} on its first request" if e.last_updated_with == FIRST_REQUEST else "created user {}"
+    return Told(Entity(USER, None, [e.user_id]), how.format(_user(e)))
+
+
+@_tell.register
+def _(e: User.Recreated, before: Entity | None) -> Told:
+    how = ("provisioned deleted user {} again on its request" if e.last_updated_with == FIRST_REQUEST
+           else "created deleted user {} again")
+    return Told(Entity(USER, None, [e.user_id]), how.format(_user(e)))
+
+
+@_tell.register
+def _(e: User.Updated, before: Entity | None) -> Told:
+    return Told(Entity(USER, None, [e.user_id]), f"updated user {_user(e)}")
+
+
+@_tell.register
+def _(e: User.Deleted, before: Entity | None) -> Told:
+    return Told(Entity(USER, None, [e.user_id]), f"deleted user {e.user_id}")
+
+
+def _user(e: Any) -> str:
+    return f"{e.user_id} ({e.name}, {e.user_type})"
+
+
+@_tell.register
+def _(e: Role.Created, before: Entity | None) -> Told:
+    return Told(Entity(ROLE, None, [e.name]), f"created role {e.name} ({e.provider_id}~{e.source_id})")
+
+
+@_tell.register
+def _(e: Role.Updated, before: Entity | None) -> Told:
+    entity = _known(before, ROLE, e)
+    old = dotted(entity.name)
+    entity.name = [e.name]
+    said = f"renamed role {old} to {e.name}" if old != e.name else f"updated role {e.name}"
+    return Told(entity, said)
+
+
+@_tell.register
+def _(e: Role.MemberAdded, before: Entity | None) -> Told:
+    entity = _known(before, ROLE, e)
+    return Told(entity, f"added {e.member_type} {e.member_id} to role {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Role.MemberRemoved, before: Entity | None) -> Told:
+    entity = _known(before, ROLE, e)
+    return Told(entity, f"removed {e.member_type} {e.member_id} from role {dotted(entity.name)}")
+
+
+@_tell.register
+def _(e: Role.Deleted, before: Entity | None) -> Told:
+    return Told(Entity(ROLE, None, [e.name]), f"deleted role {e.name}")
+
+
+@_tell.register
+def _(e: Grant.Added, before: Entity | None) -> Told:
+    return Told(Entity(GRANT, None, [e.object]), f"granted {e.relation} on {_named(e.object)} to {_named(e.grantee)}")
+
+
+@_tell.register
+def _(e: Grant.Removed, before: Entity | None) -> Told:
+    return Told(Entity(GRANT, None, [e.object]), f"revoked {e.relation} on {_named(e.object)} from "
+                                                 f"{_named(e.grantee)}")
+
+
+def _named(tuple_end: str) -> str:
+    """``table:<id>`` as "table <id>", ``role:<id>#assignee`` as "role <id>" (its members)."""
+    kind, _, rest = tuple_end.partition(":")
+    return f"{kind} {rest.partition('#')[0]}"
+
+
+def _tabular(e: Any, typ: str, fields: dict | None) -> Entity:
+    return Entity(typ, e.warehouse_id, [*e.namespace, e.name], list(e.namespace), fields)
+
+
+def _known(before: Entity | None, entity_type: str, e: Any) -> Entity:
+    # Only a log whose earlier events were lost would miss the entity; say what can be said rather than stop.
+    return before if before is not None else Entity(entity_type, None, [str(e.originator_id)])

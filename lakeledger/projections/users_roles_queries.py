@@ -1,0 +1,166 @@
+"""Questions the users-and-roles read model answers: for the API (asynchronously), and for the write side's
+checks inside an append (``Cursor`` functions, run under the append lock by lakeledger/services/roles.py)."""
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg import Cursor
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+USER_COLUMNS = "id, name, email, user_type, last_updated_with, created_at, updated_at"
+ROLE_COLUMNS = "id, project_id, name, description, provider_id, source_id, created_at, updated_at"
+SEARCH_LIMIT = 10
+SEARCH_LENGTH = 64  # Lakekeeper truncates search strings to 64 characters
+
+# Keyset pages over (created_at, id), Lakekeeper's order for users and roles.
+_AFTER = ("(%(after_time)s::timestamptz IS NULL OR ({prefix}created_at, {prefix}id) >"
+          " (%(after_time)s, %(after_id)s::{id_type}))")
+
+
+def like_pattern(term: str) -> str:
+    """``term`` as a literal inside a LIKE pattern."""
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _search_rank(columns: tuple[str, ...]) -> str:
+    """0 for an exact id, then an exact, a leading and a contained match of any of ``columns`` (case-insensitive);
+    NULL for no match."""
+    exact = " OR ".join(f"lower({c}) = lower(%(term)s)" for c in columns)
+    prefix = " OR ".join(f"{c} ILIKE %(pattern)s || '%%'" for c in columns)
+    inside = " OR ".join(f"{c} ILIKE '%%' || %(pattern)s || '%%'" for c in columns)
+    return (f"CASE WHEN id::text = %(term)s THEN 0 WHEN {exact} THEN 1 WHEN {prefix} THEN 2"
+            f" WHEN {inside} THEN 3 END")
+
+
+def _search_params(term: str) -> dict[str, Any]:
+    term = term[:SEARCH_LENGTH]
+    return {"term": term, "pattern": like_pattern(term), "limit": SEARCH_LIMIT}
+
+
+def _page_params(after: list | None, limit: int) -> dict[str, Any]:
+    after_time = datetime.fromisoformat(after[0]) if after else None
+    return {"after_time": after_time, "after_id": after[1] if after else None, "limit": limit}
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    return isinstance(value, (list, tuple)) and any(_has_nul(v) for v in value)
+
+
+class UsersRolesQueries:
+    def __init__(self, pool: AsyncConnectionPool):
+        self.pool = pool
+
+    async def _all(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if any(_has_nul(value) for value in params.values()):
+            return []  # Postgres text cannot hold NUL, so nothing stored matches it (and psycopg refuses to send it)
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            await cur.execute(sql, params)
+            return await cur.fetchall()
+
+    async def _one(self, sql: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        rows = await self._all(sql, params)
+        return rows[0] if rows else None
+
+    # --- users ---------------------------------------------------------------------------------------------
+
+    async def user(self, user_id: str) -> dict[str, Any] | None:
+        return await self._one(f"SELECT {USER_COLUMNS} FROM ll_users WHERE id = %(id)s", {"id": user_id})
+
+    async def users(self, name: str | None, after: list | None, limit: int) -> list[dict[str, Any]]:
+        """``name``: a case-insensitive part of the name (Lakekeeper's filter)."""
+        return await self._all(
+            f"SELECT {USER_COLUMNS} FROM ll_users WHERE (%(name)s::text IS NULL OR name ILIKE '%%' || %(name)s || '%%')"
+            f" AND {_AFTER.format(prefix='', id_type='text')} ORDER BY created_at, id LIMIT %(limit)s",
+            {"name": like_pattern(name) if name else None, **_page_params(after, limit)})
+
+    async def search_users(self, term: str) -> list[dict[str, Any]]:
+        rank = _search_rank(("name", "email", "id"))
+        return await self._all(
+            f"SELECT * FROM (SELECT {USER_COLUMNS}, {rank} AS rank FROM ll_users) u WHERE rank IS NOT NULL"
+            " ORDER BY rank, name, id LIMIT %(limit)s", _search_params(term))
+
+    # --- roles ---------------------------------------------------------------------------------------------
+
+    async def role(self, project_id: UUID, role_id: UUID) -> dict[str, Any] | None:
+        return await self._one(f"SELECT {ROLE_COLUMNS} FROM ll_roles WHERE id = %(id)s AND project_id = %(project)s",
+                               {"id": role_id, "project": project_id})
+
+    async def roles(self, project_id: UUID, role_ids: list[UUID] | None, source_ids: list[str] | None,
+                    provider_ids: list[str] | None, after: list | None, limit: int) -> list[dict[str, Any]]:
+        return await self._all(
+            f"SELECT {ROLE_COLUMNS} FROM ll_roles WHERE project_id = %(project)s"
+            " AND (%(ids)s::uuid[] IS NULL OR id = ANY(%(ids)s))"
+            " AND (%(sources)s::text[] IS NULL OR source_id = ANY(%(sources)s))"
+            " AND (%(providers)s::text[] IS NULL OR provider_id = ANY(%(providers)s))"
+            f" AND {_AFTER.format(prefix='', id_type='uuid')} ORDER BY created_at, id LIMIT %(limit)s",
+            {"project": project_id, "ids": role_ids, "sources": source_ids, "providers": provider_ids,
+             **_page_params(after, limit)})
+
+    async def search_roles(self, project_id: UUID, term: str) -> list[dict[str, Any]]:
+        rank = _search_rank(("name", "source_id"))
+        return await self._all(
+            f"SELECT * FROM (SELECT {ROLE_COLUMNS}, {rank} AS rank FROM ll_roles WHERE project_id = %(project)s) r"
+            " WHERE rank IS NOT NULL ORDER BY rank, name, id LIMIT %(limit)s",
+            {"project": project_id, **_search_params(term)})
+
+    # --- membership ----------------------------------------------------------------------------------------
+
+    async def members(self, role_id: UUID, member_type: str | None, after: list | None,
+                      limit: int) -> list[dict[str, Any]]:
+        """Direct members, users with their name, email and type, roles with their name and ident; ordered by
+        (type, id)."""
+        return await self._all(
+            "SELECT m.member_type, m.member_id, u.name AS user_name, u.email, u.user_type, r.name AS role_name,"
+            " r.provider_id, r.source_id FROM ll_role_members m"
+            " LEFT JOIN ll_users u ON m.member_type = 'user' AND u.id = m.member_id"
+            " LEFT JOIN ll_roles r ON m.member_type = 'role' AND r.id::text = m.member_id"
+            " WHERE m.role_id = %(role)s AND (%(type)s::text IS NULL OR m.member_type = %(type)s)"
+            " AND (%(after_type)s::text IS NULL OR (m.member_type, m.member_id) > (%(after_type)s, %(after_id)s))"
+            " ORDER BY m.member_type, m.member_id LIMIT %(limit)s",
+            {"role": role_id, "type": member_type, "after_type": after[0] if after else None,
+             "after_id": after[1] if after else None, "limit": limit})
+
+    async def roles_of(self, project_id: UUID, member_type: str, member_id: str, after: list | None,
+                       limit: int) -> list[dict[str, Any]]:
+        """The roles of the project that ``member_id`` is a direct member of."""
+        return await self._all(
+            f"SELECT {', '.join('r.' + c.strip() for c in ROLE_COLUMNS.split(','))} FROM ll_role_members m"
+            " JOIN ll_roles r ON r.id = m.role_id WHERE m.member_type = %(type)s AND m.member_id = %(member)s"
+            " AND r.project_id = %(project)s"
+            f" AND {_AFTER.format(prefix='r.', id_type='uuid')}"
+            " ORDER BY r.created_at, r.id LIMIT %(limit)s",
+            {"project": project_id, "type": member_type, "member": member_id, **_page_params(after, limit)})
+
+
+# --- inside an append ----------------------------------------------------------------------------------------
+
+def user_exists(cur: Cursor, user_id: str) -> bool:
+    cur.execute("SELECT EXISTS (SELECT 1 FROM ll_users WHERE id = %s)", (user_id,))
+    return cur.fetchone()[0]
+
+
+def role_in_project(cur: Cursor, role_id: UUID, project_id: UUID) -> bool:
+    cur.execute("SELECT EXISTS (SELECT 1 FROM ll_roles WHERE id = %s AND project_id = %s)", (role_id, project_id))
+    return cur.fetchone()[0]
+
+
+def contains(cur: Cursor, outer: UUID, inner: UUID) -> bool:
+    """Whether role ``outer`` holds role ``inner`` through any chain of role memberships (or is it)."""
+    cur.execute(
+        "WITH RECURSIVE below(id) AS (SELECT %(outer)s::uuid UNION"
+        " SELECT m.member_id::uuid FROM ll_role_members m JOIN below ON m.role_id = below.id"
+        " WHERE m.member_type = 'role')"
+        " SELECT EXISTS (SELECT 1 FROM below WHERE id = %(inner)s)", {"outer": outer, "inner": inner})
+    return cur.fetchone()[0]
+
+
+def roles_holding(cur: Cursor, member_type: str, member_id: str) -> set[UUID]:
+    """The roles ``member_id`` is a direct member of, in any project."""
+    cur.execute("SELECT role_id FROM ll_role_members WHERE member_type = %s AND member_id = %s",
+                (member_type, member_id))
+    return {row[0] for row in cur.fetchall()}

@@ -1,0 +1,335 @@
+import logging
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID, uuid4
+
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.update import SetLocationUpdate
+
+from lakeledger.domain import deletion
+from lakeledger.domain import table_metadata as tm
+from lakeledger.domain.errors import AlreadyExists, InvalidArgument, NoSuchNamespace, NoSuchTable
+from lakeledger.domain.name_claim import TABULAR
+from lakeledger.domain.names import check_name, check_namespace, check_new_name, dotted
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.storage_profile import is_within, normalize_location
+from lakeledger.domain.warehouse import PURGE
+from lakeledger.domain.table import (
+    CREATED_BY_COMMIT,
+    CREATED_BY_REGISTRATION,
+    CREATED_BY_REQUEST,
+    Table,
+)
+from lakeledger.storage import Storages
+from lakeledger.services import placement, resolve
+from lakeledger.services.approval import proposed_commit, proposed_drop
+from lakeledger.services.conditions import Condition, namespace_exists
+from lakeledger.services.metadata_files import MetadataFiles
+from lakeledger.services.resolve import WarehouseSettings
+from lakeledger.services.unit_of_work import Ledger
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TableState:
+    """What a client receives after a create, commit or load: where the metadata is, and its bytes."""
+
+    metadata_location: str | None
+    metadata: bytes
+    table_id: UUID | None = None  # with location: what the engine is given access to (lakeledger/services/table_access.py)
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class TableChange:
+    namespace: tuple[str, ...]
+    name: str
+    requirements_raw: list
+    updates_raw: list
+
+
+@dataclass
+class _Staged:
+    """One table's part of a commit. ``table`` is None when the change leaves the table as it is: nothing is
+    written or appended for it, and the client gets the current metadata back."""
+
+    table: Table | None
+    claim: Any
+    metadata: TableMetadata
+    metadata_location: str
+    conditions: list[Condition]
+    base: TableMetadata | None = None
+    base_location: str | None = None  # the metadata file this commit supersedes
+
+
+class TableService:
+    def __init__(self, ledger: Ledger, files: MetadataFiles, storages: Storages):
+        self.ledger = ledger
+        self.files = files
+        self.storages = storages
+
+    # -- create -------------------------------------------------------------------------------
+
+    def create(self, warehouse_id: str, namespace: list[str], request: Any, raw: dict, by: Provenance) -> TableState:
+        levels = check_namespace(namespace)
+        name = check_new_name(request.name, "Table")
+
+        def command() -> TableState:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            self._ensure_name_free(ns, name)
+            table_id = uuid4()
+            location = placement.new_location(self.ledger, wh, request.location, ns.id, table_id)
+            # the metadata keeps the location as the client spelt it; the catalog compares the normalised form
+            metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order,
+                                       _as_spelt(request.location) or location, request.properties, table_id)
+            self.storages.of(wh).prepare_table_location(location)
+            if request.stage_create:
+                return TableState(None, tm.serialize(metadata), table_id, location)
+            metadata_location = self._metadata_location(wh, metadata, None)
+            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
+            table = Table.create(table_id, wh.id, ns.id, levels, name, location, metadata_location,
+                                 CREATED_BY_REQUEST, raw, by)
+            data = self._write_and_append(wh, [(metadata_location, metadata, None)], [claim, table],
+                                          [namespace_exists(ns.id, dotted(levels))])
+            return TableState(metadata_location, data[0], table_id, location)
+
+        return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
+
+    # -- commit -------------------------------------------------------------------------------
+
+    def commit(self, warehouse_id: str, changes: list[TableChange], by: Provenance) -> list[TableState]:
+        """Commits changes to one or more tables atomically: all are applied or none."""
+        if not changes:
+            raise InvalidArgument("Invalid table changes: empty")
+        seen = set()
+        for change in changes:
+            key = (change.namespace, change.name)
+            if key in seen:
+                raise InvalidArgument(
+                    f"Table {dotted([*change.namespace, change.name])} appears twice in one commit")
+            seen.add(key)
+        parsed = [(c, tm.parse_requirements(c.requirements_raw), tm.parse_updates(c.updates_raw)) for c in changes]
+
+        def command() -> list[TableState]:
+            hint = None
+            if len(changes) == 1:  # the usual commit: its warehouse and table found in one query
+                only = changes[0]
+                wh, hint = resolve.warehouse_and_tabular(self.ledger, warehouse_id,
+                                                         check_namespace(list(only.namespace)),
+                                                         check_name(only.name, "Table"))
+            else:
+                wh = resolve.warehouse(self.ledger, warehouse_id)
+            staged = [self._stage(wh, change, requirements, updates, by, hint)
+                      for change, requirements, updates in parsed]
+            changed = [s for s in staged if s.table is not None]
+            if changed:
+                self._write_and_append(wh, [(s.metadata_location, s.metadata, s.base) for s in changed],
+                                       [a for s in changed for a in (s.claim, s.table)],
+                                       [c for s in changed for c in s.conditions])
+                self._retire_metadata_files(wh, changed)
+                for s in changed:
+                    if s.base_location is not None:
+                        # what commits build on and loads serve is the new file: the old one's parsed form and
+                        # bytes would only push the tables still in use out of the cache
+                        self.files.forget(s.base_location)
+            storage = self.storages.of(wh)
+            return [TableState(s.metadata_location, self.files.data(s.metadata_location, storage)) for s in staged]
+
+        return self.ledger.retrying(command)
+
+    def _stage(self, wh: WarehouseSettings, change: TableChange, requirements: list, updates: list,
+               by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:
+        levels = check_namespace(list(change.namespace))
+        name = check_name(change.name, "Table")
+        table = self._live_table(wh, levels, name, hint)
+        if table is None:
+            ns = resolve.namespace(self.ledger, wh, levels)
+            if not tm.is_create(requirements):
+                raise NoSuchTable(f"Table does not exist: {dotted([*levels, name])}")
+            return self._stage_create(wh, ns, name, change, requirements, updates, by)
+        storage = self.storages.of(wh)
+        base = self.files.parsed(table.metadata_location, storage)
+        metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
+        if metadata is base:
+            return _Staged(None, None, base, table.metadata_location, [])
+        location = placement.checked_location(self.ledger, wh, metadata.location, table.id) if metadata.location != table.location \
+            else table.location
+        metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
+        self.ledger.approval.review(proposed_commit(table, by, change.requirements_raw, change.updates_raw))
+        base_location = table.metadata_location
+        table.commit(change.requirements_raw, change.updates_raw, metadata_location, location, by)
+        return _Staged(table, None, metadata, metadata_location, [], base, base_location)
+
+    def _live_table(self, wh: WarehouseSettings, levels: tuple[str, ...], name: str,
+                    hint: resolve.TabularHint | None = None) -> Table | None:
+        """The table a commit names. The read model finds it in one query (the hot path; ``hint`` when the
+        caller has asked already) and the log confirms it; should the two ever disagree, the name claims in the
+        log decide."""
+        if hint is None:
+            hint = resolve.TabularHint(self.ledger.queries.tabular_id(wh.id, levels, name), None)
+        table = self.ledger.log.get(Table, hint.id, hint.version) if hint.id else None
+        if table is not None and not table.dropped and tuple(table.namespace) == levels and table.name == name:
+            return table
+        try:
+            ns = resolve.namespace(self.ledger, wh, levels)
+        except NoSuchNamespace:
+            return None
+        return resolve.tabular(self.ledger, Table, ns, name)
+
+    def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange, requirements: list,
+                      updates: list, by: Provenance) -> _Staged:
+        self._ensure_name_free(ns, name)  # a view may hold it
+        table_id = tm.assigned_uuid(updates) or uuid4()
+        if self.ledger.log.get(Table, table_id) is not None:
+            raise AlreadyExists(f"A table with uuid {table_id} already exists")
+        if not any(isinstance(u, SetLocationUpdate) for u in updates):
+            updates = [SetLocationUpdate(location=wh.profile().default_table_location(ns.id, table_id)), *updates]
+        metadata = tm.apply_commit(None, None, requirements, updates)
+        if metadata.table_uuid != table_id:
+            raise InvalidArgument("A created table needs exactly one assign-uuid update")
+        location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
+        self.storages.of(wh).prepare_table_location(location)
+        metadata_location = self._metadata_location(wh, metadata, None)
+        claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*ns.path, name]))
+        table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
+                             CREATED_BY_COMMIT, {"requirements": change.requirements_raw,
+                                                 "updates": change.updates_raw}, by)
+        return _Staged(table, claim, metadata, metadata_location, [namespace_exists(ns.id, dotted(ns.path))])
+
+    # -- drop, rename, register ---------------------------------------------------------------
+
+    def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool | None, force: bool,
+             by: Provenance) -> None:
+        """Soft in a warehouse with a soft delete profile (the files stay until expiry), final in a hard one.
+        ``purge_requested`` None (the client did not say) follows the warehouse's drop-purge-default."""
+        levels = check_namespace(namespace)
+
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            table = resolve.table(self.ledger, ns, name)
+            expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
+            purge = purge_requested if purge_requested is not None else wh.drop_purge_default == PURGE
+            table.drop(purge, expires_at, force, by)  # refuses a protected table first
+            self.ledger.approval.review(proposed_drop(table, by, purge_requested=purge,
+                                                      expires_at=expires_at))
+            claim = self.ledger.release(TABULAR, ns.id, name, table.id, by)
+            self.ledger.append(claim, table)
+
+        self.ledger.retrying(command)
+
+    def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
+               by: Provenance) -> None:
+        src_levels, src_name = check_namespace(source[0]), check_name(source[1], "Table")
+        dst_levels, dst_name = check_namespace(destination[0]), check_new_name(destination[1], "Table")
+
+        def command() -> None:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            src_ns = resolve.namespace(self.ledger, wh, src_levels)
+            table = resolve.table(self.ledger, src_ns, src_name)
+            dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
+            taken = resolve.holder_kind(self.ledger, dst_ns, dst_name)
+            if taken is not None:
+                raise AlreadyExists(f"Cannot rename {dotted([*src_levels, src_name])} to "
+                                    f"{dotted([*dst_levels, dst_name])}. {taken} already exists")
+            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, table.id, "Table", by,
+                                         dotted([*dst_levels, dst_name]))
+            old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, table.id, by)
+            table.rename(dst_ns.id, dst_levels, dst_name, by)
+            self.ledger.append(old_claim, new_claim, table,
+                               conditions=[namespace_exists(dst_ns.id, dotted(dst_levels))])
+
+        self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*dst_levels, dst_name])}")
+
+    def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str,
+                 overwrite: bool, raw: dict, by: Provenance) -> TableState:
+        levels = check_namespace(namespace)
+        name = check_new_name(name, "Table")
+
+        def command() -> TableState:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns = resolve.namespace(self.ledger, wh, levels)
+            location_of_file = placement.metadata_file_location(wh, metadata_location)
+            storage = self.storages.of(wh)
+            metadata = self.files.parsed(location_of_file, storage)
+            data = self.files.data(location_of_file, storage)
+            table_id = metadata.table_uuid
+            if resolve.holder_kind(self.ledger, ns, name) == "View":
+                self._ensure_name_free(ns, name)
+            existing = resolve.tabular(self.ledger, Table, ns, name)
+            if existing is not None:
+                if not overwrite:
+                    raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
+                if existing.id != table_id:
+                    raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
+                location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
+                existing.commit([], [], location_of_file, location, by)
+                self.ledger.append(existing)
+                return TableState(location_of_file, data, table_id, location)
+            table = self.ledger.log.get(Table, table_id)
+            if table is not None and not table.dropped:
+                raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
+            location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
+            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
+            if table is None:
+                table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
+                                     CREATED_BY_REGISTRATION, raw, by)
+            else:  # a dropped table, registered back from one of its own metadata files
+                table.register_again(wh.id, ns.id, levels, name, location, location_of_file, raw, by)
+            self.ledger.append(claim, table, conditions=[namespace_exists(ns.id, dotted(levels))])
+            return TableState(location_of_file, data, table_id, location)
+
+        return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _ensure_name_free(self, ns: Namespace, name: str) -> None:
+        """409 with the message of Iceberg's catalogs, which Java clients and tests read."""
+        kind = resolve.holder_kind(self.ledger, ns, name)
+        if kind == "View":
+            raise AlreadyExists(f"View with same name already exists: {dotted([*ns.path, name])}")
+        if kind is not None:
+            raise AlreadyExists(f"Table already exists: {dotted([*ns.path, name])}")
+
+    def _retire_metadata_files(self, wh: WarehouseSettings, committed: list[_Staged]) -> None:
+        """Deletes the metadata files that a commit's metadata log no longer lists, when the table asks for it
+        (``write.metadata.delete-after-commit.enabled``), as Iceberg's own catalogs do: after the event that
+        moved the table on is appended, and only files inside the table's own location."""
+        storage = self.storages.of(wh)
+        for s in committed:
+            for location in tm.retired_metadata_files(s.base, s.metadata):
+                if not is_within(normalize_location(location), s.table.location):
+                    continue
+                self.files.forget(location)
+                try:
+                    storage.delete(location)
+                except Exception:  # the commit stands; a file left behind is only litter
+                    log.warning("Could not delete retired metadata file %s", location, exc_info=True)
+
+    def _metadata_location(self, wh: WarehouseSettings, metadata: TableMetadata, previous: str | None) -> str:
+        return placement.metadata_file_location(wh, tm.next_metadata_location(metadata, previous))
+
+    def _write_and_append(self, wh: WarehouseSettings, files: list[tuple[str, TableMetadata, TableMetadata | None]],
+                          aggregates: list[Any], conditions: list[Condition]) -> list[bytes]:
+        """Metadata files are written before the events that point at them, so a pointer in the log
+        never names a missing file; files of a commit that then loses its race are removed."""
+        storage = self.storages.of(wh)
+        written: list[tuple[str, bytes]] = []
+        try:
+            for location, metadata, base in files:
+                written.append((location, self.files.write(location, metadata, storage, base)))
+            self.ledger.append(*aggregates, conditions=conditions)
+        except BaseException:
+            for location, _ in written:
+                self.files.forget(location)
+                storage.delete(location)
+            raise
+        return [data for _, data in written]
+
+
+def _as_spelt(location: str | None) -> str | None:
+    """A requested location as the client wrote it, less a trailing slash (metadata paths are joined to it)."""
+    return location.rstrip("/") if location else None
