@@ -13,9 +13,20 @@ from pathlib import Path
 import httpx
 import orjson
 
-from . import (auth, catalog, commits, compression, footprint, loadgen, metrics_overhead, procs, publication, report,
-               s3, soft_deletion)
-
+from . import (
+    auth,
+    catalog,
+    commits,
+    compression,
+    footprint,
+    loadgen,
+    metrics_overhead,
+    procs,
+    publication,
+    report,
+    s3,
+    soft_deletion,
+)
 
 AUTH_WARMUP_S = 1.0  # the authorization section's servers are warm after its first round
 

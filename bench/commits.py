@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from .catalog import TableHandle
-from .wire import Closed, Connection
 from .stats import percentile
+from .wire import Closed, Connection
 
 MAX_COMMITS_PER_CLIENT = 100_000  # the deadline ends the loop first; this is just a bound
 REQUEST_TIMEOUT_S = 30.0
@@ -121,7 +121,7 @@ async def _run(base_url: str, owned: list[list[TableHandle]], duration_s: float,
                 t0 = time.perf_counter()
                 try:
                     status, content = await http.request("POST", table.path, body)
-                except (OSError, Closed, asyncio.TimeoutError) as e:
+                except (TimeoutError, OSError, Closed) as e:
                     errors += 1
                     if len(failures) < 5:
                         failures.append(f"{type(e).__name__}: {e}")
@@ -140,7 +140,7 @@ async def _run(base_url: str, owned: list[list[TableHandle]], duration_s: float,
                     status, content = await http.request("GET", table.path)
                     if status == 200:
                         table.update_from(orjson.loads(content)["metadata"])
-                except (OSError, Closed, asyncio.TimeoutError):
+                except (TimeoutError, OSError, Closed):
                     errors += 1
         finally:
             http.close()

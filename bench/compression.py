@@ -6,7 +6,7 @@ the server pays per metadata file (it keeps the compressed copy) rather than per
 import gzip
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import httpx
 import zstandard

@@ -3,8 +3,8 @@
 the client's own overhead (an upper bound of the server's part). Measured on the scale bench's catalogs, in the
 namespace of 1,000 tables, and on one table given 10,000 history entries first."""
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 import httpx
 

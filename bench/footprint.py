@@ -86,8 +86,8 @@ def render(f: Footprint) -> tuple[str, bool]:
     rss_ok = rss <= RSS_TARGET_MB
     cpu_ok = all(i.cpu_pct <= IDLE_CPU_TARGET_PCT for i in idles)
     lines = ["Footprint of lakeledger serve (workers on, one process)",
-             f"  idle: nothing calls the server; CPU is user + system of the process over the window, wake-ups its "
-             f"context switches per second"]
+             "  idle: nothing calls the server; CPU is user + system of the process over the window, wake-ups its "
+             "context switches per second"]
 
     def idle_row(name: str, i: Idle) -> str:
         return (f"  {name:<34} {i.cpu_pct:>7.3f} % of a core  {i.wakeups / i.seconds:>7.1f} wake-ups/s  "

@@ -196,7 +196,7 @@ async def _connection(host: str, port: int, request: bytes, deadline: float, res
             result["bytes"] += len(head) + length
             if not (200 <= status < 300 or status == 304):
                 result["non_2xx"] += 1
-        except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, asyncio.LimitOverrunError, ValueError):
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             result["errors"] += 1
             if writer is not None:
                 writer.close()

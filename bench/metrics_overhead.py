@@ -4,8 +4,8 @@ alternating rounds so both meet the same machine; and what one scrape of /metric
 
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import httpx
 

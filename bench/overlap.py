@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -30,7 +30,7 @@ NOBODY = uuid.UUID(int=0)
 
 
 def _fill(conn: psycopg.Connection, warehouse_id: uuid.UUID, start: int, end: int) -> None:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with conn.cursor() as cur, cur.copy(
             "COPY ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, name, location, created_at)"
             " FROM STDIN") as copy:

@@ -103,8 +103,8 @@ def render_s3(file_loads: list[LoadResult], vended_loads: list[LoadResult], sign
         f"{context['load_seconds']:g} s after a {context['warmup_seconds']:g} s warm-up, file and S3 alternating; "
         f"both send X-Iceberg-Access-Delegation: vended-credentials",
         f"  bodies: file {context['file_body_bytes']} bytes, S3 with credentials {context['vended_body_bytes']} bytes",
-        f"  signer: the URL a load with remote-signing answers; each request signs a GET of the table's metadata "
-        f"file (checked: MinIO accepts the signature)",
+        "  signer: the URL a load with remote-signing answers; each request signs a GET of the table's metadata "
+        "file (checked: MinIO accepts the signature)",
         "",
         header,
         rule,

@@ -19,31 +19,31 @@ from lakeledger.projections.access_history import AccessHistoryProjection
 from lakeledger.projections.authz_tuples import AuthzTuplesProjection
 from lakeledger.projections.authz_tuples_runner import TupleProjectionRunner
 from lakeledger.projections.catalog import CatalogProjection
-from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.catalog_queries import CatalogQueries
+from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.runner import ProjectionRunner
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.secretstore import SecretStore
-from lakeledger.services.management import ManagementService
-from lakeledger.services.remote_signing import RemoteSigning
-from lakeledger.services.table_access import TableAccess
-from lakeledger.storage import Storages
-from lakeledger.storage.s3_sts import S3CredentialVendor
-from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.approval import ApproveAll, HttpApproval
 from lakeledger.services.grants import GrantService
+from lakeledger.services.management import ManagementService
+from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.namespaces import NamespaceService
 from lakeledger.services.protection import ProtectionService
 from lakeledger.services.recycle_bin import RecycleBin
+from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.roles import RoleService
+from lakeledger.services.table_access import TableAccess
 from lakeledger.services.tables import TableService
 from lakeledger.services.time_travel import TimeTravel
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.services.users import UserService
 from lakeledger.services.views import ViewService
 from lakeledger.settings import Settings
+from lakeledger.storage import Storages
+from lakeledger.storage.s3_sts import S3CredentialVendor
 
 log = logging.getLogger("lakeledger")
 

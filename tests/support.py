@@ -151,8 +151,9 @@ class WorkersProcess:
 def create_database(pg_url: str, name: str) -> str:
     """A database ``name`` of its own on the server of ``pg_url``, for a test that starts servers or workers on a
     log of its own; returns its URL."""
-    import psycopg
     from urllib.parse import urlsplit
+
+    import psycopg
 
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")

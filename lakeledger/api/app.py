@@ -7,9 +7,6 @@ from fastapi import FastAPI
 from psycopg_pool import AsyncConnectionPool
 
 from lakeledger import __version__
-from lakeledger.eventstore.postgres_failures import AsyncBoundedConnection, bounded_connection, pool_connection_options
-from lakeledger.projections.catalog_queries import AsyncCatalogQueries
-from lakeledger.services.idempotency import ResponseStore
 from lakeledger.api import errors, identifiers, openapi
 from lakeledger.api.authentication import Authentication
 from lakeledger.api.compression import CompressedResponses
@@ -18,17 +15,36 @@ from lakeledger.api.fast_commit import FastCommitTable
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.routers import (access_history, config, console, history, management, namespaces, operations,
-                                    permissions, protection, recycle_bin, roles, search, signer, tables, users, views)
+from lakeledger.api.routers import (
+    access_history,
+    config,
+    console,
+    history,
+    management,
+    namespaces,
+    operations,
+    permissions,
+    protection,
+    recycle_bin,
+    roles,
+    search,
+    signer,
+    tables,
+    users,
+    views,
+)
 from lakeledger.api.time_travel import ReadOnlyPast
-from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 from lakeledger.api.turns import Turns
+from lakeledger.eventstore.postgres_failures import AsyncBoundedConnection, bounded_connection, pool_connection_options
+from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 from lakeledger.migrations import sql_files
-from lakeledger.sinks.nats_auth import connect_options
 from lakeledger.operations.database_collector import DatabaseCollector
 from lakeledger.operations.health import ReadinessChecks
 from lakeledger.operations.metrics import observe_pools
 from lakeledger.operations.observed_requests import ObservedRequests, RecordRoute
+from lakeledger.projections.catalog_queries import AsyncCatalogQueries
+from lakeledger.services.idempotency import ResponseStore
+from lakeledger.sinks.nats_auth import connect_options
 
 POOL_METRICS_SECONDS = 5.0
 # how long a stop waits for the pool's threads (a stalled database can hold them)

@@ -16,14 +16,21 @@ from uuid import UUID
 
 from fastapi import Request
 
-from lakeledger.authz.authorizer import AllowAll, Check
-from lakeledger.authz.objects import obj, user
-from lakeledger.domain.errors import (BadRequest, CatalogError, Forbidden, NoSuchNamespace, NoSuchTable, NoSuchView,
-                                     NoSuchWarehouse)
-from lakeledger.domain.names import dotted
-from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
 from lakeledger.api.pagination import ANOTHER_LIST, Page, fetch
 from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.authz.authorizer import AllowAll, Check
+from lakeledger.authz.objects import obj, user
+from lakeledger.domain.errors import (
+    BadRequest,
+    CatalogError,
+    Forbidden,
+    NoSuchNamespace,
+    NoSuchTable,
+    NoSuchView,
+    NoSuchWarehouse,
+)
+from lakeledger.domain.names import dotted
+from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
 
 SEE = "can_get_metadata"
 

@@ -4,13 +4,13 @@ read path pays almost nothing."""
 
 from fastapi import Request
 
-from lakeledger.domain.provenance import Provenance
-from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
-from lakeledger.domain.errors import BadRequest
+from lakeledger.api.edge_checks import body_problem, path_problem, query_problem
 from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import routing_path
 from lakeledger.api.request_ids import new_request_id
-from lakeledger.api.edge_checks import body_problem, path_problem, query_problem
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.provenance import Provenance
+from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
 
 REQUEST_ID_HEADER = b"x-request-id"
 

@@ -7,20 +7,21 @@ the reference behaviour, so both paths answer identically."""
 
 from uuid import UUID
 
-from lakeledger.authz.authorizer import AuthorizationUnavailable
-from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.names import check_name
 from starlette.requests import Request
 
 from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
-from lakeledger.api.authorization import WRITE, guard_of_scope, table as table_object
+from lakeledger.api.authorization import WRITE, guard_of_scope
+from lakeledger.api.authorization import table as table_object
 from lakeledger.api.errors import database_unavailable
-from lakeledger.eventstore.postgres_failures import unavailable
 from lakeledger.api.etags import etag, matches
+from lakeledger.api.identifiers import levels, segment
+from lakeledger.authz.authorizer import AuthorizationUnavailable
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.names import check_name
+from lakeledger.eventstore.postgres_failures import unavailable
+from lakeledger.operations.observed_requests import record_route
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 from lakeledger.services.resolve import storage_settings
-from lakeledger.api.identifiers import levels, segment
-from lakeledger.operations.observed_requests import record_route
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
 _LOAD_TABLE = "/{prefix}/namespaces/{namespace}/tables/{table}"

@@ -11,14 +11,14 @@ kept: a retry runs the request again."""
 import asyncio
 from uuid import UUID
 
-from lakeledger.domain.idempotency import request_hash
-from lakeledger.services import idempotency
-from lakeledger.services.idempotency import AppliedKey, FinalResponse, KeyedRequest, ResponseStore
 from lakeledger.api import lost_answers
 from lakeledger.api.context import read_body, replaying
 from lakeledger.api.errors import error_response
 from lakeledger.api.responses import CapturedResponse
+from lakeledger.domain.idempotency import request_hash
 from lakeledger.secretstore.cipher import WrongKey
+from lakeledger.services import idempotency
+from lakeledger.services.idempotency import AppliedKey, FinalResponse, KeyedRequest, ResponseStore
 
 HEADER = b"idempotency-key"
 MUTATIONS = ("POST", "PUT", "DELETE")

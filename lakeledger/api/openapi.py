@@ -24,8 +24,8 @@ from pyiceberg.catalog.rest import (
 )
 from pyiceberg.table import CommitTableResponse
 
-from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 from lakeledger.api.idempotency import MUTATIONS, SCOPES
+from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 
 __all__ = [
     "CatalogConfig", "CommitTableResponse", "CreateNamespaceResponse", "CreateProjectResponse", "ErrorModel",

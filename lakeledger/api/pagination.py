@@ -22,8 +22,8 @@ from uuid import UUID
 import orjson
 from fastapi import Depends, Query, Request
 
-from lakeledger.domain.errors import BadRequest
 from lakeledger.api.dependencies import container
+from lakeledger.domain.errors import BadRequest
 
 _VERSION = 2  # 2: tokens name their list
 _PAGING = ("pageToken", "pageSize")

@@ -3,14 +3,14 @@ warehouse id a lookup starts from."""
 
 from uuid import UUID
 
-from lakeledger.domain.errors import NoSuchNamespace, NoSuchWarehouse
-from lakeledger.domain.names import dotted
-from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, fetch_visible
+from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.pagination import NAME, Page
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.domain.errors import NoSuchNamespace, NoSuchWarehouse
+from lakeledger.domain.names import dotted
 
 
 async def namespace_id(ll, warehouse_id: UUID, path: list[str]) -> UUID:

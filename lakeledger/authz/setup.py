@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from lakeledger.authz.authorizer import AllowAll, Authorizer, AuthorizationUnavailable
+from lakeledger.authz.authorizer import AllowAll, AuthorizationUnavailable, Authorizer
 from lakeledger.authz.model import authorization_model, digest, normalized
 
 # openfga_sdk (with aiohttp and OpenTelemetry, ~12 MB resident) is imported only where OpenFGA is used

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from lakeledger.domain.errors import BadRequest, NotFound, Protected
 from lakeledger.domain.storage_profile import DeleteProfile, SoftDelete
 
-
 # The longest a soft-dropped object waits for its final deletion: 100 years (36,525 days). Far past any retention
 # anyone keeps, and far inside what an expiry instant can be (Python's datetime ends at the year 9999).
 MAX_EXPIRATION_SECONDS = 36_525 * 24 * 3600

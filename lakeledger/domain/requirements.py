@@ -11,12 +11,26 @@ from typing import Any
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.table.update import (
     AssertCreate as _AssertCreate,
+)
+from pyiceberg.table.update import (
     AssertCurrentSchemaId as _AssertCurrentSchemaId,
+)
+from pyiceberg.table.update import (
     AssertDefaultSortOrderId as _AssertDefaultSortOrderId,
+)
+from pyiceberg.table.update import (
     AssertDefaultSpecId as _AssertDefaultSpecId,
+)
+from pyiceberg.table.update import (
     AssertLastAssignedFieldId as _AssertLastAssignedFieldId,
+)
+from pyiceberg.table.update import (
     AssertLastAssignedPartitionId as _AssertLastAssignedPartitionId,
+)
+from pyiceberg.table.update import (
     AssertRefSnapshotId as _AssertRefSnapshotId,
+)
+from pyiceberg.table.update import (
     AssertTableUUID as _AssertTableUUID,
 )
 

@@ -4,7 +4,7 @@ A credential never enters the event log: the log is immutable and replayed into 
 there could never be taken back. It is kept in the secret store, and events carry a ``SecretRef`` instead:
 where it is kept and a fingerprint that tells two credentials apart without revealing either."""
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
@@ -29,7 +29,7 @@ class S3AccessKeyCredential(BaseModel):
         return value
 
 
-StorageCredential = Annotated[Union[S3AccessKeyCredential], Field(discriminator="type")]
+StorageCredential = Annotated[S3AccessKeyCredential, Field(discriminator="type")]
 _credentials = TypeAdapter(StorageCredential)
 
 # which credential types each storage type takes

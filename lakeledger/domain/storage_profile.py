@@ -7,15 +7,14 @@ is adding one model. Locations are compared in a normalised form: no trailing sl
 
 import posixpath
 import re
+from typing import Annotated, Literal
 from urllib.parse import quote, unquote
-from typing import Annotated, Literal, Union
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.s3_policy import table_policy
-
 
 # one regex scan instead of a Python loop per character: every vended load normalizes its table's location
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -220,7 +219,7 @@ def split_s3_location(location: str) -> tuple[str, str]:
     return bucket, key
 
 
-StorageProfile = Annotated[Union[FileStorageProfile, S3StorageProfile], Field(discriminator="type")]
+StorageProfile = Annotated[FileStorageProfile | S3StorageProfile, Field(discriminator="type")]
 
 
 class HardDelete(BaseModel):
@@ -234,4 +233,4 @@ class SoftDelete(BaseModel):
     expiration_seconds: int = Field(alias="expiration-seconds", gt=0)
 
 
-DeleteProfile = Annotated[Union[HardDelete, SoftDelete], Field(discriminator="type")]
+DeleteProfile = Annotated[HardDelete | SoftDelete, Field(discriminator="type")]

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Union, get_args
 
 from pydantic import Field, field_validator
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER_ID
-from pyiceberg.table.update import AddSnapshotUpdate as _PyicebergAddSnapshot
 from pyiceberg.table.update import (
     AddPartitionSpecUpdate,
     AddSchemaUpdate,
@@ -32,18 +31,19 @@ from pyiceberg.table.update import (
     _apply_table_update,
     _TableMetadataUpdateContext,
 )
+from pyiceberg.table.update import AddSnapshotUpdate as _PyicebergAddSnapshot
 from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
 from pyiceberg.table.update import TableUpdate as _PyicebergUpdate
 
 from lakeledger.domain import metadata_v3, schemas
-from lakeledger.domain.partition_specs import numbered_partition_fields
-from lakeledger.domain.requirements import REQUIREMENTS
 from lakeledger.domain.encryption_keys import (
     AddEncryptionKeyUpdate,
     RemoveEncryptionKeyUpdate,
     with_key_added,
     with_key_removed,
 )
+from lakeledger.domain.partition_specs import numbered_partition_fields
+from lakeledger.domain.requirements import REQUIREMENTS
 
 SUPPORTED_FORMAT_VERSION = metadata_v3.FORMAT_VERSION
 TABLE_FORMAT_VERSIONS = tuple(range(1, SUPPORTED_FORMAT_VERSION + 1))

@@ -21,7 +21,7 @@ plain 400s a BadRequestException)."""
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError
 from pyiceberg.catalog import MetastoreCatalog as _PyicebergCatalog
@@ -74,16 +74,7 @@ class AssertViewUUID(IcebergBaseModel):
 
 
 ViewUpdate = Annotated[
-    Union[
-        AssignUUIDUpdate,
-        UpgradeFormatVersionUpdate,
-        AddSchemaUpdate,
-        SetLocationUpdate,
-        SetPropertiesUpdate,
-        RemovePropertiesUpdate,
-        AddViewVersionUpdate,
-        SetCurrentViewVersionUpdate,
-    ],
+    AssignUUIDUpdate | UpgradeFormatVersionUpdate | AddSchemaUpdate | SetLocationUpdate | SetPropertiesUpdate | RemovePropertiesUpdate | AddViewVersionUpdate | SetCurrentViewVersionUpdate,
     Field(discriminator="action"),
 ]
 

@@ -7,11 +7,11 @@ event its append time under the same lock; ``position_at`` resolves an instant w
 (lakeledger/eventstore/append_time.py).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from copy import deepcopy
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application

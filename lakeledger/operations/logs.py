@@ -4,14 +4,14 @@ of the object; nothing of a request's headers, path or body is logged, so no tok
 
 import json
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class JsonLines(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        line = {"time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+        line = {"time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
                 "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage()}
         request = getattr(record, "request", None)
         if isinstance(request, dict):

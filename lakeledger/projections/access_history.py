@@ -19,7 +19,6 @@ from lakeledger.authz.objects import RelationTuple
 from lakeledger.projections import appended
 from lakeledger.projections.authz_tuples import HIERARCHY, TO_CHILD, TO_PARENT, AuthzTuplesProjection
 
-
 # the range of a tuple that holds now: its source rewritten, or its end recorded
 _SET_SOURCE = ('UPDATE ll_access_ranges SET source = %s WHERE object = %s AND relation = %s AND "user" = %s'
                " AND to_seq IS NULL")

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from psycopg import Cursor
 
-from lakeledger.eventstore.log import EventLog
 from lakeledger.authz.objects import RelationTuple
+from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.authz_tuples import RELEVANT, AuthzTuplesProjection
 from lakeledger.projections.runner import ProjectionRunner
 

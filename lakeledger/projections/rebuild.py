@@ -27,9 +27,10 @@ import os
 import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+
 import psycopg
 from psycopg import Connection, Cursor, errors, sql
 

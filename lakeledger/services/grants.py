@@ -9,7 +9,7 @@ question (lakeledger/api/routers/permissions.py), asked of OpenFGA before this r
 from dataclasses import dataclass
 from uuid import UUID
 
-from lakeledger.authz.objects import id_of, obj, role_members, type_of, user
+from lakeledger.authz.objects import id_of, role_members, type_of, user
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.grant import Grant, grant_aggregate_id
 from lakeledger.domain.provenance import Provenance

@@ -15,7 +15,6 @@ from psycopg_pool import AsyncConnectionPool
 
 from lakeledger.projections.history import SERVER_LEVEL
 
-
 COLUMNS = ("sequence, event_id, time, type, actor, request_id, warehouse_id, entity_type, entity_id, entity_name,"
            " summary, change::text AS change")  # as text: the API passes it through (numbers of any size)
 

@@ -1,6 +1,7 @@
 """Server, projects and warehouses: the Management API's commands."""
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 from uuid import UUID, uuid4
 
 from lakeledger.authz.objects import obj, user
@@ -25,9 +26,9 @@ from lakeledger.domain.warehouse import (
     parse_storage_profile,
 )
 from lakeledger.eventstore.log import ConcurrentChange
+from lakeledger.secretstore import SecretStore
 from lakeledger.services import resolve
 from lakeledger.services.conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
-from lakeledger.secretstore import SecretStore
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage.checks import prove_access
 

@@ -10,13 +10,16 @@ import time
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest, Forbidden
-from lakeledger.domain.storage_profile import S3StorageProfile, check_no_dot_segments, normalize_location, \
-    split_s3_location
+from lakeledger.domain.storage_profile import (
+    S3StorageProfile,
+    check_no_dot_segments,
+    normalize_location,
+    split_s3_location,
+)
 from lakeledger.secretstore import SecretStore
 from lakeledger.services import resolve
 from lakeledger.services.unit_of_work import Ledger
-from lakeledger.storage import Storages
-from lakeledger.storage import s3_signer
+from lakeledger.storage import Storages, s3_signer
 
 STAGED_SCOPE_SECONDS = 24 * 3600  # a staged create's data is written, then committed, within a day
 DROPPED_SCOPE_SECONDS = 3600  # an engine's own purge after its drop

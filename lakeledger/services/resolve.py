@@ -5,9 +5,9 @@ append transaction itself)."""
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
+from uuid import UUID
 
 import orjson
-from uuid import UUID
 
 from lakeledger.domain.errors import (
     NoSuchNamespace,
@@ -25,7 +25,6 @@ from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.warehouse import ACTIVE, PURGE, Warehouse, parse_delete_profile, parse_storage_profile
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.services.unit_of_work import Ledger
-
 
 T = TypeVar("T", bound=Tabular)
 

@@ -14,20 +14,20 @@ from lakeledger.domain.names import check_name, check_namespace, check_new_name,
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import is_within, normalize_location
-from lakeledger.domain.warehouse import PURGE
 from lakeledger.domain.table import (
     CREATED_BY_COMMIT,
     CREATED_BY_REGISTRATION,
     CREATED_BY_REQUEST,
     Table,
 )
-from lakeledger.storage import Storages
+from lakeledger.domain.warehouse import PURGE
 from lakeledger.services import placement, resolve
 from lakeledger.services.approval import proposed_commit, proposed_drop
 from lakeledger.services.conditions import Condition, namespace_exists
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.services.unit_of_work import Ledger
+from lakeledger.storage import Storages
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.runner import ProjectionRunner
 
 
-
 class TimeTravel:
     def __init__(self, log: EventLog, versions: ProjectionRunner):
         self.log = log

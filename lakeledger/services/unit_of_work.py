@@ -5,7 +5,7 @@ same aggregate first, the change-approval hook and the clock."""
 import random
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TypeVar
 from uuid import UUID
 
@@ -49,7 +49,7 @@ class Ledger:
 
     @staticmethod
     def now() -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def append(self, *aggregates: Aggregate | None, conditions: Sequence[Condition] = (),
                views: Sequence[ProjectionRunner] = ()) -> int | None:

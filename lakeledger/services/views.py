@@ -21,13 +21,13 @@ from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import normalize_location
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.view import View
-from lakeledger.storage import Storage, Storages
 from lakeledger.services import placement, resolve
 from lakeledger.services.approval import proposed_drop
 from lakeledger.services.conditions import namespace_exists
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.services.unit_of_work import Ledger
+from lakeledger.storage import Storage, Storages
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,12 @@ import os
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import StorageCredential
-from lakeledger.domain.storage_profile import FileStorageProfile, S3StorageProfile, StorageProfile, \
-    check_no_dot_segments
+from lakeledger.domain.storage_profile import (
+    FileStorageProfile,
+    S3StorageProfile,
+    StorageProfile,
+    check_no_dot_segments,
+)
 
 
 def prove_access(profile: StorageProfile, credential: StorageCredential | None) -> None:

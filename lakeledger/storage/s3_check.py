@@ -4,13 +4,13 @@ failure is a 400 whose message says what failed; the message never repeats a sec
 
 from uuid import uuid4
 
-from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, ConnectTimeoutError
+from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, EndpointConnectionError
 
 from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.s3_policy import table_policy
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import S3StorageProfile
 from lakeledger.storage.s3 import error_code, s3_client
-from lakeledger.domain.s3_policy import table_policy
 from lakeledger.storage.s3_sts import assume_role, role_arn
 
 _WRONG_KEY = {"InvalidAccessKeyId": "the access key id is not known to the storage",

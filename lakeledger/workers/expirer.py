@@ -7,7 +7,7 @@ this at once: the aggregate records at most one expiry per drop, and the loser o
 import logging
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lakeledger.domain.errors import ReadModelStuck
 from lakeledger.projections.expiry_schedule import ExpirySchedule
@@ -58,7 +58,7 @@ class Expirer:
         fired = 0
         while True:
             with self.schedule.pool.connection() as conn, conn.cursor() as cur:
-                due = ExpirySchedule.due(cur, datetime.now(timezone.utc), BATCH)
+                due = ExpirySchedule.due(cur, datetime.now(UTC), BATCH)
             for entity_id, entity_type in due:
                 if self.recycle_bin.expire(entity_id, entity_type):
                     fired += 1
@@ -72,4 +72,4 @@ class Expirer:
             next_due = ExpirySchedule.next_due(cur)
         if next_due is None:
             return self.poll_seconds
-        return max(0.05, min(self.poll_seconds, (next_due - datetime.now(timezone.utc)).total_seconds()))
+        return max(0.05, min(self.poll_seconds, (next_due - datetime.now(UTC)).total_seconds()))

@@ -14,8 +14,7 @@ tries it again with a pause that doubles each time, until the storage lets it th
 import logging
 import threading
 from typing import Any
-from uuid import UUID
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from eventsourcing.utils import get_topic
 from psycopg import Cursor

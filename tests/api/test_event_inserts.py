@@ -2,8 +2,8 @@
 way every event keeps its place, its positions follow the append order, and the log reads back what was saved."""
 
 import pytest
-from psycopg.pq import Trace
 from eventsourcing.domain import Aggregate, event
+from psycopg.pq import Trace
 
 from lakeledger.eventstore.log import EventLog
 from lakeledger.eventstore.recorder import VALUES_ROWS_MAX

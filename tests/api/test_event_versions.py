@@ -7,10 +7,11 @@ import subprocess
 import sys
 import uuid
 
+from support import VIEW_VERSION
+
 from lakeledger.domain.view import View
 from lakeledger.eventstore.log import EventLog
 from lakeledger.eventstore.settings import PostgresSettings
-from support import VIEW_VERSION
 
 REPLACED = "lakeledger.domain.view:View.Replaced"
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}

@@ -5,8 +5,8 @@ metrics) seeing it as it sees the route."""
 import uuid
 
 import pytest
-
-from test_metrics import LOAD_TABLE as UPDATE_TABLE, _samples, _value
+from test_metrics import LOAD_TABLE as UPDATE_TABLE
+from test_metrics import _samples, _value
 
 APPEND = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]}
 

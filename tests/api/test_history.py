@@ -4,13 +4,13 @@ touching the log, and a rebuild of the history read model giving identical rows.
 
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from lakeledger.eventstore.identity import event_id
 from support import SCHEMA
 
 from lakeledger.bootstrap import Lakeledger
+from lakeledger.eventstore.identity import event_id
 from lakeledger.settings import Settings
 
 
@@ -122,7 +122,7 @@ def test_filters(client, warehouse, story):
     assert since and all(datetime.fromisoformat(e["time"]) >= middle for e in since)
     assert all(datetime.fromisoformat(e["time"]) < middle for e in until)
     assert len(since) + len(until) == len(everything)
-    future = (datetime.now(timezone.utc) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    future = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert _history(client, warehouse, since=future)["events"] == []
 
 
@@ -150,7 +150,7 @@ def test_a_write_is_in_the_history_as_soon_as_it_is_answered(client, second_serv
 
 
 def test_server_history(client):
-    since = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat()  # other tests' events come before
+    since = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()  # other tests' events come before
     name = f"hist-{uuid.uuid4().hex[:8]}"
     created = client.post("/management/v1/project", json={"project-name": name}, headers={"x-request-id": "rq-p"})
     assert created.status_code == 201

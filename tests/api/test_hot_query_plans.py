@@ -21,7 +21,9 @@ from bench.seed import Plan, namespace_name, seed, table_name
 from lakeledger.eventstore import append_time
 from lakeledger.eventstore.log import EventLog
 from lakeledger.eventstore.settings import PostgresSettings
-from lakeledger.projections import appended, catalog_queries as live, catalog_versions_queries as past
+from lakeledger.projections import appended
+from lakeledger.projections import catalog_queries as live
+from lakeledger.projections import catalog_versions_queries as past
 from lakeledger.services.history import Filters, page_query
 
 PLAN = Plan(namespaces=5, tables=200, views=5, events=2_000, workers=2, threads=2, batch=20)

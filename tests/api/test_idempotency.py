@@ -8,8 +8,9 @@ import uuid
 import httpx
 import psycopg
 import pytest
-from lakeledger.domain.idempotency import key_aggregate_id
 from support import SCHEMA, Server, wait_until
+
+from lakeledger.domain.idempotency import key_aggregate_id
 
 KEY_TOPIC = "lakeledger.domain.idempotency:IdempotencyKey.Used"
 

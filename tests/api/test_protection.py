@@ -6,7 +6,6 @@ import uuid
 from support import SCHEMA, VIEW_VERSION
 
 
-
 def _objects(client, warehouse) -> dict[str, str]:
     p = warehouse["prefix"]
     ns = client.post(f"{p}/namespaces", json={"namespace": ["ns"]}).json()["namespace-uuid"]

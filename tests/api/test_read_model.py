@@ -4,7 +4,6 @@ import os
 import subprocess
 import sys
 import time
-
 from uuid import UUID
 
 from support import SCHEMA

@@ -11,7 +11,6 @@ import uuid
 
 import psycopg
 import pytest
-
 from support import SCHEMA, wait_until
 
 from lakeledger.projections.access_history import AccessHistoryProjection

@@ -103,7 +103,7 @@ def test_query_parameters_that_are_not_utf8_are_400(client, warehouse, log_lengt
     before = log_length()
     r = client.get(f"{warehouse['prefix']}/namespaces?{query}")
     assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException", r.text
-    r = client.get(f"/catalog/v1/config?warehouse=%ED%A0%80")
+    r = client.get("/catalog/v1/config?warehouse=%ED%A0%80")
     assert r.status_code == 400, r.text
     assert log_length() == before
 

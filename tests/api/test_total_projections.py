@@ -16,14 +16,15 @@ import os
 import pkgutil
 import types
 import typing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
 import psycopg
 import pytest
 from eventsourcing.domain import Aggregate, DomainEvent
 from eventsourcing.utils import resolve_topic
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from psycopg_pool import ConnectionPool
 
 import lakeledger.domain
@@ -126,7 +127,7 @@ requests = st.one_of(json_objects, st.fixed_dictionaries(
 # a field holding a list of JSON objects (a commit's updates and requirements); every other list is of names
 OBJECT_LISTS = {"updates": st.lists(updates, max_size=3), "requirements": st.lists(json_objects, max_size=1)}
 OBJECT_FIELDS = {"request": requests}
-_times = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(timezone.utc))
+_times = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(UTC))
 
 
 def _strategy(name: str, hint: object) -> st.SearchStrategy:
@@ -213,7 +214,7 @@ def _events(drawn: dict[type, dict]) -> list:
         extra = {"originator_topic": _topic(_aggregate_class(cls))} if "originator_topic" in {
             f.name for f in dataclasses.fields(cls)} else {}
         events.append(cls(originator_id=originator, originator_version=versions[originator],
-                          timestamp=datetime.now(timezone.utc), **extra, **payload))
+                          timestamp=datetime.now(UTC), **extra, **payload))
     return events
 
 
@@ -326,7 +327,7 @@ def test_the_issue_s_poison_event_is_applied_escaped_by_the_history_and_a_rebuil
     failed on it for ever and `lakeledger rebuild` failed on it; now both apply it, the NUL read back as U+FFFD."""
     table, namespace = uuid4(), uuid4()
     created = Table.Created(
-        originator_id=table, originator_version=1, timestamp=datetime.now(timezone.utc),
+        originator_id=table, originator_version=1, timestamp=datetime.now(UTC),
         originator_topic="lakeledger.domain.table:Table", actor="alice", request_id="r1", warehouse_id=uuid4(),
         namespace_id=namespace, namespace=["ns"], name="t", location="file:///w/ns/t",
         metadata_location="file:///w/ns/t/metadata/00000.metadata.json", origin="create",

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from lakeledger.bootstrap import Lakeledger
 from lakeledger.identity.principal import Principal
@@ -360,7 +360,7 @@ def test_deletions_take_their_memberships_along(client):
 
 def test_the_history_tells_who_changed_users_and_roles(client):
     # only this test's window: other tests (the OpenAPI fuzzing) record many users and roles of their own
-    since = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat()
+    since = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
     role, user = _role(client, name="auditors"), _user(client, name="Dee")
     assert _add(client, role["id"], ("user", user["id"])).status_code == 200
     assert client.delete(f"/management/v1/role/{role['id']}/members/user/{user['id']}",

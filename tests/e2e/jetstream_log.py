@@ -9,8 +9,9 @@ from collections import Counter
 import nats
 import orjson
 import psycopg
-from lakeledger.eventstore.identity import event_id
 from nats.js.errors import NotFoundError
+
+from lakeledger.eventstore.identity import event_id
 
 STREAM = "LAKELEDGER"
 

@@ -8,8 +8,6 @@ import asyncio
 import os
 import signal
 import threading
-import time
-import uuid
 from pathlib import Path
 
 import httpx
@@ -17,7 +15,6 @@ import psutil
 import psycopg
 import pytest
 from support import SCHEMA, Server, wait_until
-
 
 
 def _children(pid: int) -> list[int]:

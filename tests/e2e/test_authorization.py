@@ -10,6 +10,7 @@ that refuses his writes) but may not change it. A principal of project A sees no
 import re
 import time
 import uuid
+from datetime import UTC
 
 import httpx
 import psycopg
@@ -313,18 +314,17 @@ def test_time_travel_prefixes_are_authorized_on_todays_grants(api, oidc, world):
         assert bob.get("/catalog/v1/config", params={"warehouse": f"{a['name']}@{_now()}"}).status_code == 404
         assert bob.get(f"{prefix}/namespaces/ns/tables/t").status_code == 404
         assert bob.get(f"{prefix}/namespaces").status_code == 404
-    with table_grant(api, oidc, a, "ns.t"):
-        with _client(api, oidc, "bob", a["project"]) as bob:
-            assert bob.get(f"{prefix}/namespaces/ns/tables/t").status_code == 200
-            assert bob.get(f"{prefix}/namespaces").json()["namespaces"] == [["ns"]]
-            assert [t["name"] for t in bob.get(f"{prefix}/namespaces/ns/tables").json()["identifiers"]] == ["t"]
-            assert bob.get(f"{prefix}/namespaces/ns/tables/u").status_code == 404
+    with table_grant(api, oidc, a, "ns.t"), _client(api, oidc, "bob", a["project"]) as bob:
+        assert bob.get(f"{prefix}/namespaces/ns/tables/t").status_code == 200
+        assert bob.get(f"{prefix}/namespaces").json()["namespaces"] == [["ns"]]
+        assert [t["name"] for t in bob.get(f"{prefix}/namespaces/ns/tables").json()["identifiers"]] == ["t"]
+        assert bob.get(f"{prefix}/namespaces/ns/tables/u").status_code == 404
 
 
 def _now() -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 def test_vended_credentials_and_the_signer_are_read_only_for_a_reader(api, oidc, world, minio, own_database):

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import uuid
+from datetime import UTC
 
 import httpx
 import psycopg
@@ -212,8 +213,8 @@ def test_rebuild_fills_an_emptied_store_with_identical_tuples(setup, spark, tabl
 
 
 def test_access_history_answers_who_held_what_at_each_instant_from_the_log(setup, spark, oidc, table):
-    from datetime import datetime, timezone
     import time
+    from datetime import datetime
 
     with client(setup, oidc, "trino") as trino:
         assert trino.get("/management/v1/whoami").status_code == 200  # provisions the user
@@ -231,10 +232,10 @@ def test_access_history_answers_who_held_what_at_each_instant_from_the_log(setup
         response = spark.request(method, path, json=body)
         assert response.status_code in (200, 204), response.text
         time.sleep(0.05)
-        instants[name] = datetime.now(timezone.utc).isoformat()
+        instants[name] = datetime.now(UTC).isoformat()
         time.sleep(0.05)
 
-    instants["start"] = datetime.now(timezone.utc).isoformat()
+    instants["start"] = datetime.now(UTC).isoformat()
     time.sleep(0.05)
     step("granted", "POST", assignments, {"writes": [{"type": "select", "user": BOB}]})
     step("revoked", "POST", assignments, {"deletes": [{"type": "select", "user": BOB}]})

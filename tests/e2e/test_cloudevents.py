@@ -8,16 +8,17 @@ import subprocess
 import threading
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import jetstream_log
 import nats
 import psycopg
 import pytest
-from lakeledger.eventstore.identity import event_id, event_type
-import jetstream_log
 from support import SCHEMA, Server, WorkersProcess
+
+from lakeledger.eventstore.identity import event_id, event_type
 
 STREAM = "LAKELEDGER"
 SUBJECT = "lakeledger"
@@ -95,7 +96,7 @@ def _published(nats_url: str, pg_url: str, timeout: float = 60) -> tuple[list[di
         expected = _log_ids(pg_url)
         try:
             messages = jetstream_log.stream(nats_url)
-        except (OSError, nats.errors.Error, asyncio.TimeoutError):
+        except (TimeoutError, OSError, nats.errors.Error):
             messages = []
         if len(messages) >= len(expected) or time.monotonic() > deadline:
             return messages, expected
@@ -111,7 +112,7 @@ def _assert_exactly_once_in_order(messages: list[dict], expected: list[tuple]) -
 
 
 def test_every_event_is_a_cloudevent_in_log_order(tmp_path, database, nats_server):
-    started = datetime.now(timezone.utc) - timedelta(seconds=5)
+    started = datetime.now(UTC) - timedelta(seconds=5)
     api = _api(database, tmp_path, LAKELEDGER__NATS_ADDRESS=nats_server.url)
     try:
         with httpx.Client(base_url=api.url, timeout=60) as client:
@@ -145,7 +146,7 @@ def test_every_event_is_a_cloudevent_in_log_order(tmp_path, database, nats_serve
                 assert ce["entitytype"] == etype.partition(".")[0]
                 assert ce["datacontenttype"] == "application/json"
                 assert m["headers"]["Content-Type"] == "application/cloudevents+json"
-                assert started <= datetime.fromisoformat(ce["time"].replace("Z", "+00:00")) <= datetime.now(timezone.utc)
+                assert started <= datetime.fromisoformat(ce["time"].replace("Z", "+00:00")) <= datetime.now(UTC)
                 assert ce["actor"] and ce["requestid"]
                 assert isinstance(ce["data"], dict)
             table_events = [m["event"] for m in messages if m["event"]["subject"] == table_id]
@@ -207,7 +208,7 @@ def _log_length(pg_url: str) -> int:
 def _count(nats_url: str) -> int:
     try:
         return jetstream_log.count(nats_url)
-    except (OSError, nats.errors.Error, asyncio.TimeoutError):
+    except (TimeoutError, OSError, nats.errors.Error):
         return 0
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC
 from pathlib import Path
 
 import httpx
@@ -146,7 +147,7 @@ def test_a_migration_missing_from_the_database(api, postgres):
 def _recorded_without_the_catalog(database: str) -> None:
     """A project created by an event appended through the event store's recorder alone, as a process that died
     between the append and its read model (or an older version) would leave it: the catalog read model is behind."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from lakeledger.domain.project import Project
     from lakeledger.eventstore.log import EventLog
@@ -154,7 +155,7 @@ def _recorded_without_the_catalog(database: str) -> None:
 
     log = EventLog(PostgresSettings.from_url(database), pool_size=1)
     try:
-        event = Project.Created(originator_id=uuid.uuid4(), originator_version=1, timestamp=datetime.now(timezone.utc),
+        event = Project.Created(originator_id=uuid.uuid4(), originator_version=1, timestamp=datetime.now(UTC),
                                 originator_topic="lakeledger.domain.project:Project", actor="system",
                                 request_id="test", name="behind")
         log._app.recorder.insert_events([log._app.mapper.to_stored_event(event)])

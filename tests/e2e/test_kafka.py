@@ -10,13 +10,12 @@ import time
 import uuid
 
 import httpx
+import jetstream_log
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 from support import SCHEMA, KafkaBroker, Server, WorkersProcess, create_database, wait_until
-
-import jetstream_log
 
 
 @pytest.fixture(scope="module")

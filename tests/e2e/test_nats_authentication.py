@@ -10,8 +10,8 @@ import uuid
 from pathlib import Path
 
 import httpx
-import pytest
 import jetstream_log
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support import NatsServer, Server, create_database, wait_until
 

@@ -6,6 +6,7 @@ import asyncio
 import uuid
 
 import pytest
+from support import create_database
 
 from lakeledger.authz.authorizer import AuthorizationUnavailable, Check
 from lakeledger.authz.objects import RelationTuple as T
@@ -14,7 +15,6 @@ from lakeledger.authz.openfga import OpenFga
 from lakeledger.authz.setup import authorizer
 from lakeledger.bootstrap import migrate
 from lakeledger.settings import Settings
-from support import create_database
 
 READ = ("can_get_metadata", "can_read_data")
 WRITE = ("can_write_data", "can_commit", "can_drop", "can_rename")

@@ -4,7 +4,6 @@ a request left hanging), the service heals with no operator (the embedded Postgr
 external one reconnected to), every acknowledged write is in the log exactly once, and SIGTERM ends `serve` within
 5 s with nothing left running."""
 
-import os
 import signal
 import subprocess
 import sys

@@ -2,17 +2,18 @@
 JSON-lines file or an Iceberg table read back with pyiceberg; no live position moves."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from lakeledger.eventstore.identity import event_id
 from pyiceberg.catalog.rest import RestCatalog
 from support import SCHEMA
+
+from lakeledger.eventstore.identity import event_id
 
 
 def _cli(pg_url, data_dir, *args):
@@ -70,7 +71,7 @@ def test_replay_into_a_json_lines_file_is_every_event_once_in_order(client, ware
 def test_replay_a_range_by_position_and_by_instant(client, warehouse, db, pg_url, data_dir, tmp_path):
     _changes(client, warehouse, "first")
     middle = db.execute("SELECT max(notification_id) FROM lakeledger_events").fetchone()[0]
-    instant = datetime.now(timezone.utc).isoformat()
+    instant = datetime.now(UTC).isoformat()
     _changes(client, warehouse, "second")
     by_position = tmp_path / "range.jsonl"
     assert _cli(pg_url, data_dir, "replay", "--sink", "jsonl", "--out", str(by_position),

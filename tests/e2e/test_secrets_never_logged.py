@@ -17,9 +17,9 @@ import uuid
 from pathlib import Path
 
 import httpx
+import jetstream_log
 import psycopg
 import pytest
-import jetstream_log
 from support import SCHEMA, NatsServer, Server, WorkersProcess, wait_until
 
 KEY = "secrets-never-logged-test-key"  # this test's own LAKELEDGER__PG_ENCRYPTION_KEY

@@ -6,7 +6,7 @@ the catalog has a say, on the metadata the server serves over HTTP or on the eve
 import json
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -65,7 +65,7 @@ def local_path(uri: str) -> Path:
 
 def at_millis(ms: int) -> str:
     """A Spark timestamp literal (session time zone UTC) for epoch milliseconds."""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 # -- stored procedures ------------------------------------------------------------------------------

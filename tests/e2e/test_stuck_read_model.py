@@ -9,10 +9,10 @@ endpoint answers 503 (not 500), and once the trigger is gone the history catches
 import re
 import time
 import uuid
+from datetime import UTC
 
 import httpx
 import psycopg
-
 from support import SCHEMA, Server, create_database, wait_until
 
 REFUSE = """
@@ -97,7 +97,7 @@ def test_issue_27_s_poison_event_in_an_upgraded_log_is_served_escaped_and_rebuil
     import os
     import subprocess
     import sys
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from lakeledger.domain.table import Table
     from lakeledger.eventstore.log import EventLog
@@ -118,7 +118,7 @@ def test_issue_27_s_poison_event_in_an_upgraded_log_is_served_escaped_and_rebuil
                                          (warehouse_id,)).fetchone()
         table_id = uuid.uuid4()
         created = Table.Created(
-            originator_id=table_id, originator_version=1, timestamp=datetime.now(timezone.utc),
+            originator_id=table_id, originator_version=1, timestamp=datetime.now(UTC),
             originator_topic="lakeledger.domain.table:Table", actor="anonymous", request_id="old-version",
             warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=["ns"], name="t",
             location=f"file://{tmp_path}/wh/ns/t", metadata_location=f"file://{tmp_path}/wh/ns/t/m.json",

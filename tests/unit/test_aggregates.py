@@ -1,8 +1,8 @@
 from uuid import uuid4
 
 import pytest
+
 from lakeledger.domain.errors import (
-    BadRequest,
     NoSuchNamespace,
     NoSuchTable,
     NoSuchView,

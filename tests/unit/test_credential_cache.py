@@ -1,7 +1,7 @@
 """The vended-credential cache hands out a table's credentials only while enough of their life is left."""
 
-from lakeledger.domain.storage_profile import S3StorageProfile
 from lakeledger.domain.s3_policy import table_policy
+from lakeledger.domain.storage_profile import S3StorageProfile
 from lakeledger.storage.s3_sts import S3CredentialVendor, SessionCredentials
 
 LOCATION = "s3://bucket/prefix/ns/t"

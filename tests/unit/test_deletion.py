@@ -1,10 +1,11 @@
 """The life of a dropped object, as pure domain rules: soft or final, restorable until it expires, expired at
 most once, purged at most once, and protected from drops without force."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 import pytest
+
 from lakeledger.domain.deletion import MAX_EXPIRATION_SECONDS, expiry
 from lakeledger.domain.errors import AlreadyExists, BadRequest, NotFound, Protected
 from lakeledger.domain.namespace import Namespace
@@ -14,7 +15,7 @@ from lakeledger.domain.table import CREATED_BY_REQUEST, Table
 from lakeledger.domain.warehouse import Warehouse
 
 BY = Provenance("ana", "req-1")
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(hours=2)
 
 

@@ -2,6 +2,7 @@
 (tests/api/test_hostile_input.py) prove they are applied to every request."""
 
 import pytest
+
 from lakeledger.api.edge_checks import MAX_JSON_DEPTH, body_problem, path_problem, query_problem
 
 

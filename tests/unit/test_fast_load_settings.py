@@ -7,8 +7,8 @@ import uuid
 import orjson
 
 from lakeledger.domain.storage_credential import SecretRef
-from lakeledger.services.resolve import settings_of, storage_settings
 from lakeledger.domain.warehouse import PURGE
+from lakeledger.services.resolve import settings_of, storage_settings
 
 PROFILE = {"type": "s3", "bucket": "lakeledger-bench", "key-prefix": "wh", "region": "us-east-1",
            "endpoint": "http://127.0.0.1:9000", "path-style-access": True, "sts-enabled": True}

@@ -5,7 +5,7 @@ Postgres, also through COPY; event ids as uuid5 makes them."""
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from uuid import UUID, uuid4, uuid5
 
 import psycopg
@@ -16,7 +16,7 @@ from lakeledger.projections.copy_rows import text_array
 from lakeledger.projections.history import _change_json
 from lakeledger.projections.storable import storable_value
 
-WHEN = datetime(2026, 11, 25, 4, 10, 17, 538026, tzinfo=timezone.utc)
+WHEN = datetime(2026, 11, 25, 4, 10, 17, 538026, tzinfo=UTC)
 ID = UUID("5a645e00-391f-4675-a659-3e61b6d096c4")
 
 

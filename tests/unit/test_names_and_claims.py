@@ -1,6 +1,7 @@
 from uuid import uuid4
 
 import pytest
+
 from lakeledger.domain.errors import AlreadyExists, BadRequest
 from lakeledger.domain.name_claim import TABULAR, NameClaim
 from lakeledger.domain.names import check_composed_name, check_name, check_namespace, check_new_name, claim_id

@@ -3,6 +3,7 @@
 import time
 
 import pytest
+
 from lakeledger.identity.claims import NoSubject, principal_from_claims
 from lakeledger.identity.principal import Principal
 from lakeledger.identity.token_cache import VerifiedTokens

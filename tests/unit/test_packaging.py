@@ -132,9 +132,9 @@ def test_cli_knows_the_compose_commands(capsys):
 
 
 def test_every_setting_is_documented_in_the_readme():
-    from lakeledger.settings import Settings
-
     from pydantic import BaseModel
+
+    from lakeledger.settings import Settings
 
     def names(model, prefix="LAKELEDGER__"):
         # nested settings (LAKELEDGER__OPENFGA__ENDPOINT) are documented field by field

@@ -3,9 +3,9 @@
 import pytest
 
 from lakeledger.domain.errors import BadRequest, Forbidden
+from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import S3StorageProfile
 from lakeledger.storage.s3_signer import sign, touched
-from lakeledger.domain.storage_credential import S3AccessKeyCredential
 
 MINIO = S3StorageProfile(bucket="lake", endpoint="http://127.0.0.1:9000", flavor="s3-compat")
 AWS = S3StorageProfile(bucket="lake", region="eu-west-1")

@@ -3,15 +3,15 @@ docs/read-models.md states it."""
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from uuid import uuid4
 
+from lakeledger.domain.names import MAX_NAME_LENGTH
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.table import Table
-from lakeledger.domain.names import MAX_NAME_LENGTH
 from lakeledger.projections.storable import LOCATION_CHARS, bounded_fields, storable, storable_value
 
-NOW = datetime(2026, 11, 26, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
 
 
 def _created(**fields) -> Table.Created:

@@ -1,6 +1,7 @@
 from uuid import uuid4
 
 import pytest
+
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_profile import (
     FileStorageProfile,

@@ -1,11 +1,12 @@
 from uuid import uuid4
 
 import pytest
-from lakeledger.domain import table_metadata as tm
-from lakeledger.domain.errors import BadRequest, CommitFailed
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
+
+from lakeledger.domain import table_metadata as tm
+from lakeledger.domain.errors import BadRequest, CommitFailed
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "data", StringType()))
 

@@ -27,9 +27,8 @@ def test_holders_of_one_key_take_turns():
 def test_different_keys_do_not_wait_for_each_other():
     async def scenario():
         turns = Turns()
-        async with turns.holding(["a"]):
-            async with turns.holding(["b"]):  # would never enter if "b" waited for "a"
-                return True
+        async with turns.holding(["a"]), turns.holding(["b"]):  # would never enter if "b" waited for "a"
+            return True
 
     assert asyncio.run(asyncio.wait_for(scenario(), 5))
 

@@ -5,11 +5,12 @@ import re
 import uuid
 
 import pytest
-from lakeledger.domain import view_metadata as vm
-from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import ViewVersion
+
+from lakeledger.domain import view_metadata as vm
+from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
 
 VIEW_ID = uuid.UUID("7d4c1f0e-1111-4a4a-8b8b-0123456789ab")
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=True), schema_id=7)

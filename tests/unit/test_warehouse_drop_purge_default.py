@@ -6,6 +6,7 @@ from uuid import uuid4
 import pytest
 from eventsourcing.application import Application
 from eventsourcing.persistence import StoredEvent
+
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import FileStorageProfile, HardDelete

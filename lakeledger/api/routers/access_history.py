@@ -1,9 +1,8 @@
 """Access history: who held which right on a table, view or namespace of a warehouse at an instant, and through
 which grant or role (lakeledger/services/access_history.py), from the log, never from OpenFGA's current state."""
 
-from uuid import UUID
-
 from datetime import datetime
+from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool

@@ -2,14 +2,14 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query
 
-from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
-from lakeledger.api import time_travel
 from lakeledger.api import authorization as authz
+from lakeledger.api import time_travel
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import CatalogConfig, errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
+from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
 
 router = APIRouter(tags=["Configuration API"], responses=errors(400, 403, 404))
 

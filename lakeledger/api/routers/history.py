@@ -9,9 +9,6 @@ import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
-from lakeledger.domain.instants import parse_instant
-from lakeledger.services.history import Filters, HistoryQueries
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container, uuid_param
@@ -19,6 +16,9 @@ from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.openapi import HistoryPage, errors, ok
 from lakeledger.api.pagination import Page, always_paged, fetch
 from lakeledger.api.responses import JSONResponse
+from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
+from lakeledger.domain.instants import parse_instant
+from lakeledger.services.history import Filters, HistoryQueries
 
 router = APIRouter(prefix="/management/v1", tags=["History"])
 

@@ -8,9 +8,6 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
 from lakeledger import __version__
-from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
-from lakeledger.domain.provenance import Provenance
-from lakeledger.domain.table_changes import TABLE_FORMAT_VERSIONS
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
@@ -30,6 +27,9 @@ from lakeledger.api.openapi import (
 )
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
+from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.table_changes import TABLE_FORMAT_VERSIONS
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

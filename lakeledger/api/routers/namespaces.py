@@ -1,10 +1,6 @@
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.domain.errors import NoSuchNamespace
-from lakeledger.domain.names import dotted
-from lakeledger.domain.provenance import Provenance
-from lakeledger.domain.warehouse import parse_storage_profile
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
@@ -21,8 +17,12 @@ from lakeledger.api.openapi import (
 )
 from lakeledger.api.pagination import PATH, Page, page
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.time_travel import as_of
 from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.api.time_travel import as_of
+from lakeledger.domain.errors import NoSuchNamespace
+from lakeledger.domain.names import dotted
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.warehouse import parse_storage_profile
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 

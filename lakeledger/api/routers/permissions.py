@@ -22,7 +22,7 @@ from lakeledger.api.routers.projects import project_id_of
 from lakeledger.authz.authorizer import Check
 from lakeledger.authz.model import authorization_model
 from lakeledger.authz.objects import obj, role_members, type_of, user
-from lakeledger.domain.errors import BadRequest, Forbidden, NotFound, NoSuchWarehouse
+from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
 from lakeledger.services.grants import RELATIONS, from_tuple, parse_assignment
 

@@ -7,9 +7,6 @@ from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
-from lakeledger.domain.provenance import Provenance
-from lakeledger.projections.catalog_queries import NAMESPACE_PROTECTION, TABULAR_PROTECTION
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
@@ -17,6 +14,9 @@ from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import ProtectionResponse, errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
+from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
+from lakeledger.domain.provenance import Provenance
+from lakeledger.projections.catalog_queries import NAMESPACE_PROTECTION, TABULAR_PROTECTION
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

@@ -8,10 +8,6 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict
 
-from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
-from lakeledger.domain.provenance import Provenance
-from lakeledger.projections.catalog_queries import DELETED_TABULARS
-from lakeledger.services.recycle_bin import UndropTarget
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
@@ -20,6 +16,10 @@ from lakeledger.api.openapi import ListDeletedTabularsResponse, errors, ok
 from lakeledger.api.pagination import Page, always_paged, is_time_and_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
+from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
+from lakeledger.domain.provenance import Provenance
+from lakeledger.projections.catalog_queries import DELETED_TABULARS
+from lakeledger.services.recycle_bin import UndropTarget
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

@@ -18,8 +18,7 @@ from lakeledger.api.pagination import Page, always_paged, fetch, is_time_and_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_project
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.api.routers.users import (SearchRequest, UserType, authorize_user, queries, time_key,
-                                          user_row)
+from lakeledger.api.routers.users import SearchRequest, UserType, authorize_user, queries, time_key, user_row
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import NoSuchRole, check_member
 

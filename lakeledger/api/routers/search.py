@@ -5,9 +5,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query
 
-from lakeledger.domain.errors import BadRequest
-from lakeledger.projections.catalog_queries import (TABULARS_BY_NAME_PREFIX, TABULARS_BY_NAME_PREFIX_AFTER,
-                                                    name_prefix_range)
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.dependencies import container
@@ -15,6 +12,12 @@ from lakeledger.api.openapi import SearchTabularsResponse, errors, ok
 from lakeledger.api.pagination import Page, always_paged, is_keyed_by_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
+from lakeledger.domain.errors import BadRequest
+from lakeledger.projections.catalog_queries import (
+    TABULARS_BY_NAME_PREFIX,
+    TABULARS_BY_NAME_PREFIX_AFTER,
+    name_prefix_range,
+)
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 

@@ -3,19 +3,12 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.domain.errors import InvalidArgument, NoSuchTable
-from lakeledger.domain.names import check_name, dotted
-from lakeledger.domain.provenance import Provenance
-from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
-from lakeledger.services.tables import TableChange, TableState
 from lakeledger.api import authorization as authz
+from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
 from lakeledger.api.authorization import WRITE, Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
-from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
 from lakeledger.api.etags import etag, matches
-from lakeledger.api.responses import JSONResponse
-from lakeledger.services.table_access import NO_ACCESS, requested_modes
 from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.models import (
     CommitTableRequest,
@@ -27,19 +20,26 @@ from lakeledger.api.models import (
 )
 from lakeledger.api.openapi import (
     CommitTableResponse,
-    LoadCredentialsResponse,
     ListTablesResponse,
+    LoadCredentialsResponse,
     LoadTableResult,
     bodiless,
     errors,
     ok,
 )
 from lakeledger.api.pagination import Page, page
+from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.api.tabulars import listed, warehouse_id_of
 from lakeledger.api.time_travel import as_of
 from lakeledger.api.turns import Turns, turns
-from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.domain.errors import InvalidArgument, NoSuchTable
+from lakeledger.domain.names import check_name, dotted
+from lakeledger.domain.provenance import Provenance
+from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
 from lakeledger.services.resolve import settings_of
+from lakeledger.services.table_access import NO_ACCESS, requested_modes
+from lakeledger.services.tables import TableChange, TableState
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 

@@ -2,11 +2,6 @@
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.domain.errors import NoSuchView
-from lakeledger.domain.names import check_name, dotted
-from lakeledger.domain.provenance import Provenance
-from lakeledger.services.metadata_files import load_result_body
-from lakeledger.services.views import ViewState
 from lakeledger.api import authorization as authz
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
@@ -20,10 +15,15 @@ from lakeledger.api.models import (
 )
 from lakeledger.api.openapi import ListViewsResponse, LoadViewResult, errors, ok
 from lakeledger.api.pagination import Page, page
+from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.api.tabulars import listed, warehouse_id_of
 from lakeledger.api.time_travel import as_of
-from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.domain.errors import NoSuchView
+from lakeledger.domain.names import check_name, dotted
+from lakeledger.domain.provenance import Provenance
+from lakeledger.services.metadata_files import load_result_body
 from lakeledger.services.resolve import settings_of
+from lakeledger.services.views import ViewState
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
