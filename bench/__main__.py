@@ -95,7 +95,9 @@ def _tool(choice: str) -> str:
     if loadgen.wrk_path():
         return "wrk"
     if choice == "wrk":
-        raise SystemExit("wrk is not installed: `apt-get install -y wrk` (or `make bench-tools`), or use --loadgen python")
+        raise SystemExit(
+            "wrk is not installed: `apt-get install -y wrk` (or `make bench-tools`), or use --loadgen python"
+        )
     _say("wrk not found (apt-get install -y wrk); using the slower Python load generator")
     return "python"
 

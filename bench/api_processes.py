@@ -3,10 +3,10 @@
 their own (``LAKELEDGER__WORKERS=off``, as docs/scaling.md lays out), at 1, 4 and 16 concurrent clients over 50
 tables, side by side in one run on one Postgres. Each client owns its tables (no two race on one), each commit adds
 a snapshot (bench/commits.py). At 16 clients it also says where the CPU of a commit goes (the API processes,
-Postgres, this load generator: all on the same cores), and measures a hot table two ways: 16 clients committing updates that require nothing of the table
-(the catalog serialises them; no acknowledged update may be lost), and 16 clients appending snapshots each on what
-it last saw (refused commits retried on the winner's metadata; no acknowledged snapshot may be missing from the
-table's history)."""
+Postgres, this load generator: all on the same cores), and measures a hot table two ways: 16 clients committing updates
+that require nothing of the table (the catalog serialises them; no acknowledged update may be lost), and 16 clients
+appending snapshots each on what it last saw (refused commits retried on the winner's metadata; no acknowledged snapshot
+may be missing from the table's history)."""
 
 import argparse
 import os
@@ -95,7 +95,7 @@ def measure(pg: procs.EmbeddedPostgres, work: Path, layout: Layout, tables: int,
             _say(f"{processes}, {clients} clients: {out[clients].rps:.0f} commits/s, "
                  f"p50 {out[clients].p50_ms:.1f} ms")
         ok = max(out[CLIENTS[-1]].ok, 1)
-        cpu = CpuSplit(*((b - a) * 1e3 / ok for a, b in zip(before, after)))
+        cpu = CpuSplit(*((b - a) * 1e3 / ok for a, b in zip(before, after, strict=True)))
         hot = commits.run_hot(server.url, hot_table, HOT_CLIENTS, seconds)
         with httpx.Client(base_url=server.url, timeout=60) as http:
             metadata = orjson.loads(catalog.load(http, hot_table))["metadata"]

@@ -1,6 +1,6 @@
 """The web console's pages at scale (issue 15, point 8). A page's server time is the API calls its script makes
-(lakeledger/console/static/app.js), one after the other as the browser makes them; one sample is their sum, so it also holds
-the client's own overhead (an upper bound of the server's part). Measured on the scale bench's catalogs, in the
+(lakeledger/console/static/app.js), one after the other as the browser makes them; one sample is their sum, so it also
+holds the client's own overhead (an upper bound of the server's part). Measured on the scale bench's catalogs, in the
 namespace of 1,000 tables, and on one table given 10,000 history entries first."""
 
 from collections.abc import Callable
@@ -56,20 +56,27 @@ def pages(prefix: str, wid: str, namespace: str, table: str, table_uuid: str, ho
 
     return {
         "console: warehouses": [("/management/v1/project-list", {}), ("/management/v1/warehouse", {})],
-        "console: warehouse": [(f"/management/v1/warehouse/{wid}", {}), (f"{catalog}/namespaces", {"pageSize": 100}),
-                               (access, {})],
+        "console: warehouse": [
+            (f"/management/v1/warehouse/{wid}", {}),
+            (f"{catalog}/namespaces", {"pageSize": 100}),
+            (access, {}),
+        ],
         "console: namespace of 1,000 tables": [
-            (f"{catalog}/namespaces/{namespace}", {}), (f"{catalog}/namespaces", {"parent": namespace, "pageSize": 100}),
+            (f"{catalog}/namespaces/{namespace}", {}),
+            (f"{catalog}/namespaces", {"parent": namespace, "pageSize": 100}),
             (f"{catalog}/namespaces/{namespace}/tables", {"pageSize": 100}),
-            (f"{catalog}/namespaces/{namespace}/views", {"pageSize": 100})],
-        "console: search by name prefix": [(f"/management/v1/warehouse/{wid}/search-tabulars",
-                                            {"prefix": table[:3], "pageSize": 100})],
+            (f"{catalog}/namespaces/{namespace}/views", {"pageSize": 100}),
+        ],
+        "console: search by name prefix": [
+            (f"/management/v1/warehouse/{wid}/search-tabulars", {"prefix": table[:3], "pageSize": 100})
+        ],
         "console: table": table_page(table, table_uuid),
         f"console: table with {HISTORY_ENTRIES:,} history entries": table_page(hot_table, hot_uuid),
-        "console: warehouse history": [(f"/management/v1/warehouse/{wid}", {}),
-                                       (history, {"pageSize": 100})],
-        "console: recycle bin": [(f"/management/v1/warehouse/{wid}", {}),
-                                 (f"/management/v1/warehouse/{wid}/deleted-tabulars", {"pageSize": 100})],
+        "console: warehouse history": [(f"/management/v1/warehouse/{wid}", {}), (history, {"pageSize": 100})],
+        "console: recycle bin": [
+            (f"/management/v1/warehouse/{wid}", {}),
+            (f"/management/v1/warehouse/{wid}/deleted-tabulars", {"pageSize": 100}),
+        ],
     }
 
 

@@ -90,8 +90,11 @@ def render(f: Footprint) -> tuple[str, bool]:
              "context switches per second"]
 
     def idle_row(name: str, i: Idle) -> str:
-        return (f"  {name:<34} {i.cpu_pct:>7.3f} % of a core  {i.wakeups / i.seconds:>7.1f} wake-ups/s  "
-                f"({i.seconds:.0f} s)  target <= {IDLE_CPU_TARGET_PCT:g} %: {'PASS' if i.cpu_pct <= IDLE_CPU_TARGET_PCT else 'MISS'}")
+        return (
+            f"  {name:<34} {i.cpu_pct:>7.3f} % of a core  {i.wakeups / i.seconds:>7.1f} wake-ups/s  "
+            f"({i.seconds:.0f} s)  target <= {IDLE_CPU_TARGET_PCT:g} %: "
+            f"{'PASS' if i.cpu_pct <= IDLE_CPU_TARGET_PCT else 'MISS'}"
+        )
 
     lines.append(idle_row("idle CPU after start", f.idle_after_start))
     if f.idle_after_run is not None:

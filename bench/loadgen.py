@@ -101,7 +101,7 @@ def _run_wrk(url: str, connections: int, duration_s: float, threads: int, header
         os.unlink(script)
     if out.returncode != 0:
         raise RuntimeError(f"wrk failed ({out.returncode}): {out.stderr or out.stdout}")
-    line = next((l for l in out.stdout.splitlines() if l.startswith("WRK_JSON ")), None)
+    line = next((s for s in out.stdout.splitlines() if s.startswith("WRK_JSON ")), None)
     if line is None:
         raise RuntimeError(f"wrk printed no summary:\n{out.stdout}\n{out.stderr}")
     s = json.loads(line[len("WRK_JSON "):])
@@ -135,7 +135,7 @@ def _run_python(url: str, connections: int, duration_s: float, processes: int,
             if child.poll() is None:
                 child.kill()
                 child.wait()
-    latencies = sorted(l for p in parts for l in p["latencies_us"])
+    latencies = sorted(us for p in parts for us in p["latencies_us"])
     requests = len(latencies)
     return LoadResult("python", requests, sum(p["non_2xx"] for p in parts), sum(p["errors"] for p in parts),
                       max(p["elapsed"] for p in parts), percentile(latencies, 50) / 1e3,

@@ -25,8 +25,15 @@ def render(load: LoadResult, bare: LoadResult, revalidate: LoadResult, commits: 
         and commits.non_200 == 0 and commits.errors == 0
 
     widths = (46, 8, 8, 7, 6, 9, 8, 8)
-    header = "  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(
-        ("scenario", "ok", "non-2xx", "errors", "secs", "req/s", "p50 ms", "p99 ms"), widths))) + "  target"
+    header = (
+        "  ".join(
+            f"{h:<{w}}" if i == 0 else f"{h:>{w}}"
+            for i, (h, w) in enumerate(
+                zip(("scenario", "ok", "non-2xx", "errors", "secs", "req/s", "p50 ms", "p99 ms"), widths, strict=True)
+            )
+        )
+        + "  target"
+    )
     rows = [
         (f"loadTable, {context['snapshots']} snapshots (Lakeledger)", load.ok, load.non_2xx, load.errors,
          load.duration_s, load.rps, load.p50_ms, load.p99_ms,
@@ -69,9 +76,11 @@ def render(load: LoadResult, bare: LoadResult, revalidate: LoadResult, commits: 
     all_ok = load_ok and ratio_ok and commit_ok
     lines.append(
         f"SUMMARY: loadTable {load.rps:.0f} req/s p50 {load.p50_ms:.2f} ms p99 {load.p99_ms:.2f} ms "
-        f"[{_mark(load_ok)}] | 304 {revalidate.rps:.0f} req/s | bare {bare.rps:.0f} req/s, ratio {ratio:.2f} [{_mark(ratio_ok)}] | "
+        f"[{_mark(load_ok)}] | 304 {revalidate.rps:.0f} req/s | "
+        f"bare {bare.rps:.0f} req/s, ratio {ratio:.2f} [{_mark(ratio_ok)}] | "
         f"commits {commits.rps:.0f}/s p50 {commits.p50_ms:.2f} ms p99 {commits.p99_ms:.2f} ms, "
-        f"{commits.non_200} non-200 [{_mark(commit_ok)}] | overall {_mark(all_ok)}")
+        f"{commits.non_200} non-200 [{_mark(commit_ok)}] | overall {_mark(all_ok)}"
+    )
     return "\n".join(lines), all_ok
 
 
@@ -88,10 +97,18 @@ def render_s3(file_loads: list[LoadResult], vended_loads: list[LoadResult], sign
     file_cpu = _mean_cpu(file_loads)
     vended_cpu = _mean_cpu(vended_loads)
     widths = (50, 8, 8, 7, 6, 9, 8, 8, 12)
-    header = "  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(
-        ("scenario", "ok", "non-2xx", "errors", "secs", "req/s", "p50 ms", "p99 ms", "server us/req"), widths)))
+    header = "  ".join(
+        f"{h:<{w}}" if i == 0 else f"{h:>{w}}"
+        for i, (h, w) in enumerate(
+            zip(
+                ("scenario", "ok", "non-2xx", "errors", "secs", "req/s", "p50 ms", "p99 ms", "server us/req"),
+                widths,
+                strict=True,
+            )
+        )
+    )
     rows = []
-    for n, (f, v) in enumerate(zip(file_loads, vended_loads), 1):
+    for n, (f, v) in enumerate(zip(file_loads, vended_loads, strict=True), 1):
         rows.append((f"round {n}: loadTable, file warehouse", f))
         rows.append((f"round {n}: loadTable, S3, vended credentials (cached)", v))
     rows.append(("S3 signer POST .../v1/aws/s3/sign (GET of an object)", signer))
@@ -168,7 +185,7 @@ def render_auth(results, context: dict) -> tuple[str, bool]:
 
     widths = (30, 9, 9, 7, 9, 12)
     header = "  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(
-        ("what (median of rounds)", "off", "on", "on/off", "uncached", "uncached/off"), widths)))
+        ("what (median of rounds)", "off", "on", "on/off", "uncached", "uncached/off"), widths, strict=True)))
     rule = "-" * len(header)
     lines = [
         "",

@@ -539,9 +539,9 @@ def render(small: Figures, large: Figures, context: dict) -> tuple[str, bool]:
 
     widths = [max(len(r[i]) for r in rows + [("what", "small", "large", "ratio", "target")]) for i in range(4)]
     head = ("what", small.size.label, large.size.label, "large/small")
-    widths = [max(w, len(h)) for w, h in zip(widths, head)]
+    widths = [max(w, len(h)) for w, h in zip(widths, head, strict=True)]
     line = lambda cells, t: "  ".join(  # noqa: E731
-        f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths))) + f"  {t}"
+        f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths, strict=True))) + f"  {t}"
     out = ["", "Scale: the read side at two catalog sizes, side by side",
            f"  list pages: {NAMESPACES_PAGE} namespaces or {TABLES_PAGE} tables of ns00000 per page "
            f"({small.pages['namespaces']} / {large.pages['namespaces']} namespace pages, "

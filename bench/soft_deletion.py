@@ -54,8 +54,12 @@ def run(http: httpx.Client, work: Path, tables: int) -> SoftDeletionResult:
     location.mkdir()
     wh_id = catalog.create_warehouse(http, location.name, f"file://{location}")
     prefix, management = f"/catalog/v1/{wh_id}", f"/management/v1/warehouse/{wh_id}"
-    _ok(http.post(f"{management}/delete-profile", json={"delete-profile": {"type": "soft", "expiration-seconds": 3600}}),
-        200)
+    _ok(
+        http.post(
+            f"{management}/delete-profile", json={"delete-profile": {"type": "soft", "expiration-seconds": 3600}}
+        ),
+        200,
+    )
 
     _tree(http, wh_id, "single", tables)
     started = time.perf_counter()
@@ -71,8 +75,12 @@ def run(http: httpx.Client, work: Path, tables: int) -> SoftDeletionResult:
                                                                  params={"pageSize": 1000}), 200).json()["tabulars"]
                         if t["dropped-with"])
     started = time.perf_counter()
-    _ok(http.post(f"{management}/deleted-tabulars/undrop", json={"targets": [{"type": "namespace", "id": namespace_id}]}),
-        204)
+    _ok(
+        http.post(
+            f"{management}/deleted-tabulars/undrop", json={"targets": [{"type": "namespace", "id": namespace_id}]}
+        ),
+        204,
+    )
     undrop = time.perf_counter() - started
 
     tree_files = location / namespace_id

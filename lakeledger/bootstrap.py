@@ -61,7 +61,8 @@ class Lakeledger:
         self.statement_timeout_seconds = statement_timeout_seconds
         self.postgres = PostgresSettings.from_url(url or postgres_url(settings))
         self.conninfo = self.postgres.conninfo()
-        # who may do what (lakeledger/authz/); first, so that a backend that cannot be used stops us before anything opens
+        # who may do what (lakeledger/authz/); first, so that a backend that cannot be used stops us before anything
+        # opens
         self.authorizer = authorizer(settings, self.conninfo)
         if not isinstance(self.authorizer, AllowAll):
             self.authorizer = RememberedDecisions(self.authorizer, settings.authz_cache_seconds)
@@ -77,7 +78,8 @@ class Lakeledger:
         self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
         # advanced by the expiry worker before it looks for due timers (lakeledger/workers/expirer.py)
         self.expiry_schedule = ProjectionRunner(ExpirySchedule(), self.log, self.pool)
-        # applied inside every append of a user or role event (lakeledger/services/users.py, lakeledger/services/roles.py)
+        # applied inside every append of a user or role event (lakeledger/services/users.py,
+        # lakeledger/services/roles.py)
         self.users_roles_view = ProjectionRunner(UsersRolesProjection(), self.log, self.pool)
         # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
         # access-history and assignments endpoints before they answer
@@ -90,15 +92,15 @@ class Lakeledger:
                             self.access_history, self.catalog_versions)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
-        # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog API reads
-        # to answer correctly, and only those. The catalog (warehouses, namespaces, tables, views) is applied inside
-        # every append, so it is behind only when events reached the log without it (an older version, a replay);
+        # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog
+        # API reads to answer correctly, and only those. The catalog (warehouses, namespaces, tables, views) is applied
+        # inside every append, so it is behind only when events reached the log without it (an older version, a replay);
         # OpenFGA's tuples (below) decide what a caller may do. Users and roles are applied inside every append of a
-        # user or role event, after what they had not applied: they never answer behind their own events (their
-        # position passes the others' only when a worker moves it). The history, the access history, the catalog
-        # versions (time travel) and the expiry schedule serve endpoints of their own, which answer 503 while theirs
-        # is stuck: a stuck one is an alarm (lakeledger_projection_stuck), and taking every API process out of a
-        # load balancer for it would turn that alarm into an outage.
+        # user or role event, after what they had not applied: they never answer behind their own events (their position
+        # passes the others' only when a worker moves it). The history, the access history, the catalog versions (time
+        # travel) and the expiry schedule serve endpoints of their own, which answer 503 while theirs is stuck: a stuck
+        # one is an alarm (lakeledger_projection_stuck), and taking every API process out of a load balancer for it
+        # would turn that alarm into an outage.
         self.read_models_readiness_needs = [self.catalog_view]
         self.time_travel = TimeTravel(self.log, self.catalog_versions)
         self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)

@@ -249,7 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("--to", dest="stop", help="last log position (N or seq:N) or RFC 3339 instant")
     replay.add_argument("--out", help="jsonl: the file to append to")
     replay.add_argument("--nats-address", help="nats: the server, e.g. nats://localhost:4222")
-    replay.add_argument("--subject", default="lakeledger.replay", help="nats: subject prefix (default lakeledger.replay)")
+    replay.add_argument(
+        "--subject", default="lakeledger.replay", help="nats: subject prefix (default lakeledger.replay)"
+    )
     replay.add_argument("--uri", help="iceberg: the REST catalog's URI, e.g. http://localhost:8181")
     replay.add_argument("--warehouse", help="iceberg: the warehouse (default: the server's default warehouse)")
     replay.add_argument("--table", help="iceberg: namespace.table to create or append to")

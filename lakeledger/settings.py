@@ -96,8 +96,9 @@ class Settings(BaseSettings):
     nats_password: SecretStr | None = None
     nats_token: SecretStr | None = None
     nats_creds_file: Path | None = None
-    # CloudEvents to Kafka (lakeledger/workers/kafka_publisher.py), as Lakekeeper's LAKEKEEPER__KAFKA_*: the topic, librdkafka's
-    # properties as a JSON object (bootstrap.servers, security.protocol, sasl.*, ...) or a JSON file of them
+    # CloudEvents to Kafka (lakeledger/workers/kafka_publisher.py), as Lakekeeper's LAKEKEEPER__KAFKA_*: the topic,
+    # librdkafka's properties as a JSON object (bootstrap.servers, security.protocol, sasl.*, ...) or a JSON file of
+    # them
     kafka_topic: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,249}$")
     kafka_config: dict[str, str | int | float | bool] | None = None
     kafka_config_file: Path | None = None
@@ -115,7 +116,8 @@ class Settings(BaseSettings):
     # who may do what: allowall (every caller may do everything) or openfga (LAKELEDGER__OPENFGA__*)
     authz_backend: Literal["allowall", "openfga"] = "allowall"
     openfga: OpenFgaSettings = Field(default_factory=OpenFgaSettings)
-    # how long an allow or deny of the backend is remembered per process (lakeledger/authz/decisions.py); 0: ask every time
+    # how long an allow or deny of the backend is remembered per process (lakeledger/authz/decisions.py); 0: ask every
+    # time
     authz_cache_seconds: float = Field(default=2.0, ge=0, le=60)
     # allowall with an OpenID provider: every authenticated caller may do everything; refused unless asked for
     authz_allowall_with_openid: bool = False
@@ -159,7 +161,9 @@ class Settings(BaseSettings):
             try:
                 loaded = json.loads(self.kafka_config_file.read_text())
             except (OSError, ValueError) as e:
-                raise ValueError(f"LAKELEDGER__KAFKA_CONFIG_FILE {self.kafka_config_file}: {type(e).__name__}") from None
+                raise ValueError(
+                    f"LAKELEDGER__KAFKA_CONFIG_FILE {self.kafka_config_file}: {type(e).__name__}"
+                ) from None
             if not isinstance(loaded, dict):
                 raise ValueError("LAKELEDGER__KAFKA_CONFIG_FILE must hold a JSON object of librdkafka properties")
             self.kafka_config = {**loaded, **(self.kafka_config or {})}

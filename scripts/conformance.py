@@ -688,10 +688,7 @@ def pytest_collectreport(report):
 
 def pytest_runtest_logreport(report):
     if report.when == "call" or report.failed or report.skipped:
-        if report.failed:
-            outcome = "failed" if report.when == "call" else "error"
-        else:
-            outcome = report.outcome
+        outcome = ("failed" if report.when == "call" else "error") if report.failed else report.outcome
         crash = getattr(report.longrepr, "reprcrash", None)
         text = crash.message if crash is not None else (str(report.longrepr) if report.longrepr else "")
         _record({"kind": "test", "nodeid": report.nodeid, "outcome": outcome, "message": text.splitlines()[0]

@@ -7,6 +7,7 @@ parent is no longer us), is a descendant of the pytest process, or names a path 
 temporary directory on its command line (for a fixture that starts something with an environment of its own).
 Other sessions running on the same machine at the same time have marks and directories of their own."""
 
+import contextlib
 import os
 import signal
 import time
@@ -72,12 +73,8 @@ def end(processes: list[psutil.Process]) -> None:
     """Stops what a session left behind, so that one leaking run does not burden the machine's next ones:
     SIGTERM (a fast shutdown for Postgres is SIGINT), then SIGKILL after 10 s."""
     for process in processes:
-        try:
+        with contextlib.suppress(psutil.Error):
             process.send_signal(signal.SIGINT if process.name().startswith("postgres") else signal.SIGTERM)
-        except psutil.Error:
-            pass
     for process in left_after(processes, 10):
-        try:
+        with contextlib.suppress(psutil.Error):
             process.kill()
-        except psutil.Error:
-            pass

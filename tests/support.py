@@ -73,8 +73,14 @@ SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
 ]}
 
 # The first version of a view in namespace "ns" (createView's `view-version`).
-VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_700_000_000_000, "summary": {},
-                "default-namespace": ["ns"], "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
+VIEW_VERSION = {
+    "version-id": 1,
+    "schema-id": 0,
+    "timestamp-ms": 1_700_000_000_000,
+    "summary": {},
+    "default-namespace": ["ns"],
+    "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
+}
 
 
 class NatsServer:
@@ -417,9 +423,13 @@ class OidcProvider(_HealthChecked):
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.token_endpoint = f"{self.issuer}/token"
         home.mkdir(parents=True, exist_ok=True)
-        self._start([node, str(ROOT / "tests/oidc/provider.mjs")],
-                    {**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(self.port), "OIDC_AUDIENCE": audience},
-                    f"{self.issuer}/.well-known/openid-configuration", 30, home / f"oidc-{self.port}.log")
+        self._start(
+            [node, str(ROOT / "tests/oidc/provider.mjs")],
+            {**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(self.port), "OIDC_AUDIENCE": audience},
+            f"{self.issuer}/.well-known/openid-configuration",
+            30,
+            home / f"oidc-{self.port}.log",
+        )
 
     def token(self, client: str = "spark", **params: str) -> str:
         """An access token for ``client`` from the token endpoint, as an engine asks for one (``params``: e.g.

@@ -11,7 +11,8 @@ _EMPTY_CONFIG = b'"config":{}}'
 
 
 def with_access(body: bytes, access: Access) -> bytes:
-    """``body``, a LoadTableResult rendered with an empty config (lakeledger/services/metadata_files.py), with ``access``."""
+    """``body``, a LoadTableResult rendered with an empty config (lakeledger/services/metadata_files.py), with
+    ``access``."""
     if not access.config and not access.storage_credentials:
         return body
     assert body.endswith(_EMPTY_CONFIG)

@@ -16,7 +16,8 @@ from lakeledger.services.users import UserService
 
 # probes and scrapers carry no token (lakeledger/api/routers/operations.py)
 OPEN_PATHS = frozenset({"/health", "/health/ready", "/metrics", "/ui"})
-# the console's page, script and style (lakeledger/api/routers/console.py): a browser fetches them before anyone signs in
+# the console's page, script and style (lakeledger/api/routers/console.py): a browser fetches them before anyone signs
+# in
 CONSOLE_FILES = ("/ui/",)
 _AUTHORIZATION = b"authorization"
 _REALM = 'Bearer realm="lakeledger"'

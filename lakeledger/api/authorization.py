@@ -1,6 +1,6 @@
 """Who may do what, asked on the request path: the one place the routes (and loadTable's fast path) go to for a
-decision. A route names the action (a ``can_*`` relation of lakeledger/authz/model.py) and the object; this module asks the
-authorizer (through the decisions it remembers briefly, lakeledger/authz/decisions.py) and refuses.
+decision. A route names the action (a ``can_*`` relation of lakeledger/authz/model.py) and the object; this module asks
+the authorizer (through the decisions it remembers briefly, lakeledger/authz/decisions.py) and refuses.
 
 403 or 404: an object the caller may not even see (no ``can_get_metadata``, or ``can_read`` for a role) answers
 exactly as if it did not exist, with the same error and message, so that names cannot be probed; an object the
@@ -188,7 +188,7 @@ async def _keep(az: Guard, rows: Sequence, objects, action: str) -> list:
     named = await objects(rows)
     asked = [(i, o) for i, o in enumerate(named) if o is not None]
     answers = await az.visible([o for _, o in asked], action)
-    keep = {i for (i, _), yes in zip(asked, answers) if yes}
+    keep = {i for (i, _), yes in zip(asked, answers, strict=True) if yes}
     return [row for i, row in enumerate(rows) if i in keep]
 
 

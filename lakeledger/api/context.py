@@ -84,10 +84,7 @@ class RequestContext:
 
 
 def _encoded(headers) -> bool:
-    for key, value in headers:
-        if key == b"content-encoding" and value.strip().lower() not in (b"", b"identity"):
-            return True
-    return False
+    return any(key == b"content-encoding" and value.strip().lower() not in (b"", b"identity") for key, value in headers)
 
 
 async def read_body(receive) -> bytes:
@@ -118,7 +115,8 @@ def replaying(body: bytes, receive):
 
 
 def principal(request: Request) -> Principal:
-    """Who is calling: put in the request's state by lakeledger/api/authentication.py; anonymous when authentication is off."""
+    """Who is calling: put in the request's state by lakeledger/api/authentication.py; anonymous when authentication
+    is off."""
     return getattr(request.state, "principal", ANONYMOUS_PRINCIPAL)
 
 

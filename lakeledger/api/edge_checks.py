@@ -1,5 +1,5 @@
-"""What a request may carry into the event log, checked once where requests enter (lakeledger/api/context.py) for every route,
-the commit fast path included, before any service runs: every value of the log must be one that every read model,
+"""What a request may carry into the event log, checked once where requests enter (lakeledger/api/context.py) for every
+route, the commit fast path included, before any service runs: every value of the log must be one that every read model,
 the rebuild and every Iceberg client can take back.
 
 - Text: JSON lets a string hold an unpaired surrogate (`"\\ud800"`), which UTF-8 and Postgres cannot hold, and NUL

@@ -42,8 +42,9 @@ class IdempotentRequests:
         try:
             key = UUID(raw.decode("latin-1").strip())
         except ValueError:
-            return await error_response(400, "BadRequestException",
-                                        "Idempotency-Key must be a UUID (RFC 9562, e.g. a UUIDv7)")(scope, receive, send)
+            return await error_response(
+                400, "BadRequestException", "Idempotency-Key must be a UUID (RFC 9562, e.g. a UUIDv7)"
+            )(scope, receive, send)
         store: ResponseStore = self.container.idempotent_responses
         method, path = scope["method"], _canonical(scope["path"])
         # the whole body is read before anything is decided: the key is bound to it
@@ -111,7 +112,10 @@ async def _refused(keyed: KeyedRequest, method: str, path: str, scope, send):
     """422, and nothing is run: the key is another request's."""
     async def nothing():
         return {"type": "http.disconnect"}
-    what = f"{method} {path}" if (method, path) != (keyed.method, keyed.path) else "a request with another body or query"
+
+    what = (
+        f"{method} {path}" if (method, path) != (keyed.method, keyed.path) else "a request with another body or query"
+    )
     return await error_response(
         422, "UnprocessableEntityException",
         f"Idempotency-Key {keyed.key} was used for {what}; a different request needs a new key",

@@ -28,11 +28,31 @@ from lakeledger.api.idempotency import MUTATIONS, SCOPES
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 
 __all__ = [
-    "CatalogConfig", "CommitTableResponse", "CreateNamespaceResponse", "CreateProjectResponse", "ErrorModel",
-    "GetNamespaceResponse", "GetProjectResponse", "GetWarehouseResponse", "HistoryPage", "IcebergErrorResponse",
-    "ListNamespacesResponse", "ListProjectsResponse", "ListTablesResponse", "ListViewsResponse",
-    "ListWarehousesResponse", "LoadCredentialsResponse", "LoadTableResult", "SignedRequest", "LoadViewResult", "ServerInfo", "UpdateNamespacePropertiesResponse",
-    "bodiless", "errors", "install", "ok",
+    "CatalogConfig",
+    "CommitTableResponse",
+    "CreateNamespaceResponse",
+    "CreateProjectResponse",
+    "ErrorModel",
+    "GetNamespaceResponse",
+    "GetProjectResponse",
+    "GetWarehouseResponse",
+    "HistoryPage",
+    "IcebergErrorResponse",
+    "ListNamespacesResponse",
+    "ListProjectsResponse",
+    "ListTablesResponse",
+    "ListViewsResponse",
+    "ListWarehousesResponse",
+    "LoadCredentialsResponse",
+    "LoadTableResult",
+    "SignedRequest",
+    "LoadViewResult",
+    "ServerInfo",
+    "UpdateNamespacePropertiesResponse",
+    "bodiless",
+    "errors",
+    "install",
+    "ok",
 ]
 
 # --- Iceberg REST shapes -------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ answer at once, so a grant or revoke is effective on the process that made it wh
 
 Listing objects and reading tuples are not cached: they serve the permission endpoints, not the hot path."""
 
+import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -38,10 +39,8 @@ class RememberedDecisions:
         if found[0] <= now:
             entries.pop(key, None)
             return None
-        try:
+        with contextlib.suppress(KeyError):  # dropped meanwhile
             entries.move_to_end(key)
-        except KeyError:  # dropped meanwhile
-            pass
         return found[1]
 
     def _remember(self, entries, key, allowed: bool, now: float) -> None:
@@ -62,7 +61,7 @@ class RememberedDecisions:
         if unknown:
             # one round trip for everything not remembered; a check asked twice in one batch is asked once
             distinct = list(dict.fromkeys(checks[i] for i in unknown))
-            fresh = dict(zip(distinct, await self.backend.check_many(distinct)))
+            fresh = dict(zip(distinct, await self.backend.check_many(distinct), strict=True))
             for i in unknown:
                 answers[i] = fresh[checks[i]]
             # remembered with the time the question was put: an answer is never trusted past ttl of its asking

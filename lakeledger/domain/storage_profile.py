@@ -192,7 +192,8 @@ class S3StorageProfile(_Profile):
 
     def check_location(self, location: str) -> str:
         """Besides the rules for every warehouse: no s3a:// or s3n:// unless allowed, and a key that a session
-        policy can name exactly (lakeledger/domain/s3_policy.py), so vended credentials reach this location and no other."""
+        policy can name exactly (lakeledger/domain/s3_policy.py), so vended credentials reach this location and no
+        other."""
         spelt = location.strip() if isinstance(location, str) else location
         if isinstance(spelt, str) and spelt.lower().startswith(S3_ALTERNATIVE_SCHEMES) \
                 and not self.allow_alternative_protocols:

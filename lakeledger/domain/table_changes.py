@@ -99,8 +99,14 @@ def _union(pyiceberg_union: Any, discriminator: str, *own: type) -> Any:
     return Annotated[Union[tuple(members + list(own))], Field(discriminator=discriminator)]  # noqa: UP007
 
 
-TableUpdate = _union(_PyicebergUpdate, "action", AddSnapshotUpdate, AddNumberedPartitionSpecUpdate, AddEncryptionKeyUpdate,
-                     RemoveEncryptionKeyUpdate)
+TableUpdate = _union(
+    _PyicebergUpdate,
+    "action",
+    AddSnapshotUpdate,
+    AddNumberedPartitionSpecUpdate,
+    AddEncryptionKeyUpdate,
+    RemoveEncryptionKeyUpdate,
+)
 # every requirement refuses with Java's message (lakeledger/domain/requirements.py)
 TableRequirement = _union(_PyicebergRequirement, "type", *REQUIREMENTS)
 

@@ -1,9 +1,9 @@
 """Instants resolved to log positions by append time, with answers that never change afterwards.
 
-Every event has an append time (``appended_at``, lakeledger/migrations/0005_append_time.sql): the database's clock at the
-insert, taken under the events-table lock that orders positions and raised to the latest append time when the
-clock steps back, so it never decreases along the log. "The log as of T" is therefore the prefix of the events
-appended at or before T, and its last position is one backward probe of the (appended_at, notification_id) index.
+Every event has an append time (``appended_at``, lakeledger/migrations/0005_append_time.sql): the database's clock at
+the insert, taken under the events-table lock that orders positions and raised to the latest append time when the clock
+steps back, so it never decreases along the log. "The log as of T" is therefore the prefix of the events appended at or
+before T, and its last position is one backward probe of the (appended_at, notification_id) index.
 
 What the probe cannot see is an append in flight: it holds the lock, has its append time, and has not
 committed. Such an append was given its time after every committed append, so it can only land at or before T

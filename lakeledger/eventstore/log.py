@@ -139,7 +139,7 @@ class EventLog:
             def hook(conn: Connection, positions: list[int]) -> None:
                 in_transaction(conn, [StoredNotification(p, e.originator_id, e.originator_version,
                                                          get_topic(type(e)), e)
-                                      for p, e in zip(positions, events)])
+                                      for p, e in zip(positions, events, strict=True)])
             kwargs[IN_TRANSACTION] = hook
         if blind is not None:
             kwargs[IN_ONE_ROUND_TRIP] = lambda cur: blind(cur, events)

@@ -27,8 +27,8 @@ IN_TRANSACTION = "in_transaction"
 IN_ONE_ROUND_TRIP = "in_one_round_trip"
 InOneRoundTrip = Callable[[Cursor], None]
 
-# Raised by the database (lakeledger/migrations/0017_append_in_one_round_trip.sql) when a read model written in the append
-# has not applied every event before it: the append is rolled back and made again with the full hook.
+# Raised by the database (lakeledger/migrations/0017_append_in_one_round_trip.sql) when a read model written in the
+# append has not applied every event before it: the append is rolled back and made again with the full hook.
 READ_MODEL_BEHIND = "LL001"
 
 # Appends larger than this leave pipeline mode: psycopg (3.2 and 3.3, C and Python) can wait forever in a

@@ -10,8 +10,9 @@ probe says which part is down.
   time travel's catalog versions, the expiry schedule and users and roles do not count: when one of them is stuck
   its own endpoints answer 503 and an alarm is raised (lakeledger/workers/alarm.py) while the catalog goes on
   serving; the CloudEvents publisher and the purger are not read models and do not count either;
-* ``nats``: when CloudEvents go to NATS, a connection signed in as the publisher signs in (lakeledger/sinks/nats_auth.py)
-  answers a round trip: a server that is up but refuses our credentials is as useless as one that is down.
+* ``nats``: when CloudEvents go to NATS, a connection signed in as the publisher signs in
+(lakeledger/sinks/nats_auth.py) answers a round trip: a server that is up but refuses our credentials is as useless as
+one that is down.
 
 Liveness (``/health``) asks nothing of them: a process that answers is alive, and restarting it would not bring
 Postgres back."""

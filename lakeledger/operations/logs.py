@@ -1,6 +1,6 @@
 """How the processes log: ``LAKELEDGER__LOG_FORMAT=text`` (a line for people) or ``json`` (one JSON object per
-line, for a log pipeline). A request's line (lakeledger/operations/observed_requests.py) carries its fields at the top level
-of the object; nothing of a request's headers, path or body is logged, so no token or credential can be."""
+line, for a log pipeline). A request's line (lakeledger/operations/observed_requests.py) carries its fields at the top
+level of the object; nothing of a request's headers, path or body is logged, so no token or credential can be."""
 
 import json
 import logging

@@ -2,11 +2,12 @@
 
 Counters and histograms here are the process's own: requests, CloudEvents published, connection pools. With
 several API processes on one port (lakeledger/api_processes.py) a scrape reaches any one of them, so ``serve``
-gives them a shared directory first (lakeledger/operations/shared_metrics.py: the client library's multiprocess mode) and
-every scrape sums all of them. What is a fact of the database rather than of a process (events appended, lags,
-queues) is read from Postgres at scrape time (lakeledger/operations/database_collector.py): the same answer from any process.
-"""
+gives them a shared directory first (lakeledger/operations/shared_metrics.py: the client library's multiprocess mode)
+and every scrape sums all of them. What is a fact of the database rather than of a process (events appended, lags,
+queues) is read from Postgres at scrape time (lakeledger/operations/database_collector.py): the same answer from any
+process. """
 
+import contextlib
 import os
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -56,10 +57,8 @@ def observe_pool(name: str, pool) -> None:
 def observe_pools(pools: dict) -> None:
     """``observe_pool`` for each named pool; a pool that cannot answer (closing at exit) is passed over."""
     for name, pool in pools.items():
-        try:
+        with contextlib.suppress(Exception):
             observe_pool(name, pool)
-        except Exception:
-            pass
 
 
 def process_exited(pid: int) -> None:

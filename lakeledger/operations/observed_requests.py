@@ -1,5 +1,5 @@
-"""Every request counted and timed (lakeledger/operations/metrics.py) and, with ``LAKELEDGER__LOG_FORMAT=json``, logged as one
-line: method, route, status, duration, request id, actor. Plain ASGI middleware, outermost, so refusals, the
+"""Every request counted and timed (lakeledger/operations/metrics.py) and, with ``LAKELEDGER__LOG_FORMAT=json``, logged
+as one line: method, route, status, duration, request id, actor. Plain ASGI middleware, outermost, so refusals, the
 loadTable fast path and compressed answers are all seen as the client sees them.
 
 The route is the matched route's template (``/catalog/v1/{prefix}/namespaces/{namespace}``), never the raw path:

@@ -58,7 +58,9 @@ class AccessHistoryProjection(AuthzTuplesProjection):
         cur.execute(_CLOSE, (*self._when(cur), t.object, t.relation, t.user))
 
 
-_COLUMNS = 'object, relation, "user", source, from_seq, from_at, from_actor, from_request, to_seq, to_at, to_actor, to_request'
+_COLUMNS = (
+    'object, relation, "user", source, from_seq, from_at, from_actor, from_request, to_seq, to_at, to_actor, to_request'
+)
 
 
 class _Range:
@@ -75,10 +77,10 @@ class _Range:
 
 
 class AccessHistoryRebuild(AccessHistoryProjection):
-    """The access history written by a rebuild (lakeledger/projections/rebuild.py), the only writer of the empty tables it fills
-    from the log's start: the same rules (the handlers are the projection's own), with the ranges that hold kept in
-    memory and indexed by object and user, so a handler reads nothing back, and each batch's new ranges written with
-    one COPY (the ranges an earlier batch wrote and this one ended, with one UPDATE each)."""
+    """The access history written by a rebuild (lakeledger/projections/rebuild.py), the only writer of the empty tables
+    it fills from the log's start: the same rules (the handlers are the projection's own), with the ranges that hold
+    kept in memory and indexed by object and user, so a handler reads nothing back, and each batch's new ranges written
+    with one COPY (the ranges an earlier batch wrote and this one ended, with one UPDATE each)."""
 
     reads_while_applying = False
 

@@ -4,8 +4,8 @@ Like every projection, one process at a time holds its position row (``FOR UPDAT
 and the mirror of the tuples and the new position commit together; OpenFGA is written just before that commit.
 Three callers: the workers (``advance``, stepping aside when another process holds the row), a request that has
 just appended a tuple-changing event (``catch_up``, which waits for the row: its answer must not come before its
-own tuples are in OpenFGA), and ``lakeledger rebuild`` (a new mirror from the whole log, the store made to match it, then swapped in:
-``before_swap``).
+own tuples are in OpenFGA), and ``lakeledger rebuild`` (a new mirror from the whole log, the store made to match it,
+then swapped in: ``before_swap``).
 
 The mirror names the store it describes. When the store is another one (a memory OpenFGA restarted and
 ``migrate`` made a new store, or the settings point elsewhere), the projection starts over from the beginning of
@@ -47,9 +47,9 @@ class TupleProjectionRunner(ProjectionRunner):
         return self._run(_LOCK, until=position)
 
     def follow(self, kinds: set[type], position: int) -> None:
-        """After an append (lakeledger/services/unit_of_work.py): its tuples are in OpenFGA before its request answers. The
-        change itself is in the log whatever OpenFGA says; if OpenFGA cannot take the tuples now, the workers
-        write them when it can, and the request still answers for what it did."""
+        """After an append (lakeledger/services/unit_of_work.py): its tuples are in OpenFGA before its request answers.
+        The change itself is in the log whatever OpenFGA says; if OpenFGA cannot take the tuples now, the workers write
+        them when it can, and the request still answers for what it did."""
         if kinds & RELEVANT:
             try:
                 self.catch_up(position)
@@ -58,10 +58,10 @@ class TupleProjectionRunner(ProjectionRunner):
                             exc_info=True)
 
     def before_swap(self, conn, locked: bool) -> None:
-        """A blue/green rebuild (lakeledger/projections/rebuild.py) fills a new mirror; OpenFGA's store is made to match it.
-        Before the lock, the whole store is compared with the new mirror and corrected (the long part: a store
-        emptied or changed behind our back is filled again); under the lock, only what the last events changed
-        is written, and the mirror then names this store."""
+        """A blue/green rebuild (lakeledger/projections/rebuild.py) fills a new mirror; OpenFGA's store is made to match
+        it. Before the lock, the whole store is compared with the new mirror and corrected (the long part: a store
+        emptied or changed behind our back is filled again); under the lock, only what the last events changed is
+        written, and the mirror then names this store."""
         if not locked:
             # ``conn`` reads the new mirror: the rebuild puts its tables first in the search path
             wanted = {RelationTuple(u, r, o) for o, r, u in conn.execute('SELECT object, relation, "user" FROM '

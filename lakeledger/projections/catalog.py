@@ -218,13 +218,13 @@ class CatalogProjection:
 
 
 class LastCommits:
-    """The catalog's rebuild writer (lakeledger/projections/rebuild.py). Most of a log is table creations and commits, and a
-    table's row shows its creation and its last commit only. Creations are held and written many to a statement,
-    each with the commits that came after it folded in; for a table created earlier, only its last commit is held.
-    Both are written when an event of another kind comes (or the pass pauses, ``settle``), so a million commits to
-    100,000 tables are 100,000 rows written once, not 100,000 inserts and a million updates (each of which wrote a
-    new row version and its index entries). Other events go to the projection's ``apply`` in log order, after
-    everything held before them."""
+    """The catalog's rebuild writer (lakeledger/projections/rebuild.py). Most of a log is table creations and commits,
+    and a table's row shows its creation and its last commit only. Creations are held and written many to a statement,
+    each with the commits that came after it folded in; for a table created earlier, only its last commit is held. Both
+    are written when an event of another kind comes (or the pass pauses, ``settle``), so a million commits to 100,000
+    tables are 100,000 rows written once, not 100,000 inserts and a million updates (each of which wrote a new row
+    version and its index entries). Other events go to the projection's ``apply`` in log order, after everything held
+    before them."""
 
     def __init__(self, projection: CatalogProjection):
         self.projection = projection
@@ -257,7 +257,7 @@ class LastCommits:
 
     def settle(self, cur: Cursor) -> None:
         if self.created:
-            cur.execute(_CREATED_HELD, [list(column) for column in zip(*self.created.values())])
+            cur.execute(_CREATED_HELD, [list(column) for column in zip(*self.created.values(), strict=True)])
             self.created = {}
         if not self.last:
             return

@@ -55,8 +55,10 @@ def overlap_params(warehouse_id: UUID, location: str, exclude: UUID) -> dict[str
 
 # Live tables and views of a warehouse whose lower-cased name starts with a prefix: [from, to) in "C" order, keyset
 # paged by (lower(name), id) (lakeledger/migrations/0018_tabular_name_search.sql).
-_NAME_PREFIX = ("SELECT id, typ, namespace, name, lower(name) AS key FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
-                " AND dropped_at IS NULL AND lower(name) COLLATE \"C\" >= %(from)s AND lower(name) COLLATE \"C\" < %(to)s")
+_NAME_PREFIX = (
+    "SELECT id, typ, namespace, name, lower(name) AS key FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
+    ' AND dropped_at IS NULL AND lower(name) COLLATE "C" >= %(from)s AND lower(name) COLLATE "C" < %(to)s'
+)
 _NAME_ORDER = " ORDER BY lower(name) COLLATE \"C\", id LIMIT %(limit)s"
 TABULARS_BY_NAME_PREFIX = _NAME_PREFIX + _NAME_ORDER
 TABULARS_BY_NAME_PREFIX_AFTER = (_NAME_PREFIX + " AND (lower(name) COLLATE \"C\", id) > (%(after_key)s COLLATE \"C\","
@@ -140,9 +142,12 @@ TOP_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehou
                   " ORDER BY path LIMIT %(limit)s")
 
 # The loadTable hot path: one indexed lookup that also checks the warehouse is active.
-ACTIVE_TABULAR = ("SELECT t.id, t.metadata_location, t.location, w.storage_profile::text, w.storage_secret::text FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
-                  " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
-                  " AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'")
+ACTIVE_TABULAR = (
+    "SELECT t.id, t.metadata_location, t.location, w.storage_profile::text, w.storage_secret::text"
+    " FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
+    " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
+    " AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'"
+)
 
 # The ids of listed rows, for the authorization of a list (lakeledger/api/authorization.py): siblings under one parent.
 SIBLING_NAMESPACE_IDS = ("SELECT id, path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"

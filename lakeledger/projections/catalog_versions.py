@@ -1,7 +1,8 @@
 """The catalog with validity ranges: every version of a namespace, every placement of a table or view and every
-metadata file it pointed at, each with the log positions it held between (lakeledger/migrations/0014_catalog_versions.sql).
-Time travel reads the catalog as of any position from it by index (lakeledger/projections/catalog_versions_queries.py),
-where the pure fold (lakeledger/projections/as_of.py) had to read the log from its start.
+metadata file it pointed at, each with the log positions it held between
+(lakeledger/migrations/0014_catalog_versions.sql). Time travel reads the catalog as of any position from it by index
+(lakeledger/projections/catalog_versions_queries.py), where the pure fold (lakeledger/projections/as_of.py) had to read
+the log from its start.
 
 It answers exactly what the fold answers: same events, same rules (a soft drop can be undone, a final one not; a
 registration takes a table out of whichever warehouse held it). A version ends at the position of the event that
@@ -10,8 +11,8 @@ ends it and the next begins there, so nothing is ever updated but a version's en
 Each handler is one statement. The projection interface hands over the event alone; its position comes from the
 events table in the same statement, by the event's primary key (originator, version).
 
-Not applied inside appends: a read as of position p first brings it up to p (lakeledger/services/time_travel.py), and the
-workers keep it near the head, so commits pay nothing for it."""
+Not applied inside appends: a read as of position p first brings it up to p (lakeledger/services/time_travel.py), and
+the workers keep it near the head, so commits pay nothing for it."""
 
 from functools import singledispatchmethod
 from typing import Any

@@ -1,8 +1,8 @@
-"""The catalog versions written by a rebuild (lakeledger/projections/rebuild.py), which fills empty shadows from the log's
-start and is their only writer: every version is kept in memory until it ends, then written once, finished, by
-COPY. Event by event (lakeledger/projections/catalog_versions.py) each creation, rename or drop is a statement that finds the
-event's position in the log and the version it ends by index, and each commit checks its table's placement: at a
-million events that was half of the Postgres time of a whole rebuild.
+"""The catalog versions written by a rebuild (lakeledger/projections/rebuild.py), which fills empty shadows from the
+log's start and is their only writer: every version is kept in memory until it ends, then written once, finished, by
+COPY. Event by event (lakeledger/projections/catalog_versions.py) each creation, rename or drop is a statement that
+finds the event's position in the log and the version it ends by index, and each commit checks its table's placement: at
+a million events that was half of the Postgres time of a whole rebuild.
 
 The rules are the projection's, step for step: a version ends at the position of the event that ends it and the
 next begins there; an undrop brings back the last version when a drop that may be reversed ended it; a metadata

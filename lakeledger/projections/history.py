@@ -10,6 +10,7 @@ idempotency keys are bookkeeping of the write side, not changes anyone made to t
 It is not applied inside appends (commits pay nothing for it); the history API catches it up before it answers
 (``ProjectionRunner.caught_up``), which also backfills a database that had events before this projection."""
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from functools import singledispatch
@@ -120,8 +121,8 @@ def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tup
 
 def _change_json(change: dict[str, Any]) -> str:
     """The event's data as JSON text for jsonb, serialised once. The event holds only what Postgres can store
-    (lakeledger/projections/storable.py). orjson first (a twentieth of the standard library's cost); it refuses integers beyond
-    64 bits and nesting deeper than 255 levels, which go the standard library's way. Both write what jsonb stores
+    (lakeledger/projections/storable.py). orjson first (a twentieth of the standard library's cost); it refuses integers
+    beyond 64 bits and nesting deeper than 255 levels, which go the standard library's way. Both write what jsonb stores
     alike (times as ``str`` gives them)."""
     try:
         return orjson.dumps(change, default=str, option=_AS_STR).decode()
@@ -134,14 +135,15 @@ _AS_STR = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 class HistoryRebuild:
-    """The history written by a rebuild (lakeledger/projections/rebuild.py), which fills empty tables from the log's start and
-    is their only writer: the entities are remembered here instead of read back per event, and written once each
-    when the pass pauses (``settle``). Each batch's rows go in with one COPY, opened at the batch's first row and
+    """The history written by a rebuild (lakeledger/projections/rebuild.py), which fills empty tables from the log's
+    start and is their only writer: the entities are remembered here instead of read back per event, and written once
+    each when the pass pauses (``settle``). Each batch's rows go in with one COPY, opened at the batch's first row and
     written row by row as the events are told, so Postgres stores a batch while Python makes it (names as array
-    literals, the change as its JSON text: psycopg's list dumper cost more than the rest of the row). Entities are
-    kept as a read of their row would give them back, so ``_tell`` sees what the per-event path sees."""
+    literals, the change as its JSON text: psycopg's list dumper cost more than the rest of the row). Entities are kept
+    as a read of their row would give them back, so ``_tell`` sees what the per-event path sees."""
 
-    # the COPY stays open between adds: nothing else may use the connection until ``flush`` (lakeledger/projections/rebuild.py)
+    # the COPY stays open between adds: nothing else may use the connection until ``flush``
+    # (lakeledger/projections/rebuild.py)
     copies_while_adding = True
 
     def __init__(self):
@@ -201,10 +203,8 @@ class HistoryRebuild:
         copying, self._copying, self._copy = self._copying, None, None
         if copying is not None:
             error = RuntimeError("the batch was abandoned")
-            try:
+            with contextlib.suppress(Exception):  # the failure that got here is the one that matters
                 copying.__exit__(type(error), error, None)
-            except Exception:  # noqa: BLE001 - the failure that got here is the one that matters
-                pass
 
 
 class HistoryBatch(HistoryRebuild):

@@ -1,9 +1,9 @@
 """Events as read models read them: in log order, with their position and append time, decoded once, and the
 writers that turn batches of them into a read model's rows.
 
-Both the runners that follow the log (lakeledger/projections/runner.py) and a rebuild (lakeledger/projections/rebuild.py) read through
-``read`` and write through a ``BatchWriter``: a projection's own batch writer when it offers one, otherwise its
-``apply`` one event at a time (``EachEvent``)."""
+Both the runners that follow the log (lakeledger/projections/runner.py) and a rebuild
+(lakeledger/projections/rebuild.py) read through ``read`` and write through a ``BatchWriter``: a projection's own batch
+writer when it offers one, otherwise its ``apply`` one event at a time (``EachEvent``)."""
 
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
@@ -76,8 +76,8 @@ def fetch(conn: Connection, after: int, upto: int | None, limit: int,
 
 
 def decode(log_: EventLog, rows: list[tuple]) -> list[Logged]:
-    """The events as read models store them: escaped where Postgres could not hold a value (lakeledger/projections/storable.py),
-    for the runners and a rebuild alike, so both write the same rows."""
+    """The events as read models store them: escaped where Postgres could not hold a value
+    (lakeledger/projections/storable.py), for the runners and a rebuild alike, so both write the same rows."""
     event_of = log_.event_of
     return [Logged(position, topic, storable(event_of(originator_id, version, topic, state), state), appended_at)
             for position, originator_id, version, topic, state, appended_at in rows]

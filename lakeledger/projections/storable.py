@@ -143,10 +143,10 @@ def _rebuilt(container: Any, escaped: list) -> Any:
     """The container itself when no item changed, else a new one with the escaped items."""
     if isinstance(container, dict):
         if len(escaped) == len(container) and all(
-                k is ok and v is ov for (k, v), (ok, ov) in zip(escaped, container.items())):
+                k is ok and v is ov for (k, v), (ok, ov) in zip(escaped, container.items(), strict=True)):
             return container
         return dict(escaped)
-    if all(e is o for e, o in zip(escaped, container)):
+    if all(e is o for e, o in zip(escaped, container, strict=True)):
         return container
     return list(escaped)
 

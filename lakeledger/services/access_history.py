@@ -55,7 +55,8 @@ def rights_on(target: str, chain: list[str], relation: str, on: str) -> set[str]
     """What ``relation`` held on ``on`` (``target`` itself or one of its ancestors in ``chain``, nearest first)
     gives on ``target``."""
     held = closure({relation})
-    for parent, child in zip(reversed(chain[:chain.index(on) + 1]), reversed(chain[:chain.index(on)])):
+    # from ``on`` down to the target's parent: each hands on what it holds to the one below
+    for parent in reversed(chain[1:chain.index(on) + 1]):
         passed: set[str] = set()
         for r in held:
             passed |= _DOWN.get(type_of(parent), {}).get(r, set())

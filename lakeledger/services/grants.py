@@ -1,9 +1,9 @@
-"""Granting and revoking: the permission endpoints' commands, recorded as Grant events (lakeledger/domain/grant.py) before
-anything reaches OpenFGA (the tuple projection writes them from the log before the call returns).
+"""Granting and revoking: the permission endpoints' commands, recorded as Grant events (lakeledger/domain/grant.py)
+before anything reaches OpenFGA (the tuple projection writes them from the log before the call returns).
 
 Which relations an object takes follows Lakekeeper's assignment types per object kind. ``assignee`` on a role is
-membership, and membership has its own events and checks (lakeledger/services/roles.py: the member must exist, no loop), so
-it goes there rather than becoming a second record of the same fact. Whether the caller may grant is the API's
+membership, and membership has its own events and checks (lakeledger/services/roles.py: the member must exist, no loop),
+so it goes there rather than becoming a second record of the same fact. Whether the caller may grant is the API's
 question (lakeledger/api/routers/permissions.py), asked of OpenFGA before this runs."""
 
 from dataclasses import dataclass

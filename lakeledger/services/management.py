@@ -1,5 +1,6 @@
 """Server, projects and warehouses: the Management API's commands."""
 
+import contextlib
 from collections.abc import Callable
 from typing import TypeVar
 from uuid import UUID, uuid4
@@ -60,17 +61,19 @@ class ManagementService:
         other, recorded with the bootstrap. An anonymous bootstrap (no identity provider) makes nobody admin."""
         if by.actor in (ANONYMOUS, SYSTEM):
             return None
-        server, relation, grantee = obj("server", self.server_id), "operator" if is_operator else "admin", user(by.actor)
+        server, relation, grantee = (
+            obj("server", self.server_id),
+            "operator" if is_operator else "admin",
+            user(by.actor),
+        )
         known = self.ledger.log.get(Grant, grant_aggregate_id(server, relation, grantee))
         return Grant.add(known, server, relation, grantee, by)
 
     def ensure_default_project(self, by: Provenance) -> None:
         if self.ledger.log.get(Project, DEFAULT_PROJECT_ID) is not None:
             return
-        try:
+        with contextlib.suppress(ConcurrentChange):  # another process created it at the same moment
             self.ledger.append(Project.create(DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, by))
-        except ConcurrentChange:
-            pass  # another process created it at the same moment
 
     def create_project(self, name: str, project_id: UUID | None, by: Provenance) -> UUID:
         pid = project_id or uuid4()
@@ -179,10 +182,8 @@ class ManagementService:
     def ensure_warehouse(self, project_id: UUID, name: str, storage_profile: dict, by: Provenance) -> None:
         if self.ledger.holder(WAREHOUSE, project_id, name) is not None:
             return
-        try:
+        with contextlib.suppress(AlreadyExists):  # another process created it at the same moment
             self.create_warehouse(project_id, name, storage_profile, None, None, by)
-        except AlreadyExists:
-            pass  # another process created it at the same moment
 
     def rename_warehouse(self, warehouse_id: str, new_name: str, by: Provenance) -> None:
         def command() -> None:

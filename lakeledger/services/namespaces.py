@@ -69,7 +69,9 @@ class NamespaceService:
                 self.ledger.append(claim, ns, conditions=[namespace_is_empty(ns.id, dotted(levels))])
                 return
             tree = self.ledger.queries.namespace_tree(ns.id)
-            namespaces = [self.ledger.log.get(Namespace, i) for kind, i, _ in tree if kind == "namespace" and i != ns.id]
+            namespaces = [
+                self.ledger.log.get(Namespace, i) for kind, i, _ in tree if kind == "namespace" and i != ns.id
+            ]
             tabulars = [self.ledger.log.get(Tabular, i) for kind, i, _ in tree if kind != "namespace"]
             if None in namespaces or None in tabulars:  # the read model moved on since the tree was read
                 raise ConcurrentChange("The namespace tree changed while it was being dropped")

@@ -38,7 +38,9 @@ class TableState:
 
     metadata_location: str | None
     metadata: bytes
-    table_id: UUID | None = None  # with location: what the engine is given access to (lakeledger/services/table_access.py)
+    table_id: UUID | None = (
+        None  # with location: what the engine is given access to (lakeledger/services/table_access.py)
+    )
     location: str | None = None
 
 
@@ -155,8 +157,11 @@ class TableService:
         metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
         if metadata is base:
             return _Staged(None, None, base, table.metadata_location, [])
-        location = placement.checked_location(self.ledger, wh, metadata.location, table.id) if metadata.location != table.location \
+        location = (
+            placement.checked_location(self.ledger, wh, metadata.location, table.id)
+            if metadata.location != table.location
             else table.location
+        )
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
         self.ledger.approval.review(proposed_commit(table, by, change.requirements_raw, change.updates_raw))
         base_location = table.metadata_location

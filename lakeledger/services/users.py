@@ -5,6 +5,7 @@ it costs one dictionary lookup (known ids are remembered for ``KNOWN_SECONDS``),
 the same principal at the same moment append to the same aggregate at the same version, so one ``user.created``
 is recorded and the other request carries on."""
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass
@@ -69,10 +70,8 @@ class UserService:
             user = User.create(principal.id, name, email, user_type, FIRST_REQUEST, by)
         elif user.deleted:
             user.recreate(name, email, user_type, FIRST_REQUEST, by)
-        try:
+        with contextlib.suppress(ConcurrentChange):  # another request of the same principal provisioned it first
             self.ledger.append(user, views=(self.view,))
-        except ConcurrentChange:
-            pass  # another request of the same principal provisioned it first
         self._remember(principal.id)
 
     def _remember(self, user_id: str) -> None:

@@ -1,6 +1,7 @@
 """The catalog's own history as an Iceberg table, written through an Iceberg REST catalog (this one), so
 engines can query it with SQL. One snapshot per batch; the data of each event is kept as JSON text."""
 
+import contextlib
 from datetime import datetime
 from typing import Any
 
@@ -31,10 +32,8 @@ class IcebergTableSink:
         namespace = tuple(self.identifier.split(".")[:-1])
         if not namespace:
             raise SystemExit(f"--table {self.identifier!r} needs a namespace: namespace.table")
-        try:
+        with contextlib.suppress(NamespaceAlreadyExistsError):
             catalog.create_namespace(namespace)
-        except NamespaceAlreadyExistsError:
-            pass
         try:
             self._table = catalog.load_table(self.identifier)
         except NoSuchTableError:

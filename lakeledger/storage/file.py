@@ -1,3 +1,4 @@
+import contextlib
 import os
 import time
 
@@ -52,10 +53,8 @@ class FileStorage:
             raise NotFound(f"File does not exist: {location}") from None
 
     def delete(self, location: str) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.remove(self._inside(location))
-        except FileNotFoundError:
-            pass
 
     def delete_tree(self, location: str, max_files_per_second: float = 0) -> int:
         path = self._inside(location)
@@ -75,12 +74,9 @@ class FileStorage:
                 if interval:
                     time.sleep(interval)
             for name in dirs:
-                try:
+                # gone already, or not empty because a file appeared: left for the next run
+                with contextlib.suppress(OSError):
                     os.rmdir(os.path.join(root, name))
-                except OSError:  # gone already, or not empty because a file appeared: left for the next run
-                    pass
-        try:
+        with contextlib.suppress(OSError):
             os.rmdir(path)
-        except OSError:
-            pass
         return count

@@ -47,7 +47,10 @@ def prove_access(profile: S3StorageProfile, credential: S3AccessKeyCredential) -
     body = b"lakeledger storage validation"
     steps = [
         ("write a probe object", lambda: client.put_object(Bucket=profile.bucket, Key=key, Body=body)),
-        ("read the probe object", lambda: _same(client.get_object(Bucket=profile.bucket, Key=key)["Body"].read(), body)),
+        (
+            "read the probe object",
+            lambda: _same(client.get_object(Bucket=profile.bucket, Key=key)["Body"].read(), body),
+        ),
         ("list the key prefix", lambda: client.list_objects_v2(Bucket=profile.bucket, Prefix=prefix, MaxKeys=1)),
         ("delete the probe object", lambda: client.delete_object(Bucket=profile.bucket, Key=key)),
     ]

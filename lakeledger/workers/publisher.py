@@ -10,6 +10,7 @@ growing pause: nothing is skipped, and the process does not die.
 """
 
 import asyncio
+import contextlib
 import logging
 import threading
 from typing import Any
@@ -80,10 +81,8 @@ class CloudEventsPublisher:
                         await asyncio.to_thread(wake.wait, self.poll_seconds)
                         wake.clear()
         finally:
-            try:
+            with contextlib.suppress(Exception):
                 await nc.close()
-            except Exception:
-                pass
 
     async def _ensure_stream(self, js) -> None:
         try:

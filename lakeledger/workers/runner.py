@@ -53,10 +53,10 @@ class Workers:
     def start(self) -> None:
         self.alarms = {runner.name: Alarm(runner.name) for runner in self.runners}
         self._threads = [threading.Thread(target=self._listen, name="lakeledger-listen", daemon=True)]
-        for runner, wake in zip(self.runners, self._wake):
+        for runner, wake in zip(self.runners, self._wake, strict=False):
             self._threads.append(threading.Thread(target=self._run, args=(runner, wake),
                                                   name=f"lakeledger-{runner.name}", daemon=True))
-        for follower, wake in zip(self.followers, self._wake[len(self.runners):]):
+        for follower, wake in zip(self.followers, self._wake[len(self.runners):], strict=True):
             self._threads.append(threading.Thread(target=follower.run, args=(self._stop, wake),
                                                   name=f"lakeledger-{follower.name}", daemon=True))
         for thread in self._threads:

@@ -3,8 +3,16 @@
 import pytest
 from support import SCHEMA
 
-TYPES = {"BadRequestException", "IllegalArgumentException", "NoSuchNamespaceException", "NoSuchTableException", "NoSuchWarehouseException",
-         "RequestTooLargeException", "MethodNotAllowedException", "NotFoundException"}
+TYPES = {
+    "BadRequestException",
+    "IllegalArgumentException",
+    "NoSuchNamespaceException",
+    "NoSuchTableException",
+    "NoSuchWarehouseException",
+    "RequestTooLargeException",
+    "MethodNotAllowedException",
+    "NotFoundException",
+}
 
 
 def _assert_error(r, status=None):

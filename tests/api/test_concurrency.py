@@ -74,11 +74,21 @@ def _snapshot_commit(base_snapshot, snapshot_id, sequence, location):
     return {
         "requirements": [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": base_snapshot}],
         "updates": [
-            {"action": "add-snapshot", "snapshot": {
-                "snapshot-id": snapshot_id, "parent-snapshot-id": base_snapshot, "sequence-number": sequence,
-                "timestamp-ms": 1_700_000_000_000 + sequence, "manifest-list": f"{location}/metadata/snap-{snapshot_id}.avro",
-                "summary": {"operation": "append"}, "schema-id": 0}},
-            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id}]}
+            {
+                "action": "add-snapshot",
+                "snapshot": {
+                    "snapshot-id": snapshot_id,
+                    "parent-snapshot-id": base_snapshot,
+                    "sequence-number": sequence,
+                    "timestamp-ms": 1_700_000_000_000 + sequence,
+                    "manifest-list": f"{location}/metadata/snap-{snapshot_id}.avro",
+                    "summary": {"operation": "append"},
+                    "schema-id": 0,
+                },
+            },
+            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id},
+        ],
+    }
 
 
 def test_exactly_one_commit_wins_per_base_version(server, client, table_factory, log_length):

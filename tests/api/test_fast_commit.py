@@ -1,5 +1,5 @@
-"""updateTable's fast path (lakeledger/api/fast_commit.py) answers in front of the router: what it answers, and what it hands
-to the route, must be what the route would answer, every layer around it (idempotency, time travel, request ids,
+"""updateTable's fast path (lakeledger/api/fast_commit.py) answers in front of the router: what it answers, and what it
+hands to the route, must be what the route would answer, every layer around it (idempotency, time travel, request ids,
 metrics) seeing it as it sees the route."""
 
 import uuid

@@ -1,6 +1,7 @@
 """Hostile input: nothing enters the log that a read model, the rebuild or an Iceberg client cannot take back, and no
-such request is a 5xx. Each case is refused at the edge (lakeledger/api/edge_checks.py, lakeledger/api/context.py) with a 4xx ErrorModel and
-appends nothing; the values just inside each limit are accepted and served back as sent (docs/input-validation.md)."""
+such request is a 5xx. Each case is refused at the edge (lakeledger/api/edge_checks.py, lakeledger/api/context.py) with
+a 4xx ErrorModel and appends nothing; the values just inside each limit are accepted and served back as sent
+(docs/input-validation.md)."""
 
 import gzip
 import json

@@ -179,7 +179,9 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
                        ("view", "/warehouse/{warehouse_id}/view/{view_id}"), ("role", "/role/{role_id}")):
         relation = {"server": "operator", "project": "describe", "role": "ownership"}.get(kind, "select")
         base = f"/management/v1/permissions{path}"
-        answer(f"POST {base}/assignments", {204}, headers=project, body={"writes": [{"type": relation, "user": someone}]})
+        answer(
+            f"POST {base}/assignments", {204}, headers=project, body={"writes": [{"type": relation, "user": someone}]}
+        )
         answer(f"GET {base}/assignments", {200}, headers=project)
         answer(f"GET {base}/access", {200}, headers=project)
     answer("POST /management/v1/permissions/check", {200}, body={"operation": {"table": {
@@ -197,8 +199,15 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     s3 = answer("POST /management/v1/warehouse", {201}, headers=project, body={
         "warehouse-name": bucket, "storage-profile": minio.profile(bucket, "wh"),
         "storage-credential": minio.credential()}).json()["warehouse-id"]
-    answer("POST /management/v1/warehouse/{warehouse_id}/storage", {200}, warehouse_id=s3, body={
-        "storage-profile": minio.profile(bucket, "wh", **{"sts-enabled": True}), "storage-credential": minio.credential()})
+    answer(
+        "POST /management/v1/warehouse/{warehouse_id}/storage",
+        {200},
+        warehouse_id=s3,
+        body={
+            "storage-profile": minio.profile(bucket, "wh", **{"sts-enabled": True}),
+            "storage-credential": minio.credential(),
+        },
+    )
     answer("POST /management/v1/warehouse/{warehouse_id}/storage-credential", {200}, warehouse_id=s3,
            body={"new-storage-credential": minio.credential()})
     client.post(f"/catalog/v1/{s3}/namespaces", json={"namespace": ["ns"]})

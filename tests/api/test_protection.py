@@ -69,14 +69,20 @@ def test_a_protected_warehouse_is_deleted_only_with_force(client, tmp_path, log_
 def test_protection_of_missing_or_foreign_objects_and_bad_bodies(client, warehouse, log_length):
     ids = _objects(client, warehouse)
     before = log_length()
-    assert client.post(_protection(client, warehouse, "table", uuid.uuid4()), json={"protected": True}).status_code == 404
+    assert (
+        client.post(_protection(client, warehouse, "table", uuid.uuid4()), json={"protected": True}).status_code == 404
+    )
     # a view's id is not a table's
-    assert client.post(_protection(client, warehouse, "table", ids["view"]), json={"protected": True}).status_code == 404
+    assert (
+        client.post(_protection(client, warehouse, "table", ids["view"]), json={"protected": True}).status_code == 404
+    )
     assert client.get(_protection(client, warehouse, "namespace", uuid.uuid4())).status_code == 404
     for body in (None, {}, {"protected": "yes"}, {"protected": True, "extra": 1}, []):
         r = client.post(_protection(client, warehouse, "table", ids["table"]), json=body)
         assert r.status_code == 400, (body, r.text)
-    assert client.post(_protection(client, warehouse, "table", "not-a-uuid"), json={"protected": True}).status_code == 400
+    assert (
+        client.post(_protection(client, warehouse, "table", "not-a-uuid"), json={"protected": True}).status_code == 400
+    )
     other = f"/management/v1/warehouse/{uuid.uuid4()}/table/{ids['table']}/protection"
     assert client.post(other, json={"protected": True}).status_code == 404
     assert log_length() == before

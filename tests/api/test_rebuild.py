@@ -1,7 +1,7 @@
 """``lakeledger rebuild`` while the API serves a commit load: every read model is replayed into new tables and
-swapped in when complete (lakeledger/projections/rebuild.py). No request fails or waits long enough to time out, nothing the
-load wrote is lost, and every read model comes out as a rebuild on a quiet log makes it: a pure function of the
-log, whatever ran meanwhile."""
+swapped in when complete (lakeledger/projections/rebuild.py). No request fails or waits long enough to time out, nothing
+the load wrote is lost, and every read model comes out as a rebuild on a quiet log makes it: a pure function of the log,
+whatever ran meanwhile."""
 
 import os
 import subprocess
@@ -30,9 +30,16 @@ SURROGATE_KEYS = {"ll_access_ranges": {"id"}}
 def _snapshot(db) -> dict[str, list]:
     out = {}
     for table in TABLES:
-        columns = [r[0] for r in db.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = %s AND table_schema = current_schema()"
-            " ORDER BY ordinal_position", (table,)).fetchall() if r[0] not in SURROGATE_KEYS.get(table, set())]
+        columns = [
+            r[0]
+            for r in db.execute(
+                "SELECT column_name FROM information_schema.columns"
+                " WHERE table_name = %s AND table_schema = current_schema()"
+                " ORDER BY ordinal_position",
+                (table,),
+            ).fetchall()
+            if r[0] not in SURROGATE_KEYS.get(table, set())
+        ]
         listed = ", ".join(f'"{c}"' for c in columns)
         out[table] = db.execute(f"SELECT {listed} FROM {table} ORDER BY {listed}").fetchall()
     return out

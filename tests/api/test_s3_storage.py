@@ -39,14 +39,29 @@ def test_seed_003_warehouse_call_works_verbatim(client, minio, bucket):
 
 def test_seed_004_vended_credentials_call_works_verbatim(client, minio, bucket):
     name = f"lakekeeper-vc-warehouse-{uuid.uuid4().hex[:6]}"
-    r = client.post("/management/v1/warehouse", json={
-        "warehouse-name": name,
-        "storage-profile": {"type": "s3", "bucket": bucket, "key-prefix": "warehouse-vc-" + name,
-                            "region": "us-east-1", "endpoint": minio.endpoint, "sts-enabled": True,
-                            "flavor": "aws", "assume-role-arn": "arn:aws:iam::YOUR_ACCOUNT_ID:role/lakekeeper-sts-role"},
-        "storage-credential": {"type": "s3", "credential-type": "access-key", "aws-access-key-id": minio.user,
-                               "aws-secret-access-key": minio.password}},
-        headers={"x-project-id": "00000000-0000-0000-0000-000000000000"})
+    r = client.post(
+        "/management/v1/warehouse",
+        json={
+            "warehouse-name": name,
+            "storage-profile": {
+                "type": "s3",
+                "bucket": bucket,
+                "key-prefix": "warehouse-vc-" + name,
+                "region": "us-east-1",
+                "endpoint": minio.endpoint,
+                "sts-enabled": True,
+                "flavor": "aws",
+                "assume-role-arn": "arn:aws:iam::YOUR_ACCOUNT_ID:role/lakekeeper-sts-role",
+            },
+            "storage-credential": {
+                "type": "s3",
+                "credential-type": "access-key",
+                "aws-access-key-id": minio.user,
+                "aws-secret-access-key": minio.password,
+            },
+        },
+        headers={"x-project-id": "00000000-0000-0000-0000-000000000000"},
+    )
     assert r.status_code == 201, r.text
 
 
@@ -120,8 +135,10 @@ def test_table_metadata_lives_under_the_warehouse_prefix(client, minio, s3_wareh
 def test_explicit_locations_outside_the_warehouse_or_with_s3a_are_refused(client, s3_warehouse, log_length):
     client.post(f"{s3_warehouse['prefix']}/namespaces", json={"namespace": ["ns"]})
     before = log_length()
-    for location, says in [(f"s3://{s3_warehouse['bucket']}/elsewhere/t", "not inside the warehouse"),
-                           (f"s3a://{s3_warehouse['bucket']}/{s3_warehouse['key-prefix']}/x", "allow-alternative-protocols")]:
+    for location, says in [
+        (f"s3://{s3_warehouse['bucket']}/elsewhere/t", "not inside the warehouse"),
+        (f"s3a://{s3_warehouse['bucket']}/{s3_warehouse['key-prefix']}/x", "allow-alternative-protocols"),
+    ]:
         r = client.post(f"{s3_warehouse['prefix']}/namespaces/ns/tables",
                         json={"name": "t", "schema": SCHEMA, "location": location})
         assert r.status_code == 400 and says in r.text, r.text
@@ -350,8 +367,13 @@ def test_rotation_and_storage_change_are_recorded_without_the_secret(client, min
     assert rotated.status_code == 200, rotated.text
     # the same credential again: a new secret in the store, with the same fingerprint (it names the content)
     assert rotated.json()["storage-credential-fingerprint"] == before
-    moved = client.post(f"/management/v1/warehouse/{wid}/storage", json={
-        "storage-profile": minio.profile("lakeledger-tests", "somewhere-else"), "storage-credential": minio.credential()})
+    moved = client.post(
+        f"/management/v1/warehouse/{wid}/storage",
+        json={
+            "storage-profile": minio.profile("lakeledger-tests", "somewhere-else"),
+            "storage-credential": minio.credential(),
+        },
+    )
     assert moved.status_code == 400 and "must keep the warehouse's location" in moved.text
     changed = client.post(f"/management/v1/warehouse/{wid}/storage", json={
         "storage-profile": minio.profile("lakeledger-tests", s3_warehouse["key-prefix"], **{"sts-enabled": False}),

@@ -278,11 +278,20 @@ def test_concurrent_undrops_of_one_table_restore_it_once(soft, client):
     assert soft.history(table_id).count("table.undropped") == 1
 
 
-@pytest.mark.parametrize("body", [
-    None, [], {}, {"targets": "x"}, {"targets": [{"type": "table"}]}, {"targets": [{"type": "tablet", "id": str(uuid.uuid4())}]},
-    {"targets": [{"type": "table", "id": "not-a-uuid"}]}, {"targets": []},
-    {"targets": [{"type": "table", "id": "00000000-0000-0000-0000-000000000001"}] * 2},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        None,
+        [],
+        {},
+        {"targets": "x"},
+        {"targets": [{"type": "table"}]},
+        {"targets": [{"type": "tablet", "id": str(uuid.uuid4())}]},
+        {"targets": [{"type": "table", "id": "not-a-uuid"}]},
+        {"targets": []},
+        {"targets": [{"type": "table", "id": "00000000-0000-0000-0000-000000000001"}] * 2},
+    ],
+)
 def test_bad_undrop_requests_are_400_and_append_nothing(soft, client, log_length, body):
     before = log_length()
     r = client.post(f"{soft.management}/deleted-tabulars/undrop", json=body)

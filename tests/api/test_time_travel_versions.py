@@ -1,10 +1,10 @@
-"""The catalog with validity ranges (lakeledger/projections/catalog_versions.py), which past prefixes are served from, reads
-exactly as the pure fold of the log (lakeledger/projections/as_of.py, the reference) at every position of a varied log:
-creates, commits, renames across namespaces, soft drops and undrops of tables, views and a namespace with its
+"""The catalog with validity ranges (lakeledger/projections/catalog_versions.py), which past prefixes are served from,
+reads exactly as the pure fold of the log (lakeledger/projections/as_of.py, the reference) at every position of a varied
+log: creates, commits, renames across namespaces, soft drops and undrops of tables, views and a namespace with its
 contents, namespace properties set and removed, a view replaced, a table dropped for good in one warehouse and
 registered into another, and one that expired in one warehouse, was registered into the other and was dropped and
-undropped there. Each position is read over HTTP (list pages followed token by token, namespaces, loads) and
-compared with the fold's answer for both warehouses."""
+undropped there. Each position is read over HTTP (list pages followed token by token, namespaces, loads) and compared
+with the fold's answer for both warehouses."""
 
 import uuid
 from uuid import UUID
@@ -105,7 +105,9 @@ def varied(client, tmp_path, db):
     wait_until(lambda: db.execute("SELECT 1 FROM lakeledger_events WHERE originator_id = %s AND topic LIKE %s",
                                   (e["metadata"]["table-uuid"], "%.Expired")).fetchone(), 30, "the expiry")
     _ok(client.post(f"/management/v1/warehouse/{a['id']}/delete-profile", json={"delete-profile": SOFT}))
-    _ok(client.post(f"{pa}/namespaces/sales/register", json={"name": "e2", "metadata-location": e["metadata-location"]}))
+    _ok(
+        client.post(f"{pa}/namespaces/sales/register", json={"name": "e2", "metadata-location": e["metadata-location"]})
+    )
     _ok(client.delete(f"{pa}/namespaces/sales/tables/e2", params=KEEP), 204)
     undrop(a, "table", e["metadata"]["table-uuid"])
     commit(pa, "sales/tables/e2", a="4")
@@ -236,8 +238,8 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
 
 def test_a_rebuild_writes_the_versions_the_projection_wrote_event_by_event(varied, pg_url, db):
     """The rebuild's writer keeps every version in memory until it ends and writes it once by COPY
-    (lakeledger/projections/catalog_versions_rebuild.py): over this varied log (renames, soft and final drops, undrops of
-    tables and a namespace, properties set and removed, a view replaced, registrations across warehouses) it writes
+    (lakeledger/projections/catalog_versions_rebuild.py): over this varied log (renames, soft and final drops, undrops
+    of tables and a namespace, properties set and removed, a view replaced, registrations across warehouses) it writes
     the rows the projection's statements wrote one event at a time."""
     from psycopg_pool import ConnectionPool
 

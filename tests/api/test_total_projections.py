@@ -1,12 +1,11 @@
 """Every read model applies every event, whatever its strings and numbers hold (lakeledger/projections/storable.py).
 
-Hypothesis makes events of every event class of lakeledger/domain/ (found by walking the classes, so a new one is covered the
-day it is written) with NUL characters, unpaired surrogates, megabyte-long strings, integers far beyond 64 bits,
-NaN and infinities and nesting hundreds of levels deep, and appends them to a real event log in Postgres through
-the event store's recorder, as a database upgraded from an older version may hold them (nothing the API refuses
-today is refused here). Every read model's writer then follows the log (the runners' batch writers), and a
-rebuild replays it into new tables: none may fail, and the rebuilt read models must equal the live ones row for
-row."""
+Hypothesis makes events of every event class of lakeledger/domain/ (found by walking the classes, so a new one is
+covered the day it is written) with NUL characters, unpaired surrogates, megabyte-long strings, integers far beyond 64
+bits, NaN and infinities and nesting hundreds of levels deep, and appends them to a real event log in Postgres through
+the event store's recorder, as a database upgraded from an older version may hold them (nothing the API refuses today is
+refused here). Every read model's writer then follows the log (the runners' batch writers), and a rebuild replays it
+into new tables: none may fail, and the rebuilt read models must equal the live ones row for row."""
 
 import dataclasses
 import importlib
@@ -303,9 +302,17 @@ def test_every_event_class_is_generated():
 
 
 # no shrinking: a failing example is reported as drawn (shrinking megabyte-long values takes minutes)
-@settings(max_examples=int(os.environ.get("LAKELEDGER_TOTAL_EXAMPLES", 25)), deadline=None, phases=(Phase.explicit, Phase.generate),
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large, HealthCheck.large_base_example])
+@settings(
+    max_examples=int(os.environ.get("LAKELEDGER_TOTAL_EXAMPLES", 25)),
+    deadline=None,
+    phases=(Phase.explicit, Phase.generate),
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
+)
 @given(drawn=payloads, megabyte=megabyte_in)
 def test_every_read_model_applies_any_event_and_a_rebuild_writes_the_same_rows(ledger, drawn, megabyte):
     ledger.reset()

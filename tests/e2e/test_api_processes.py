@@ -92,7 +92,9 @@ def test_two_api_processes_share_the_port_and_read_each_others_writes(two, datab
                 read = c3.get(f"{prefix}/namespaces/ns/tables/{name}")
             if (made.status_code, committed.status_code, read.status_code) != (200, 200, 200) \
                     or read.json()["metadata"]["properties"].get("i") != str(i):
-                failures.append(f"{name}: {made.status_code} {committed.status_code} {read.status_code} {read.text[:200]}")
+                failures.append(
+                    f"{name}: {made.status_code} {committed.status_code} {read.status_code} {read.text[:200]}"
+                )
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
     for t in threads:

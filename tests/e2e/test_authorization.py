@@ -339,37 +339,37 @@ def test_vended_credentials_and_the_signer_are_read_only_for_a_reader(api, oidc,
     minio.client(key=writer["s3.access-key-id"], secret=writer["s3.secret-access-key"],
                  token=writer["s3.session-token"]).put_object(Bucket=bucket, Key=f"{key_prefix}/data/spark.txt",
                                                               Body=b"spark")
-    with Grant(api, oidc, f"warehouse/{s3['warehouse']}/table/{table_id}", "select", s3["project"]):
-        with _client(api, oidc, "bob", s3["project"]) as bob:
-            for r in (bob.get(table, headers={"X-Iceberg-Access-Delegation": "vended-credentials"}),
-                      bob.get(table, params={"snapshots": "all"},
-                              headers={"X-Iceberg-Access-Delegation": "vended-credentials"})):
-                assert r.status_code == 200, r.text
-                config = r.json()["config"]
-                assert config["s3.access-key-id"] != writer["s3.access-key-id"]
-            mine = minio.client(key=config["s3.access-key-id"], secret=config["s3.secret-access-key"],
-                                token=config["s3.session-token"])
-            assert mine.get_object(Bucket=bucket, Key=f"{key_prefix}/data/spark.txt")["Body"].read() == b"spark"
-            with pytest.raises(ClientError) as refused:
-                mine.put_object(Bucket=bucket, Key=f"{key_prefix}/data/bob.txt", Body=b"bob")
-            assert refused.value.response["Error"]["Code"] == "AccessDenied"
-            credentials = bob.get(f"{table}/credentials").json()["storage-credentials"]
-            assert credentials[0]["config"]["s3.access-key-id"] == config["s3.access-key-id"]
+    with (Grant(api, oidc, f"warehouse/{s3['warehouse']}/table/{table_id}", "select", s3["project"]),
+          _client(api, oidc, "bob", s3["project"]) as bob):
+        for r in (bob.get(table, headers={"X-Iceberg-Access-Delegation": "vended-credentials"}),
+                  bob.get(table, params={"snapshots": "all"},
+                          headers={"X-Iceberg-Access-Delegation": "vended-credentials"})):
+            assert r.status_code == 200, r.text
+            config = r.json()["config"]
+            assert config["s3.access-key-id"] != writer["s3.access-key-id"]
+        mine = minio.client(key=config["s3.access-key-id"], secret=config["s3.secret-access-key"],
+                            token=config["s3.session-token"])
+        assert mine.get_object(Bucket=bucket, Key=f"{key_prefix}/data/spark.txt")["Body"].read() == b"spark"
+        with pytest.raises(ClientError) as refused:
+            mine.put_object(Bucket=bucket, Key=f"{key_prefix}/data/bob.txt", Body=b"bob")
+        assert refused.value.response["Error"]["Code"] == "AccessDenied"
+        credentials = bob.get(f"{table}/credentials").json()["storage-credentials"]
+        assert credentials[0]["config"]["s3.access-key-id"] == config["s3.access-key-id"]
 
-            # remote signing: the same signer URL for everyone, each request judged on its caller's rights
-            signing = bob.get(table, headers={"X-Iceberg-Access-Delegation": "remote-signing"}).json()["config"]
-            signer = f"{signing['s3.signer.uri']}/{signing['s3.signer.endpoint']}"
-            url = f"{minio.endpoint}/{bucket}/{key_prefix}/data/spark.txt"
-            request = {"region": "us-east-1", "uri": url, "headers": {"host": [minio.endpoint[7:]]}}
-            before = log_length(own_database)
-            read = bob.post(signer, json={**request, "method": "GET"})
-            assert read.status_code == 200, read.text
-            write = bob.post(signer, json={**request, "method": "PUT"})
-            assert write.status_code == 403
-            assert "can_write_data" in write.json()["error"]["message"]
-            with _client(api, oidc, "spark", s3["project"]) as spark:
-                assert spark.post(signer, json={**request, "method": "PUT"}).status_code == 200
-            assert log_length(own_database) == before
+        # remote signing: the same signer URL for everyone, each request judged on its caller's rights
+        signing = bob.get(table, headers={"X-Iceberg-Access-Delegation": "remote-signing"}).json()["config"]
+        signer = f"{signing['s3.signer.uri']}/{signing['s3.signer.endpoint']}"
+        url = f"{minio.endpoint}/{bucket}/{key_prefix}/data/spark.txt"
+        request = {"region": "us-east-1", "uri": url, "headers": {"host": [minio.endpoint[7:]]}}
+        before = log_length(own_database)
+        read = bob.post(signer, json={**request, "method": "GET"})
+        assert read.status_code == 200, read.text
+        write = bob.post(signer, json={**request, "method": "PUT"})
+        assert write.status_code == 403
+        assert "can_write_data" in write.json()["error"]["message"]
+        with _client(api, oidc, "spark", s3["project"]) as spark:
+            assert spark.post(signer, json={**request, "method": "PUT"}).status_code == 200
+        assert log_length(own_database) == before
     with _client(api, oidc, "bob", s3["project"]) as bob:
         assert bob.post(signer, json={**request, "method": "GET"}).status_code == 403
 

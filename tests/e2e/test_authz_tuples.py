@@ -153,7 +153,9 @@ def test_a_grant_is_a_tuple_and_effective_when_its_call_returns(setup, spark, oi
     assert check.json() == {"allowed": True}, check.text
     history = spark.get("/management/v1/history", params={"type": "grant.added"})
     assert history.status_code == 200, history.text
-    granted = [e for e in history.json()["events"] if e["summary"] == f"granted select on table {table['id']} to user {BOB}"]
+    granted = [
+        e for e in history.json()["events"] if e["summary"] == f"granted select on table {table['id']} to user {BOB}"
+    ]
     assert granted and granted[0]["actor"] == SPARK
 
 

@@ -4,6 +4,7 @@ Each test has a database of its own (on this module's own embedded Postgres, whi
 a nats-server of its own; what the stream holds is compared, id by id, with the log."""
 
 import asyncio
+import contextlib
 import subprocess
 import threading
 import time
@@ -33,10 +34,8 @@ def postgres(postgres_home):
 
     server = pgserver.get_server(postgres_home / "cloudevents", cleanup_mode=None)
     yield server
-    try:
+    with contextlib.suppress(subprocess.CalledProcessError):
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
-    except subprocess.CalledProcessError:
-        pass
 
 
 @pytest.fixture
@@ -150,7 +149,10 @@ def test_every_event_is_a_cloudevent_in_log_order(tmp_path, database, nats_serve
                 assert ce["actor"] and ce["requestid"]
                 assert isinstance(ce["data"], dict)
             table_events = [m["event"] for m in messages if m["event"]["subject"] == table_id]
-            assert [e["type"] for e in table_events][-2:] == ["io.lakeledger.table.renamed", "io.lakeledger.table.dropped"]
+            assert [e["type"] for e in table_events][-2:] == [
+                "io.lakeledger.table.renamed",
+                "io.lakeledger.table.dropped",
+            ]
             assert all(e["warehouseid"] == wh["id"] for e in table_events)
             assert table_events[0]["data"]["name"] == "big"
 
@@ -285,7 +287,10 @@ def test_postgres_restarted_mid_burst_loses_and_repeats_nothing(tmp_path, postgr
     # Changes after the restart are published too: the publisher reconnected.
     with httpx.Client(base_url=api.url, timeout=30) as client:
         deadline = time.monotonic() + 30
-        while client.post(f"{wh['prefix']}/namespaces", json={"namespace": ["after_restart"]}).status_code not in (200, 409):
+        while client.post(f"{wh['prefix']}/namespaces", json={"namespace": ["after_restart"]}).status_code not in (
+            200,
+            409,
+        ):
             assert time.monotonic() < deadline, "the API did not recover from the Postgres restart"
             time.sleep(0.5)
     messages, expected = _published(nats_server.url, database)

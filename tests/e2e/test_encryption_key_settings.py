@@ -88,7 +88,9 @@ def test_a_server_with_another_key_says_so_on_s3_table_io(database, minio, bucke
             assert created.status_code == 201, created.text
             prefix = f"/catalog/v1/{created.json()['warehouse-id']}"
             assert client.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
-            assert client.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}).status_code == 200
+            assert (
+                client.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}).status_code == 200
+            )
     finally:
         first.stop()
 

@@ -113,7 +113,7 @@ def _drop_many(stack: Stack, wh: dict, count: int, start: int = 0) -> dict[str, 
     for i in range(start, start + count):
         table_id, location = stack.table(wh, f"t{i}", files=3)
         made[table_id] = (location, i % 2 == 0)
-    for i, (table_id, (_, purge)) in enumerate(made.items(), start):
+    for i, (_, purge) in enumerate(made.values(), start):
         stack.drop(wh, f"t{i}", purge)
     return made
 

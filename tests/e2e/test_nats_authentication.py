@@ -90,8 +90,12 @@ def test_a_wrong_password_publishes_nothing_and_says_so(pg_url, nats_with_passwo
         ready = httpx.get(f"{server.url}/health/ready")
         assert ready.status_code == 503 and ready.json()["failing"] == ["nats"], ready.text
         assert "authorization" in ready.json()["checks"]["nats"].lower()
-        lag = [s.value for f in text_string_to_metric_families(httpx.get(f"{server.url}/metrics").text)
-               for s in f.samples if s.name == "lakeledger_consumer_lag_events" and s.labels["consumer"] == "cloudevents"]
+        lag = [
+            s.value
+            for f in text_string_to_metric_families(httpx.get(f"{server.url}/metrics").text)
+            for s in f.samples
+            if s.name == "lakeledger_consumer_lag_events" and s.labels["consumer"] == "cloudevents"
+        ]
         assert lag == [] or lag[0] == jetstream_log.head(database)  # nothing handed over
         assert jetstream_log.positions(database).get("cloudevents", 0) == 0
     finally:
@@ -138,7 +142,9 @@ def test_a_workers_process_publishes_with_a_token_and_serves_its_metrics(pg_url,
 def operator_mode(tmp_path_factory):
     """nats-server in operator mode: its configuration and two credentials files from the NATS project's own jwt
     and nkeys libraries (tests/nats_creds, built by `make nats-deps`)."""
-    tool = Path(os.environ.get("LAKELEDGER_NATS_CREDS_TOOL", Path(__file__).parents[2] / ".cache/nats-creds/nats-creds"))
+    tool = Path(
+        os.environ.get("LAKELEDGER_NATS_CREDS_TOOL", Path(__file__).parents[2] / ".cache/nats-creds/nats-creds")
+    )
     if not tool.is_file():
         pytest.fail(f"{tool} is missing: run `make nats-deps`")
     home = tmp_path_factory.mktemp("nats-operator")

@@ -176,10 +176,18 @@ def test_bad_tokens_are_401_and_change_nothing(api, oidc, spark_client, warehous
     with _client(api, None) as anonymous:
         for name, (authorization, because) in bad.items():
             headers = {"Authorization": authorization} if authorization else {}
-            for method, path, body in (("POST", f"{warehouse['prefix']}/namespaces", {"namespace": ["stolen"]}),
-                                       ("GET", f"{warehouse['prefix']}/namespaces", None),
-                                       ("POST", "/management/v1/warehouse", {"warehouse-name": "stolen", "storage-profile": {
-                                           "type": "file", "location": f"file://{tmp_path}/stolen"}})):
+            for method, path, body in (
+                ("POST", f"{warehouse['prefix']}/namespaces", {"namespace": ["stolen"]}),
+                ("GET", f"{warehouse['prefix']}/namespaces", None),
+                (
+                    "POST",
+                    "/management/v1/warehouse",
+                    {
+                        "warehouse-name": "stolen",
+                        "storage-profile": {"type": "file", "location": f"file://{tmp_path}/stolen"},
+                    },
+                ),
+            ):
                 response = anonymous.request(method, path, json=body, headers=headers)
                 assert response.status_code == 401, (name, method, path, response.text)
                 _assert_refused(response, because)
@@ -331,8 +339,12 @@ def test_no_token_in_any_log_line(api, oidc, warehouse):
     with _client(api, tampered) as bad:
         assert bad.get(f"{warehouse['prefix']}/namespaces").status_code == 401
     with httpx.Client(base_url=api.url) as raw:
-        assert raw.get("/management/v1/whoami", headers={"Authorization": f"Basic {base64.b64encode(b'bob:pw').decode()}"}
-                       ).status_code == 401
+        assert (
+            raw.get(
+                "/management/v1/whoami", headers={"Authorization": f"Basic {base64.b64encode(b'bob:pw').decode()}"}
+            ).status_code
+            == 401
+        )
 
     def line_of_request():
         return [json.loads(line) for line in api.log_path.read_text().splitlines()

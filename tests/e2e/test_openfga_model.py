@@ -45,7 +45,7 @@ def ask(fga, coroutine_function, *args):
 
 def allowed(fga, who: str, object_: str, relations) -> dict[str, bool]:
     answers = ask(fga, fga.check_many, [Check(who, r, object_) for r in relations])
-    return dict(zip(relations, answers))
+    return dict(zip(relations, answers, strict=True))
 
 
 def _ids(*types):

@@ -4,6 +4,7 @@ a request left hanging), the service heals with no operator (the embedded Postgr
 external one reconnected to), every acknowledged write is in the log exactly once, and SIGTERM ends `serve` within
 5 s with nothing left running."""
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -22,7 +23,8 @@ import pytest
 from support import SCHEMA, Server, WorkersProcess, wait_until
 
 # Small timeouts, so that a stall outlasts them quickly: a statement may run 2 s, a request waits 3 s for a
-# connection; a client gives up on an answer 5 s after the statement timeout (lakeledger/eventstore/postgres_failures.py).
+# connection; a client gives up on an answer 5 s after the statement timeout
+# (lakeledger/eventstore/postgres_failures.py).
 _TIMEOUTS = {"LAKELEDGER__PG_STATEMENT_TIMEOUT_SECONDS": "2", "LAKELEDGER__PG_POOL_TIMEOUT_SECONDS": "3",
              "LAKELEDGER__PG_POOL_SIZE": "3", "LAKELEDGER__WORKER_POLL_SECONDS": "0.5"}
 # Generous: the longest any request may take while Postgres fails, the pool's wait and the answer timeout included
@@ -129,10 +131,8 @@ def _postgres_processes(pgdata: Path) -> list[psutil.Process]:
 
 def _signal_all(processes: list[psutil.Process], sig: int) -> None:
     for process in processes:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             process.send_signal(sig)
-        except psutil.NoSuchProcess:
-            pass
 
 
 def _url(pgdata: Path) -> str:

@@ -3,6 +3,7 @@ as a process of its own on the same data directory, and `migrate` run again. And
 embedded Postgres stops with the last Lakeledger process using its data directory, whichever way that
 process was stopped; a kill -9 stops nothing and does not get in the way of the next start."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -199,8 +200,6 @@ def test_the_session_check_finds_what_a_test_left_running(tmp_path):
                    "the detached process ending")
     finally:
         for pid in (child.pid, daemon_pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         child.wait(10)

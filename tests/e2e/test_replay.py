@@ -79,7 +79,9 @@ def test_replay_a_range_by_position_and_by_instant(client, warehouse, db, pg_url
     sequences = [json.loads(line)["sequence"] for line in by_position.read_bytes().split(b"\n")[:-1]]
     assert sequences[0] > middle and sequences == sorted(sequences)
     by_instant = tmp_path / "until.jsonl"
-    assert _cli(pg_url, data_dir, "replay", "--sink", "jsonl", "--out", str(by_instant), "--to", instant).returncode == 0
+    assert (
+        _cli(pg_url, data_dir, "replay", "--sink", "jsonl", "--out", str(by_instant), "--to", instant).returncode == 0
+    )
     times = [json.loads(line)["time"] for line in by_instant.read_bytes().split(b"\n")[:-1]]
     assert times and max(times) <= instant
     assert max(json.loads(line)["sequence"] for line in by_instant.read_bytes().split(b"\n")[:-1]) <= middle

@@ -18,7 +18,8 @@ from support import SCHEMA, Server, create_database, wait_until
 REFUSE = """
 CREATE FUNCTION ll_test_refuse_history() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-CREATE TRIGGER ll_test_refuse_history BEFORE INSERT ON ll_history FOR EACH ROW EXECUTE FUNCTION ll_test_refuse_history();
+CREATE TRIGGER ll_test_refuse_history BEFORE INSERT ON ll_history
+    FOR EACH ROW EXECUTE FUNCTION ll_test_refuse_history();
 """
 
 

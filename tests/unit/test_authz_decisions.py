@@ -1,6 +1,6 @@
-"""The decisions remembered in front of an authorization backend (lakeledger/authz/decisions.py): how long, how many, and when
-they are forgotten. The backend here is a table of tuples in memory that counts the questions it is asked: what is
-under test is the remembering, not a decision (those are asked of a real OpenFGA in tests/e2e)."""
+"""The decisions remembered in front of an authorization backend (lakeledger/authz/decisions.py): how long, how many,
+and when they are forgotten. The backend here is a table of tuples in memory that counts the questions it is asked: what
+is under test is the remembering, not a decision (those are asked of a real OpenFGA in tests/e2e)."""
 
 import asyncio
 

@@ -54,9 +54,16 @@ def test_a_closed_connection_reported_as_an_interface_error_is():
     assert unavailable(_wrapped(LibraryInterfaceError, psycopg.InterfaceError("the connection is lost")))
 
 
-@pytest.mark.parametrize("error", [errors.AdminShutdown(), errors.ConnectionFailure(),
-                                   errors.IdleInTransactionSessionTimeout(), psycopg.OperationalError("server closed the connection unexpectedly")],
-                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "error",
+    [
+        errors.AdminShutdown(),
+        errors.ConnectionFailure(),
+        errors.IdleInTransactionSessionTimeout(),
+        psycopg.OperationalError("server closed the connection unexpectedly"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_a_broken_connection_is_worth_another_attempt(error):
     assert connection_lost(error)
     assert connection_lost(_wrapped(LibraryOperationalError, error))

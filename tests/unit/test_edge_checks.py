@@ -1,5 +1,5 @@
-"""The edge's rules for what a request body may carry into the log (lakeledger/api/edge_checks.py), as pure functions: the API tests
-(tests/api/test_hostile_input.py) prove they are applied to every request."""
+"""The edge's rules for what a request body may carry into the log (lakeledger/api/edge_checks.py), as pure functions:
+the API tests (tests/api/test_hostile_input.py) prove they are applied to every request."""
 
 import pytest
 

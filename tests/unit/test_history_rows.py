@@ -1,7 +1,9 @@
-"""The history's row values that a rebuild writes its own way (lakeledger/projections/history.py, copy_rows.py) mean what the
-standard library and psycopg would have written: jsonb documents with NaN, infinities, NUL characters (escaped as
-every event read models see is: lakeledger/projections/storable.py), nulls and integers beyond 64 bits; text arrays with quotes, backslashes, braces, commas, tabs and newlines, read back by
-Postgres, also through COPY; event ids as uuid5 makes them."""
+"""The history's row values that a rebuild writes its own way (lakeledger/projections/history.py, copy_rows.py) mean
+what the standard library and psycopg would have written: jsonb documents with NaN, infinities, NUL characters (escaped
+as every event read models see is: lakeledger/projections/storable.py), nulls and integers beyond 64 bits; text arrays
+with quotes, backslashes, braces, commas, tabs and newlines, read back by Postgres, also through COPY; event ids as
+uuid5
+makes them."""
 
 import json
 import math

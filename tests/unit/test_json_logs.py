@@ -1,4 +1,5 @@
-"""LAKELEDGER__LOG_FORMAT=json (lakeledger/operations/logs.py): one JSON object per record, a request's fields at the top."""
+"""LAKELEDGER__LOG_FORMAT=json (lakeledger/operations/logs.py): one JSON object per record, a request's fields at the
+top."""
 
 import json
 import logging

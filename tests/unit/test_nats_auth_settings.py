@@ -1,5 +1,5 @@
-"""NATS authentication settings (lakeledger/sinks/nats_auth.py): one way at a time, user and password together, a credentials
-file that exists; the secrets reach nats-py's connect and nothing else."""
+"""NATS authentication settings (lakeledger/sinks/nats_auth.py): one way at a time, user and password together, a
+credentials file that exists; the secrets reach nats-py's connect and nothing else."""
 
 import pytest
 from pydantic import ValidationError

@@ -37,5 +37,13 @@ def test_sealed_tokens_cannot_be_forged_or_altered():
     assert one.unseal(token) == {"w": "wh", "l": "s3://b/p/t"}
     body, tag = token.split(".")
     altered = one.seal({"w": "wh", "l": "s3://b/p"}).split(".")[0] + "." + tag
-    for bad in (altered, body, body + ".", "x.y", "", token + "x", SecretCipher("another-key-sixteen-plus").seal({"w": "wh"})):
+    for bad in (
+        altered,
+        body,
+        body + ".",
+        "x.y",
+        "",
+        token + "x",
+        SecretCipher("another-key-sixteen-plus").seal({"w": "wh"}),
+    ):
         assert one.unseal(bad) is None

@@ -328,9 +328,9 @@ def test_v3_table_created_by_a_commit():
 
 
 def test_metadata_json_keeps_each_snapshots_json_and_says_what_pyiceberg_says():
-    """Snapshots' JSON is kept per snapshot object (lakeledger/domain/metadata_json.py): the file says what pyiceberg's own
-    serialisation says, for every format, and a snapshot of the same id with other contents (an engine's retry)
-    is never written with the kept JSON of the first."""
+    """Snapshots' JSON is kept per snapshot object (lakeledger/domain/metadata_json.py): the file says what pyiceberg's
+    own serialisation says, for every format, and a snapshot of the same id with other contents (an engine's retry) is
+    never written with the kept JSON of the first."""
     import orjson
 
     for version in (1, 2, 3):
@@ -352,8 +352,8 @@ def test_metadata_json_keeps_each_snapshots_json_and_says_what_pyiceberg_says():
 
 def test_metadata_json_built_on_its_base_says_what_pyiceberg_says():
     """A commit's file is its base's snapshot log and snapshots as bytes, then the new entries' JSON
-    (lakeledger/domain/metadata_json.py): it says what pyiceberg says through a hundred commits, when the base was read back
-    from a file instead, when snapshots were removed, and for a retried snapshot id with other contents."""
+    (lakeledger/domain/metadata_json.py): it says what pyiceberg says through a hundred commits, when the base was read
+    back from a file instead, when snapshots were removed, and for a retried snapshot id with other contents."""
     import orjson
 
     from lakeledger.domain import metadata_json

@@ -1,5 +1,5 @@
-"""The web console at ``/ui`` (lakeledger/console/): its page, its script and style, and what the script needs to know about
-this server. Open without a token like any static file; everything the console shows comes from API calls the
+"""The web console at ``/ui`` (lakeledger/console/): its page, its script and style, and what the script needs to know
+about this server. Open without a token like any static file; everything the console shows comes from API calls the
 browser makes with the user's own credentials."""
 
 from fastapi import APIRouter, Request

@@ -168,7 +168,7 @@ async def list_projects(ll=Depends(container), az: Guard = Depends(guard)):
     rows = await ll.queries.projects()
     if not az.off and not await az.may("can_list_all_projects", az.server):
         seen = await az.visible([authz.project(r["id"]) for r in rows])
-        rows = [r for r, yes in zip(rows, seen) if yes]
+        rows = [r for r, yes in zip(rows, seen, strict=True) if yes]
     return JSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
 
 
@@ -216,7 +216,7 @@ async def list_warehouses(projectId: UUID | None = Query(default=None),
     rows = await ll.queries.warehouses(project_id)
     if not az.off:
         seen = await az.visible([authz.warehouse(r["id"]) for r in rows], "can_include_in_list")
-        rows = [r for r, yes in zip(rows, seen) if yes]
+        rows = [r for r, yes in zip(rows, seen, strict=True) if yes]
     return JSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
 
 

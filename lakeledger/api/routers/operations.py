@@ -1,6 +1,6 @@
 """What operators point their tools at: liveness, readiness (lakeledger/operations/health.py) and Prometheus metrics
-(lakeledger/operations/metrics.py). Outside the OpenAPI document and, like ``/health``, open without a token: a probe or a
-scraper has none. The metrics name route templates and event types, never a table, a path or a principal."""
+(lakeledger/operations/metrics.py). Outside the OpenAPI document and, like ``/health``, open without a token: a probe or
+a scraper has none. The metrics name route templates and event types, never a table, a path or a principal."""
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool

@@ -116,7 +116,9 @@ async def update(ll, request: Request, object_: str, body: UpdateAssignments, by
     writes = [parse_assignment(a, object_) for a in body.writes]
     deletes = [parse_assignment(a, object_) for a in body.deletes]
     needed = sorted({_grant_relation(object_, a.relation) for a in [*writes, *deletes]})
-    refused = [r for r, ok in zip(needed, await _allowed(ll, request, [(r, object_) for r in needed])) if not ok]
+    refused = [
+        r for r, ok in zip(needed, await _allowed(ll, request, [(r, object_) for r in needed]), strict=True) if not ok
+    ]
     if refused:
         raise Forbidden(f"{principal(request).id} may not {', '.join(refused)} on {object_}")
     await run_in_threadpool(ll.grants.update, object_, writes, deletes, by)
@@ -134,7 +136,7 @@ async def access(ll, request: Request, object_: str, principal_user: str | None,
     kind = type_of(object_)
     actions = [a for a in ACTIONS[kind] if lakekeeper_action(kind, a) is not None]
     answers = await ll.authorizer.check_many([Check(who, a, object_) for a in actions])
-    return {"allowed-actions": answered(kind, [a for a, ok in zip(actions, answers) if ok])}
+    return {"allowed-actions": answered(kind, [a for a, ok in zip(actions, answers, strict=True) if ok])}
 
 
 def _project(x_project_id: str | None, ll, project_id: str | None = None) -> str:
@@ -151,10 +153,16 @@ def _objects(ll, kind: str, **ids) -> str:
     return obj(kind, _uuid(ids[f"{kind}_id"], f"{kind} id"))
 
 
-_ROUTES = (("server", "/server"), ("project", "/project"), ("project", "/project/{project_id}"),
-           ("warehouse", "/warehouse/{warehouse_id}"), ("namespace", "/namespace/{namespace_id}"),
-           ("table", "/warehouse/{warehouse_id}/table/{table_id}"), ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
-           ("role", "/role/{role_id}"))
+_ROUTES = (
+    ("server", "/server"),
+    ("project", "/project"),
+    ("project", "/project/{project_id}"),
+    ("warehouse", "/warehouse/{warehouse_id}"),
+    ("namespace", "/namespace/{namespace_id}"),
+    ("table", "/warehouse/{warehouse_id}/table/{table_id}"),
+    ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
+    ("role", "/role/{role_id}"),
+)
 
 
 def _register(kind: str, path: str) -> None:

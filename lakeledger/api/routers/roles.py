@@ -169,12 +169,16 @@ async def create_role(body: CreateRoleRequest, x_project_id: str | None = Header
 
 @router.get("/role", responses={**ok(ListRolesResponse, "The project's roles in the order they were created"),
                                 **errors(400)})
-async def list_roles(paging: Page = Depends(always_paged),
-                     projectId: UUID | None = Query(default=None, description="Deprecated: use x-project-id"),
-                     roleIds: list[UUID] | None = Query(default=None), sourceIds: list[str] | None = Query(default=None),
-                     providerIds: list[str] | None = Query(default=None),
-                     x_project_id: str | None = Header(default=None), ll=Depends(container),
-                     az: Guard = Depends(guard)):
+async def list_roles(
+    paging: Page = Depends(always_paged),
+    projectId: UUID | None = Query(default=None, description="Deprecated: use x-project-id"),
+    roleIds: list[UUID] | None = Query(default=None),
+    sourceIds: list[str] | None = Query(default=None),
+    providerIds: list[str] | None = Query(default=None),
+    x_project_id: str | None = Header(default=None),
+    ll=Depends(container),
+    az: Guard = Depends(guard),
+):
     project_id = projectId or project_id_of(x_project_id, ll)
     await authorize_project(az, project_id, "can_list_roles")
     found, next_token = await fetch(
@@ -274,8 +278,13 @@ async def list_role_member_of(role_id: UUID, paging: Page = Depends(always_paged
 @router.get("/user/{user_id}/roles",
             responses={**ok(ListRoleMembershipsResponse, "The roles of the project the user is a direct member of"),
                        **errors(400, 404)})
-async def list_user_roles(user_id: str, paging: Page = Depends(always_paged), x_project_id: str | None = Header(default=None),
-                          ll=Depends(container), az: Guard = Depends(guard)):
+async def list_user_roles(
+    user_id: str,
+    paging: Page = Depends(always_paged),
+    x_project_id: str | None = Header(default=None),
+    ll=Depends(container),
+    az: Guard = Depends(guard),
+):
     await authorize_user(az, user_id, "can_list_users")
     await user_row(ll, user_id)
     return await _memberships(ll, project_id_of(x_project_id, ll), "user", user_id, paging)
