@@ -2,7 +2,7 @@
 after the blue/green batched rebuild, side by side in one run.
 
 * before: the old path, kept here only to be measured: per read model, one transaction that holds its position
-  row, empties its tables and applies the log event by event through ``ProjectionRunner._apply_after``.
+  row, empties its tables and applies the log event by event through ``ProjectionDriver._apply_after``.
 * after: ``lakeledger/projections/rebuild.py``, per read model alone and then all of them in one pass (what
   ``lakeledger rebuild`` runs).
 

@@ -93,9 +93,9 @@ def _settings(url: str, data_dir: Path):
 
 
 def _container(url: str, data_dir: Path):
-    from lakeledger.bootstrap import Lakeledger
+    from lakeledger.bootstrap import Container
 
-    return Lakeledger(_settings(url, data_dir), url)
+    return Container(_settings(url, data_dir), url)
 
 
 def _by(what: str):

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from lakeledger.operations.metrics import process_exited
 
-log = logging.getLogger("lakeledger.api_processes")
+logger = logging.getLogger("lakeledger.api_processes")
 
 RESTART_PAUSE_SECONDS = 1.0
 # how long a stop waits for the API processes it signalled (each gives its requests 1 s) before it kills them:
@@ -131,13 +131,13 @@ class ApiProcesses(Connections):
             try:
                 connection, _ = self.socket.accept()
             except OSError as e:  # out of file descriptors, a connection reset before it was taken
-                log.warning("Could not accept a connection: %s", e)
+                logger.warning("Could not accept a connection: %s", e)
                 self._stopping.wait(0.1)
                 continue
             try:
                 self._hand_out(connection)
             except Exception:  # this thread is the port's only door: it must outlive any one connection
-                log.exception("Could not hand out a connection")
+                logger.exception("Could not hand out a connection")
                 connection.close()
 
     def _hand_out(self, connection: socket.socket) -> None:
@@ -164,7 +164,7 @@ class ApiProcesses(Connections):
             for n, child in list(self._children.items()):
                 code = child.poll()
                 if code is not None and not self._stopping.is_set():
-                    log.warning("API process %s (pid %s) exited with %s; starting it again", n, child.pid, code)
+                    logger.warning("API process %s (pid %s) exited with %s; starting it again", n, child.pid, code)
                     process_exited(child.pid)
                     time.sleep(RESTART_PAUSE_SECONDS)
                     if not self._stopping.is_set():

@@ -21,9 +21,9 @@ from lakeledger.projections.authz_tuples_runner import TupleProjectionRunner
 from lakeledger.projections.catalog import CatalogProjection
 from lakeledger.projections.catalog_queries import CatalogQueries
 from lakeledger.projections.catalog_versions import CatalogVersionsProjection
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
-from lakeledger.projections.runner import ProjectionRunner
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.secretstore import SecretStore
 from lakeledger.services.approval import ApproveAll, HttpApproval
@@ -45,13 +45,13 @@ from lakeledger.settings import Settings
 from lakeledger.storage import Storages
 from lakeledger.storage.s3_sts import S3CredentialVendor
 
-log = logging.getLogger("lakeledger")
+logger = logging.getLogger("lakeledger")
 
 MIGRATION_LOCK = 727_274_001
 POOL_CLOSE_SECONDS = 0.1
 
 
-class Lakeledger:
+class Container:
     def __init__(self, settings: Settings, url: str | None = None, statement_timeout_seconds: float | None = None):
         """``statement_timeout_seconds``: how long any statement of the pools may run (None: the setting; 0: no
         limit, for the commands whose statements are long by design: rebuild, replay)."""
@@ -73,20 +73,20 @@ class Lakeledger:
                                    name="lakeledger-sync", timeout=settings.pg_pool_timeout_seconds,
                                    connection_class=bounded_connection(BoundedConnection, statement_timeout_seconds),
                                    kwargs=pool_connection_options(statement_timeout_seconds))
-        self.catalog_view = ProjectionRunner(CatalogProjection(), self.log, self.pool)
-        # caught up by the history API before it answers, not inside appends (``ProjectionRunner.caught_up``)
-        self.history_view = ProjectionRunner(HistoryProjection(), self.log, self.pool)
+        self.catalog_view = ProjectionDriver(CatalogProjection(), self.log, self.pool)
+        # caught up by the history API before it answers, not inside appends (``ProjectionDriver.caught_up``)
+        self.history_view = ProjectionDriver(HistoryProjection(), self.log, self.pool)
         # advanced by the expiry worker before it looks for due timers (lakeledger/workers/expirer.py)
-        self.expiry_schedule = ProjectionRunner(ExpirySchedule(), self.log, self.pool)
+        self.expiry_schedule = ProjectionDriver(ExpirySchedule(), self.log, self.pool)
         # applied inside every append of a user or role event (lakeledger/services/users.py,
         # lakeledger/services/roles.py)
-        self.users_roles_view = ProjectionRunner(UsersRolesProjection(), self.log, self.pool)
+        self.users_roles_view = ProjectionDriver(UsersRolesProjection(), self.log, self.pool)
         # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
         # access-history and assignments endpoints before they answer
-        self.access_history = ProjectionRunner(AccessHistoryProjection(settings.server_id), self.log, self.pool)
+        self.access_history = ProjectionDriver(AccessHistoryProjection(settings.server_id), self.log, self.pool)
         # the catalog with validity ranges, for read-only past prefixes: brought up to the position a read asks for
         # (lakeledger/services/time_travel.py) and kept near the head by the workers
-        self.catalog_versions = ProjectionRunner(CatalogVersionsProjection(), self.log, self.pool)
+        self.catalog_versions = ProjectionDriver(CatalogVersionsProjection(), self.log, self.pool)
         # what `rebuild` replays
         self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view,
                             self.access_history, self.catalog_versions)

@@ -18,20 +18,20 @@ def _container(settings: Settings, statement_timeout_seconds: float | None = Non
     """``statement_timeout_seconds``: None for the setting (serve, workers); 0 for commands whose statements are
     long by design (rebuild, replay)."""
     from lakeledger.authz.setup import AuthorizationSetupError
-    from lakeledger.bootstrap import Lakeledger, migrate
+    from lakeledger.bootstrap import Container, migrate
     from lakeledger.postgres import postgres_url
 
     url = postgres_url(settings)
     try:
         if settings.auto_migrate:
             migrate(settings, url)
-        return Lakeledger(settings, url, statement_timeout_seconds)
+        return Container(settings, url, statement_timeout_seconds)
     except AuthorizationSetupError as e:
         raise SystemExit(f"lakeledger: {e}") from None
 
 
 def _workers(container):
-    from lakeledger.projections.runner import ProjectionRunner
+    from lakeledger.projections.driver import ProjectionDriver
     from lakeledger.workers.expirer import Expirer
     from lakeledger.workers.purger import Purger, PurgeRetries
     from lakeledger.workers.runner import Workers
@@ -45,7 +45,7 @@ def _workers(container):
     # the next user or role append has no long gap to read past
     # catalog-versions: a read as of a position catches it up too, but from near the head, not from far behind
     runners = [container.catalog_view, container.history_view, container.users_roles_view, container.access_history,
-               container.catalog_versions, ProjectionRunner(purger, container.log, container.pool)]
+               container.catalog_versions, ProjectionDriver(purger, container.log, container.pool)]
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)
     # woken by NOTIFY and their own timers; the poll is a long safety net (lakeledger/workers/runner.py)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lakeledger.settings import Settings
 
-log = logging.getLogger("lakeledger.postgres")
+logger = logging.getLogger("lakeledger.postgres")
 
 # Postgres' fast shutdown ends open sessions and stops; it normally takes well under a second. Bounded so that a
 # stop of the last user (SIGTERM) ends within its 5 s whatever Postgres does; the immediate shutdown that follows
@@ -107,13 +107,13 @@ class EmbeddedPostgres:
             if _postmaster(self.pgdata) is not None:
                 socket_dir = _socket_dir(self.pgdata) or socket_dir
                 if gone is not None:
-                    log.warning("the embedded Postgres in %s runs again (%.1f s after it was found gone)",
+                    logger.warning("the embedded Postgres in %s runs again (%.1f s after it was found gone)",
                                 self.pgdata, time.monotonic() - gone)
                     gone = None
                 continue
             if gone is None:
                 gone = time.monotonic()
-                log.warning("the embedded Postgres in %s is gone; starting it again", self.pgdata)
+                logger.warning("the embedded Postgres in %s is gone; starting it again", self.pgdata)
             # The local lock lets release() wait for a launch in flight (a fraction of a second: it does not wait
             # for the recovery), so that it stops what was launched; the users file's lock keeps the supervisors of
             # other processes using this Postgres from launching it at the same time.
@@ -129,7 +129,7 @@ class EmbeddedPostgres:
                         else:
                             _launch(self.pgdata, socket_dir)
                 except Exception as e:  # its old processes may still hold its shared memory: tried again shortly
-                    log.warning("the embedded Postgres in %s did not start (%s); trying again", self.pgdata, e)
+                    logger.warning("the embedded Postgres in %s did not start (%s); trying again", self.pgdata, e)
 
     def release(self) -> None:
         """Leaves the users; the last live one stops Postgres. Idempotent; a forked child, which
@@ -226,7 +226,7 @@ def _stop(pgdata: Path) -> None:
     postmaster = _postmaster(pgdata)
     if postmaster is None:
         return
-    log.info("last user of %s: stopping its Postgres (pid %s)", pgdata, postmaster.pid)
+    logger.info("last user of %s: stopping its Postgres (pid %s)", pgdata, postmaster.pid)
     stops = [(signal.SIGINT, STOP_TIMEOUT_SECONDS), (signal.SIGQUIT, IMMEDIATE_STOP_TIMEOUT_SECONDS)]
     if not _ready(pgdata):
         # still starting (recovering after a crash): it has committed nothing new, so the immediate shutdown loses
@@ -249,7 +249,7 @@ def _stop(pgdata: Path) -> None:
             time.sleep(0.05)
     # Last resort, within a stop's bound: killed, which loses nothing committed either (its WAL is replayed at the
     # next start); its sessions end when they see their postmaster gone.
-    log.error("Postgres in %s (pid %s) did not stop; killing it", pgdata, postmaster.pid)
+    logger.error("Postgres in %s (pid %s) did not stop; killing it", pgdata, postmaster.pid)
     with contextlib.suppress(psutil.Error):
         for process in (*postmaster.children(recursive=True), postmaster):
             with contextlib.suppress(psutil.Error):
@@ -272,7 +272,7 @@ def _locked_users(path: Path) -> Iterator[list]:
         try:
             users = json.loads(f.read() or "[]")
         except ValueError:
-            log.warning("%s is not valid JSON; assuming no other user", path)
+            logger.warning("%s is not valid JSON; assuming no other user", path)
             users = []
         try:
             yield users

@@ -14,6 +14,7 @@ from lakeledger.api.context import RequestContext
 from lakeledger.api.fast_commit import FastCommitTable
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
+from lakeledger.api.keyed_locks import KeyedLocks
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers import (
     access_history,
@@ -34,7 +35,6 @@ from lakeledger.api.routers import (
     views,
 )
 from lakeledger.api.time_travel import ReadOnlyPast
-from lakeledger.api.turns import Turns
 from lakeledger.eventstore.postgres_failures import AsyncBoundedConnection, bounded_connection, pool_connection_options
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 from lakeledger.migrations import sql_files
@@ -52,7 +52,7 @@ POOL_CLOSE_SECONDS = 0.1
 
 
 def create_app(container) -> FastAPI:
-    """``container`` is the composition root (lakeledger.bootstrap.Lakeledger). With an OpenID provider configured,
+    """``container`` is the composition root (lakeledger.bootstrap.Container). With an OpenID provider configured,
     its discovery document is fetched here: identity.oidc.ProviderUnavailable when it cannot be."""
     openid = OpenIdSettings.from_settings(container.settings)
     verifier = OpenIdVerifier.discover(openid) if openid else None
@@ -89,7 +89,7 @@ def create_app(container) -> FastAPI:
     app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=JSONResponse,
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
-    app.state.turns = Turns()
+    app.state.keyed_locks = KeyedLocks()
     read_models = [runner.name for runner in container.read_models]
     app.state.database_metrics = DatabaseCollector(container.pool, read_models)
     identifiers.use_separator(container.settings.namespace_separator)

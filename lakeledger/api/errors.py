@@ -17,7 +17,7 @@ from lakeledger.eventstore.postgres_failures import RETRY_AFTER_SECONDS, unavail
 from lakeledger.operations.health import reason
 from lakeledger.secretstore.cipher import WrongKey
 
-log = logging.getLogger("lakeledger.api")
+logger = logging.getLogger("lakeledger.api")
 
 _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.NoSuchNamespace, 404, "NoSuchNamespaceException"),
@@ -62,7 +62,7 @@ def database_unavailable(method: str, path: str, exc: BaseException) -> Response
     """The answer to a request the database could not serve (``postgres_failures.unavailable``), whichever path
     the request took: not the request's fault, and a retry may succeed (a commit whose connection broke has an
     unknown outcome, which is what clients make of a 503 on a commit)."""
-    log.warning("%s %s: the database could not answer: %s", method, path, reason(exc))
+    logger.warning("%s %s: the database could not answer: %s", method, path, reason(exc))
     return error_response(503, "ServiceUnavailableException", "The database could not answer; try again",
                           head=method == "HEAD")
 
@@ -92,7 +92,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(AuthorizationUnavailable)
     async def authorization_unavailable(request: Request, exc: AuthorizationUnavailable) -> Response:
         # no answer is not a "no": a refusal would read as a decision, and a retry may succeed
-        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        logger.warning("%s %s: %s", request.method, request.url.path, exc)
         return error_response(503, "ServiceUnavailableException", "The authorization backend could not answer; "
                               "try again", head=request.method == "HEAD")
 
@@ -107,14 +107,14 @@ def install(app: FastAPI) -> None:
     async def wrong_key(request: Request, exc: WrongKey) -> Response:
         # The server's configuration, not the request, is at fault, and retrying cannot help until an operator
         # sets the key the secrets were stored with: a 500 (not a 503, which clients retry) that says so.
-        log.error("%s %s: %s", request.method, request.url.path, exc)
+        logger.error("%s %s: %s", request.method, request.url.path, exc)
         return error_response(500, "InternalServerError", str(exc), head=request.method == "HEAD")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
         if unavailable(exc):
             return database_unavailable(request.method, request.url.path, exc)
-        log.exception("Unexpected error on %s %s", request.method, request.url.path)
+        logger.exception("Unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, "InternalServerError", f"Internal error: {type(exc).__name__}")
 
 

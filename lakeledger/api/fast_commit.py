@@ -43,7 +43,7 @@ class FastCommitTable:
         by = Provenance(actor=state.get("principal", ANONYMOUS_PRINCIPAL).id, request_id=state.get("request_id"))
         try:
             response = await commit_table(self.container, guard_of_scope(self.container, scope), by,
-                                          app.state.turns, prefix, namespace, table, request)
+                                          app.state.keyed_locks, prefix, namespace, table, request)
         except Exception as exc:
             handler = _handler(app, exc)
             if handler is None:

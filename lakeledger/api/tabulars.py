@@ -3,7 +3,7 @@ warehouse id a lookup starts from."""
 
 from uuid import UUID
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, fetch_visible
 from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.pagination import NAME, Page
@@ -26,12 +26,12 @@ async def listed(ll, prefix: str, namespace: str, typ: str, paging: Page, az: Gu
     wh = await active_warehouse(ll, prefix)
     path = parse_namespace(namespace)
     container_id = await namespace_id(ll, wh["id"], path)
-    await az.require(f"can_list_{typ}s", authz.namespace(container_id),
+    await az.require(f"can_list_{typ}s", authorization.namespace(container_id),
                      NoSuchNamespace(f"Namespace does not exist: {dotted(path)}"))
 
     async def objects(names):
         ids = await ll.queries.tabular_ids(container_id, typ, list(names))
-        return [authz.tabular(typ, ids[n]) if n in ids else None for n in names]
+        return [authorization.tabular(typ, ids[n]) if n in ids else None for n in names]
 
     names, token = await fetch_visible(
         az, paging, lambda after, limit: ll.queries.tabulars(container_id, typ, after, limit), NAME,

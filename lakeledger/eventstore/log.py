@@ -60,7 +60,7 @@ class _Stored:
         self.state = state
 
 
-class _Ledger(Application):
+class _LogApplication(Application):
     name = "Lakeledger"
 
 
@@ -81,9 +81,9 @@ class EventLog:
             "CREATE_TABLE": "y" if create_table else "n",
             "AGGREGATE_CACHE_MAXSIZE": str(cache_size),
             "AGGREGATE_CACHE_FASTFORWARD": "y",
-            "APPLICATION_RECORDER_TOPIC": "lakeledger.eventstore.recorder:LedgerRecorder",
+            "APPLICATION_RECORDER_TOPIC": "lakeledger.eventstore.recorder:EventLogRecorder",
         }
-        self._app = _Ledger(env=env)
+        self._app = _LogApplication(env=env)
         self._recorder = self._app.recorder
         self._mapper = self._app.mapper
         # the library builds its pool with none of these (it opens it on first use, so they apply to every connection
@@ -123,12 +123,12 @@ class EventLog:
             return None
 
     def save(self, *aggregates: Aggregate | None, in_transaction: InTransaction | None = None,
-             blind: Blind | None = None) -> int | None:
+             one_trip: Blind | None = None) -> int | None:
         """Appends every pending event of the given aggregates in one transaction. Returns the log
         position of the last event appended (None when nothing was pending).
 
         ``in_transaction(conn, appended)`` runs inside that transaction with the appended events and
-        their positions; if it raises, nothing is appended and its exception is raised here. ``blind(cur,
+        their positions; if it raises, nothing is appended and its exception is raised here. ``one_trip(cur,
         events)``, when given, does the same work without positions or answers: the append is then tried in one
         round trip first, and ``in_transaction`` runs only if the database refuses that."""
         events = [e for a in aggregates if a is not None for e in a.collect_events()]
@@ -141,8 +141,8 @@ class EventLog:
                                                          get_topic(type(e)), e)
                                       for p, e in zip(positions, events, strict=True)])
             kwargs[IN_TRANSACTION] = hook
-        if blind is not None:
-            kwargs[IN_ONE_ROUND_TRIP] = lambda cur: blind(cur, events)
+        if one_trip is not None:
+            kwargs[IN_ONE_ROUND_TRIP] = lambda cur: one_trip(cur, events)
         try:
             recordings = self._app.save(*events, **kwargs)
         except IntegrityError as e:

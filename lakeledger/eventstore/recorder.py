@@ -57,7 +57,7 @@ def on_lost_connection(method: F, attempts: int) -> F:
     method = getattr(method, "__wrapped__", method)
 
     @wraps(method)
-    def attempted(self: "LedgerRecorder", *args: Any, **kwargs: Any) -> Any:
+    def attempted(self: "EventLogRecorder", *args: Any, **kwargs: Any) -> Any:
         for attempt in range(1, attempts + 1):
             try:
                 return method(self, *args, **kwargs)
@@ -94,7 +94,7 @@ class AppendRefused(BaseException):
         self.error = error
 
 
-class LedgerRecorder(PostgresApplicationRecorder):
+class EventLogRecorder(PostgresApplicationRecorder):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         # The library's insert, its rows sent as plain parameters instead of one array of a composite type, which
@@ -141,10 +141,10 @@ class LedgerRecorder(PostgresApplicationRecorder):
                                              [e.topic for e in stored_events], [e.state for e in stored_events]))
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
-        blind = kwargs.pop(IN_ONE_ROUND_TRIP, None)
+        one_trip = kwargs.pop(IN_ONE_ROUND_TRIP, None)
         small = sum(len(e.state) for e in stored_events) <= PIPELINED_APPEND_MAX_BYTES
-        if blind is not None and small and stored_events and not self.datastore.enable_db_functions:
-            ids = self._insert_in_one_round_trip(stored_events, blind)
+        if one_trip is not None and small and stored_events and not self.datastore.enable_db_functions:
+            ids = self._insert_in_one_round_trip(stored_events, one_trip)
             if ids is not None:
                 return ids
         if self.datastore.enable_db_functions or small:
@@ -158,8 +158,8 @@ class LedgerRecorder(PostgresApplicationRecorder):
 
     @appended_once
     def _insert_in_one_round_trip(self, stored_events: Sequence[StoredEvent],
-                                  blind: InOneRoundTrip) -> Sequence[int] | None:
-        """The library's statements, then ``blind``'s, then the commit, sent together; None when a read model
+                                  one_trip: InOneRoundTrip) -> Sequence[int] | None:
+        """The library's statements, then ``one_trip``'s, then the commit, sent together; None when a read model
         written there turned out to be behind (nothing was appended)."""
         with self.datastore.get_connection() as conn:
             inserted = conn.cursor()
@@ -167,7 +167,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 with one_round_trip(conn), conn.cursor() as curs:
                     self._insert_events(curs, stored_events)
                     self._insert_stored_events(inserted, stored_events)
-                    blind(curs)
+                    one_trip(curs)
             except psycopg.DatabaseError as e:
                 if e.sqlstate == READ_MODEL_BEHIND:
                     return None

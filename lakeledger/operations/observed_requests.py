@@ -15,7 +15,7 @@ from lakeledger.operations.metrics import REQUEST_SECONDS, REQUESTS
 UNMATCHED = "<unmatched>"
 # a client may send any method name; a label per name would be unbounded
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
-log = logging.getLogger("lakeledger.requests")
+logger = logging.getLogger("lakeledger.requests")
 
 
 class ObservedRequests:
@@ -55,7 +55,7 @@ class ObservedRequests:
                 children[1].observe(seconds)
             if self.log_requests:
                 principal = state.get("principal")
-                log.info("request", extra={"request": {
+                logger.info("request", extra={"request": {
                     "method": method, "route": route, "status": status, "duration_ms": round(seconds * 1000, 3),
                     "request_id": state.get("request_id"), "actor": principal.id if principal else "anonymous"}})
 

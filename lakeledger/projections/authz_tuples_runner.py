@@ -19,17 +19,17 @@ from psycopg import Cursor
 from lakeledger.authz.objects import RelationTuple
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.authz_tuples import RELEVANT, AuthzTuplesProjection
-from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.driver import ProjectionDriver
 
 if TYPE_CHECKING:  # openfga_sdk loads only with the openfga backend (lakeledger/authz/setup.py)
     from lakeledger.authz.openfga import OpenFga
 
-log = logging.getLogger("lakeledger.authz")
+logger = logging.getLogger("lakeledger.authz")
 
 _LOCK = "SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE"
 
 
-class TupleProjectionRunner(ProjectionRunner):
+class TupleProjectionRunner(ProjectionDriver):
     projection: AuthzTuplesProjection
 
     def __init__(self, projection: AuthzTuplesProjection, log: EventLog, pool, authorizer: "OpenFga"):
@@ -54,7 +54,7 @@ class TupleProjectionRunner(ProjectionRunner):
             try:
                 self.catch_up(position)
             except Exception:
-                log.warning("OpenFGA did not take the tuples of position %s yet; the workers will retry", position,
+                logger.warning("OpenFGA did not take the tuples of position %s yet; the workers will retry", position,
                             exc_info=True)
 
     def before_swap(self, conn, locked: bool) -> None:

@@ -8,7 +8,7 @@ adds. Both tables are driven only by the events, so a rebuild writes identical r
 idempotency keys are bookkeeping of the write side, not changes anyone made to the catalog: left out.
 
 It is not applied inside appends (commits pay nothing for it); the history API catches it up before it answers
-(``ProjectionRunner.caught_up``), which also backfills a database that had events before this projection."""
+(``ProjectionDriver.caught_up``), which also backfills a database that had events before this projection."""
 
 import contextlib
 import json
@@ -58,7 +58,7 @@ class Entity:
 
 
 @dataclass
-class Told:
+class EventDigest:
     """What one event says, in history's terms."""
 
     entity: Entity
@@ -77,15 +77,15 @@ class HistoryProjection:
 
     def apply(self, event: Any, cur: Cursor) -> None:
         before = _entity(cur, event.originator_id)
-        told = _tell(event, before)
-        if told is None:
+        digest = _digest(event, before)
+        if digest is None:
             return
-        cur.execute(UPSERT_ENTITY, _entity_row(event.originator_id, told.entity))
+        cur.execute(UPSERT_ENTITY, _entity_row(event.originator_id, digest.entity))
         # The projection interface hands over the event alone; its log position is the key of its own row, and
         # its time is when it entered the log (its append time: ordered as positions are, and what time travel
         # and the since/until filters mean), not the timestamp taken before it waited for the append lock.
         sequence, appended_at = appended.lookup(event, cur)
-        row = _history_row(event, told, sequence, appended_at)
+        row = _history_row(event, digest, sequence, appended_at)
         cur.execute(INSERT_HISTORY, row[:-1] + (Jsonb(row[-1], dumps=_as_is),))
 
     def rebuilder(self) -> "HistoryRebuild":
@@ -110,13 +110,13 @@ def _entity_row(entity_id: UUID, entity: Entity) -> tuple:
             Jsonb(entity.fields) if entity.fields is not None else None)
 
 
-def _history_row(event: Any, told: Told, sequence: int, appended_at: Any) -> tuple:
+def _history_row(event: Any, digest: EventDigest, sequence: int, appended_at: Any) -> tuple:
     """The row's values, the change as the JSON text of a jsonb (``_change_json``)."""
-    entity = told.entity
+    entity = digest.entity
     return (sequence, event_id(event.originator_id, event.originator_version), appended_at,
             _type(event), event.actor, event.request_id, entity.warehouse_id,
-            entity.entity_type, event.originator_id, entity.name, entity.namespace, told.from_namespace,
-            told.summary, _change_json(change_of(event)))
+            entity.entity_type, event.originator_id, entity.name, entity.namespace, digest.from_namespace,
+            digest.summary, _change_json(change_of(event)))
 
 
 def _change_json(change: dict[str, Any]) -> str:
@@ -138,9 +138,9 @@ class HistoryRebuild:
     """The history written by a rebuild (lakeledger/projections/rebuild.py), which fills empty tables from the log's
     start and is their only writer: the entities are remembered here instead of read back per event, and written once
     each when the pass pauses (``settle``). Each batch's rows go in with one COPY, opened at the batch's first row and
-    written row by row as the events are told, so Postgres stores a batch while Python makes it (names as array
+    written row by row as the events are digest, so Postgres stores a batch while Python makes it (names as array
     literals, the change as its JSON text: psycopg's list dumper cost more than the rest of the row). Entities are kept
-    as a read of their row would give them back, so ``_tell`` sees what the per-event path sees."""
+    as a read of their row would give them back, so ``_digest`` sees what the per-event path sees."""
 
     # the COPY stays open between adds: nothing else may use the connection until ``flush``
     # (lakeledger/projections/rebuild.py)
@@ -163,13 +163,13 @@ class HistoryRebuild:
     def _add(self, logged: Any, cur: Cursor) -> None:
         event = logged.event
         before = self.entities.get(event.originator_id)
-        told = _tell(event, before)
-        if told is None:
+        digest = _digest(event, before)
+        if digest is None:
             return
         # an event that changed the entity it was handed (a commit) leaves it as a read would give it back
-        stored = before if told.entity is before else _as_stored(told.entity, before)
+        stored = before if digest.entity is before else _as_stored(digest.entity, before)
         self.entities[event.originator_id] = self.changed[event.originator_id] = stored
-        row = _history_row(event, told, logged.position, logged.appended_at)
+        row = _history_row(event, digest, logged.position, logged.appended_at)
         literal = self._literal
         if self._copy is None:
             self._copying = cur.copy(f"COPY ll_history ({HISTORY_COLUMNS}) FROM STDIN")
@@ -269,87 +269,89 @@ def _entity(cur: Cursor, entity_id: UUID) -> Entity | None:
 
 
 @singledispatch
-def _tell(event: Any, before: Entity | None) -> Told | None:
+def _digest(event: Any, before: Entity | None) -> EventDigest | None:
     """Events of other aggregates (name claims, idempotency keys) are not part of the history."""
     return None
 
 
-@_tell.register
-def _(e: Server.Bootstrapped, before: Entity | None) -> Told:
-    return Told(Entity(SERVER, None, []), "bootstrapped the server" + (" (operator)" if e.is_operator else ""))
+@_digest.register
+def _(e: Server.Bootstrapped, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(SERVER, None, []), "bootstrapped the server" + (" (operator)" if e.is_operator else ""))
 
 
-@_tell.register
-def _(e: Project.Created, before: Entity | None) -> Told:
-    return Told(Entity(PROJECT, None, [e.name]), f"created project {e.name}")
+@_digest.register
+def _(e: Project.Created, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(PROJECT, None, [e.name]), f"created project {e.name}")
 
 
-@_tell.register
-def _(e: Project.Renamed, before: Entity | None) -> Told:
-    return Told(Entity(PROJECT, None, [e.new_name]), f"renamed project {e.old_name} to {e.new_name}")
+@_digest.register
+def _(e: Project.Renamed, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(PROJECT, None, [e.new_name]), f"renamed project {e.old_name} to {e.new_name}")
 
 
-@_tell.register
-def _(e: Warehouse.Created, before: Entity | None) -> Told:
-    return Told(Entity(WAREHOUSE, e.originator_id, [e.name]), f"created warehouse {e.name}")
+@_digest.register
+def _(e: Warehouse.Created, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(WAREHOUSE, e.originator_id, [e.name]), f"created warehouse {e.name}")
 
 
-@_tell.register
-def _(e: Warehouse.Renamed, before: Entity | None) -> Told:
-    return Told(Entity(WAREHOUSE, e.originator_id, [e.new_name]), f"renamed warehouse {e.old_name} to {e.new_name}")
+@_digest.register
+def _(e: Warehouse.Renamed, before: Entity | None) -> EventDigest:
+    return EventDigest(
+        Entity(WAREHOUSE, e.originator_id, [e.new_name]), f"renamed warehouse {e.old_name} to {e.new_name}"
+    )
 
 
-@_tell.register
-def _(e: Warehouse.Deactivated, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Warehouse.Deactivated, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
-    return Told(entity, f"deactivated warehouse {dotted(entity.name)}")
+    return EventDigest(entity, f"deactivated warehouse {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Warehouse.Activated, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Warehouse.Activated, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
-    return Told(entity, f"activated warehouse {dotted(entity.name)}")
+    return EventDigest(entity, f"activated warehouse {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Warehouse.Deleted, before: Entity | None) -> Told:
-    return Told(Entity(WAREHOUSE, e.originator_id, [e.name]), f"deleted warehouse {e.name}")
+@_digest.register
+def _(e: Warehouse.Deleted, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(WAREHOUSE, e.originator_id, [e.name]), f"deleted warehouse {e.name}")
 
 
-@_tell.register
-def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
     profile = e.delete_profile
     said = (f"soft, expiring after {_member(profile, 'expiration-seconds')} s"
             if _member(profile, "type") == "soft" else "hard")
-    return Told(entity, f"set the delete profile of warehouse {dotted(entity.name)} to {said}")
+    return EventDigest(entity, f"set the delete profile of warehouse {dotted(entity.name)} to {said}")
 
 
-@_tell.register
-def _(e: Warehouse.DropPurgeDefaultSet, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Warehouse.DropPurgeDefaultSet, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
     said = "purge their files" if e.drop_purge_default == "purge" else "keep their files"
-    return Told(entity, f"set table drops in warehouse {dotted(entity.name)} without purgeRequested to {said}")
+    return EventDigest(entity, f"set table drops in warehouse {dotted(entity.name)} without purgeRequested to {said}")
 
 
-@_tell.register
-def _(e: Warehouse.ProtectionSet, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Warehouse.ProtectionSet, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
-    return Told(entity, f"{_protection(e.protected)} warehouse {dotted(entity.name)}")
+    return EventDigest(entity, f"{_protection(e.protected)} warehouse {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Warehouse.StorageChanged, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Warehouse.StorageChanged, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
     credential = (f", credential {_member(e.storage_secret, 'fingerprint')}" if e.storage_secret else "")
-    return Told(entity, f"changed the storage of warehouse {dotted(entity.name)} "
+    return EventDigest(entity, f"changed the storage of warehouse {dotted(entity.name)} "
                         f"({_member(e.storage_profile, 'type')}{credential})")
 
 
-@_tell.register
-def _(e: Warehouse.StorageCredentialRotated, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Warehouse.StorageCredentialRotated, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
-    return Told(entity, f"rotated the storage credential of warehouse {dotted(entity.name)} "
+    return EventDigest(entity, f"rotated the storage credential of warehouse {dotted(entity.name)} "
                         f"(now {_member(e.storage_secret, 'fingerprint')})")
 
 
@@ -367,57 +369,57 @@ def _protection(protected: bool) -> str:
     return "protected" if protected else "removed the protection of"
 
 
-@_tell.register
-def _(e: Namespace.Created, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Namespace.Created, before: Entity | None) -> EventDigest:
     path = list(e.path)
-    return Told(Entity(NAMESPACE, e.warehouse_id, path, path), f"created namespace {dotted(path)}")
+    return EventDigest(Entity(NAMESPACE, e.warehouse_id, path, path), f"created namespace {dotted(path)}")
 
 
-@_tell.register
-def _(e: Namespace.PropertiesUpdated, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Namespace.PropertiesUpdated, before: Entity | None) -> EventDigest:
     entity = _known(before, NAMESPACE, e)
     said = []
     if e.updated:
         said.append("set properties " + ", ".join(sorted(e.updated)))
     if e.removed:
         said.append("removed properties " + ", ".join(sorted(e.removed)))
-    return Told(entity, f"{'; '.join(said)} on namespace {dotted(entity.name)}")
+    return EventDigest(entity, f"{'; '.join(said)} on namespace {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Namespace.Dropped, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Namespace.Dropped, before: Entity | None) -> EventDigest:
     entity = _known(before, NAMESPACE, e)
     said = f"dropped namespace {dotted(entity.name)}"
     if e.contents:
         said += (f" with {_count(e.contents, 'namespaces')} namespaces and "
                  f"{_count(e.contents, 'tabulars')} tables and views in it")
-    return Told(entity, said + _until(e.expires_at))
+    return EventDigest(entity, said + _until(e.expires_at))
 
 
 def _until(expires_at: Any) -> str:
     return f" (soft: restorable until {expires_at.isoformat()})" if expires_at is not None else ""
 
 
-@_tell.register
-def _(e: Namespace.Undropped, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Namespace.Undropped, before: Entity | None) -> EventDigest:
     entity = _known(before, NAMESPACE, e)
-    return Told(entity, f"undropped namespace {dotted(entity.name)}")
+    return EventDigest(entity, f"undropped namespace {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Namespace.Expired, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Namespace.Expired, before: Entity | None) -> EventDigest:
     entity = _known(before, NAMESPACE, e)
-    return Told(entity, f"expired namespace {dotted(entity.name)}: its deletion is final")
+    return EventDigest(entity, f"expired namespace {dotted(entity.name)}: its deletion is final")
 
 
-@_tell.register
-def _(e: Namespace.ProtectionSet, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Namespace.ProtectionSet, before: Entity | None) -> EventDigest:
     entity = _known(before, NAMESPACE, e)
-    return Told(entity, f"{_protection(e.protected)} namespace {dotted(entity.name)}")
+    return EventDigest(entity, f"{_protection(e.protected)} namespace {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Table.Created, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Table.Created, before: Entity | None) -> EventDigest:
     request = e.request if isinstance(e.request, dict) else {}
     if e.origin == CREATED_BY_COMMIT:
         fields = commit_summaries.schema_in(request.get("updates"))
@@ -427,147 +429,148 @@ def _(e: Table.Created, before: Entity | None) -> Told:
         fields = commit_summaries.fields_of(request.get("schema"))
     entity = _tabular(e, "table", fields)
     verb = "registered" if e.origin == CREATED_BY_REGISTRATION else "created"
-    return Told(entity, f"{verb} table {dotted(entity.name)}")
+    return EventDigest(entity, f"{verb} table {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Table.Registered, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Table.Registered, before: Entity | None) -> EventDigest:
     entity = _tabular(e, "table", None)
-    return Told(entity, f"registered table {dotted(entity.name)} again")
+    return EventDigest(entity, f"registered table {dotted(entity.name)} again")
 
 
-@_tell.register
-def _(e: View.Created, before: Entity | None) -> Told:
+@_digest.register
+def _(e: View.Created, before: Entity | None) -> EventDigest:
     entity = _tabular(e, "view", None)
-    return Told(entity, f"created view {dotted(entity.name)}")
+    return EventDigest(entity, f"created view {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Table.Committed, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Table.Committed, before: Entity | None) -> EventDigest:
     entity = _known(before, "table", e)
     if e.updates:
         summary = commit_summaries.describe_commit(e.updates, entity.fields)
         entity.fields = commit_summaries.schema_in(e.updates) or entity.fields
     else:  # a registration over the live table: only the metadata file changes
         summary = f"pointed to metadata file {e.metadata_location}"
-    return Told(entity, summary)
+    return EventDigest(entity, summary)
 
 
-@_tell.register
-def _(e: View.Replaced, before: Entity | None) -> Told:
+@_digest.register
+def _(e: View.Replaced, before: Entity | None) -> EventDigest:
     entity = _known(before, "view", e)
-    return Told(entity, f"replaced view {dotted(entity.name)}")
+    return EventDigest(entity, f"replaced view {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Tabular.Renamed, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Tabular.Renamed, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
     old, new = [*e.from_namespace, e.from_name], [*e.to_namespace, e.to_name]
     entity.name, entity.namespace = new, list(e.to_namespace)
-    return Told(entity, f"renamed {dotted(old)} to {dotted(new)}", from_namespace=list(e.from_namespace))
+    return EventDigest(entity, f"renamed {dotted(old)} to {dotted(new)}", from_namespace=list(e.from_namespace))
 
 
-@_tell.register
-def _(e: Tabular.Dropped, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Tabular.Dropped, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
     entity.warehouse_id, entity.namespace, entity.name = e.warehouse_id, list(e.namespace), [*e.namespace, e.name]
     purge = " (purge requested)" if e.purge_requested else ""
-    return Told(entity, f"dropped {e.typ} {dotted(entity.name)}{purge}{_until(e.expires_at)}")
+    return EventDigest(entity, f"dropped {e.typ} {dotted(entity.name)}{purge}{_until(e.expires_at)}")
 
 
-@_tell.register
-def _(e: Tabular.Undropped, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Tabular.Undropped, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
     entity.namespace, entity.name = list(e.namespace), [*e.namespace, e.name]
-    return Told(entity, f"undropped {e.typ} {dotted(entity.name)}")
+    return EventDigest(entity, f"undropped {e.typ} {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Tabular.Expired, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Tabular.Expired, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
     purge = "; its files will be purged" if e.purge_requested else ""
-    return Told(entity, f"expired {e.typ} {dotted(entity.name)}: its deletion is final{purge}")
+    return EventDigest(entity, f"expired {e.typ} {dotted(entity.name)}: its deletion is final{purge}")
 
 
-@_tell.register
-def _(e: Tabular.Purged, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Tabular.Purged, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
     files = f"{e.files_removed:,} file" + ("" if e.files_removed == 1 else "s")
-    return Told(entity, f"purged {e.typ} {dotted(entity.name)}: {files} deleted at {e.location}")
+    return EventDigest(entity, f"purged {e.typ} {dotted(entity.name)}: {files} deleted at {e.location}")
 
 
-@_tell.register
-def _(e: Tabular.ProtectionSet, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Tabular.ProtectionSet, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
-    return Told(entity, f"{_protection(e.protected)} {e.typ} {dotted(entity.name)}")
+    return EventDigest(entity, f"{_protection(e.protected)} {e.typ} {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: User.Created, before: Entity | None) -> Told:
+@_digest.register
+def _(e: User.Created, before: Entity | None) -> EventDigest:
     how = "provisioned user {} on its first request" if e.last_updated_with == FIRST_REQUEST else "created user {}"
-    return Told(Entity(USER, None, [e.user_id]), how.format(_user(e)))
+    return EventDigest(Entity(USER, None, [e.user_id]), how.format(_user(e)))
 
 
-@_tell.register
-def _(e: User.Recreated, before: Entity | None) -> Told:
+@_digest.register
+def _(e: User.Recreated, before: Entity | None) -> EventDigest:
     how = ("provisioned deleted user {} again on its request" if e.last_updated_with == FIRST_REQUEST
            else "created deleted user {} again")
-    return Told(Entity(USER, None, [e.user_id]), how.format(_user(e)))
+    return EventDigest(Entity(USER, None, [e.user_id]), how.format(_user(e)))
 
 
-@_tell.register
-def _(e: User.Updated, before: Entity | None) -> Told:
-    return Told(Entity(USER, None, [e.user_id]), f"updated user {_user(e)}")
+@_digest.register
+def _(e: User.Updated, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(USER, None, [e.user_id]), f"updated user {_user(e)}")
 
 
-@_tell.register
-def _(e: User.Deleted, before: Entity | None) -> Told:
-    return Told(Entity(USER, None, [e.user_id]), f"deleted user {e.user_id}")
+@_digest.register
+def _(e: User.Deleted, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(USER, None, [e.user_id]), f"deleted user {e.user_id}")
 
 
 def _user(e: Any) -> str:
     return f"{e.user_id} ({e.name}, {e.user_type})"
 
 
-@_tell.register
-def _(e: Role.Created, before: Entity | None) -> Told:
-    return Told(Entity(ROLE, None, [e.name]), f"created role {e.name} ({e.provider_id}~{e.source_id})")
+@_digest.register
+def _(e: Role.Created, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(ROLE, None, [e.name]), f"created role {e.name} ({e.provider_id}~{e.source_id})")
 
 
-@_tell.register
-def _(e: Role.Updated, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Role.Updated, before: Entity | None) -> EventDigest:
     entity = _known(before, ROLE, e)
     old = dotted(entity.name)
     entity.name = [e.name]
     said = f"renamed role {old} to {e.name}" if old != e.name else f"updated role {e.name}"
-    return Told(entity, said)
+    return EventDigest(entity, said)
 
 
-@_tell.register
-def _(e: Role.MemberAdded, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Role.MemberAdded, before: Entity | None) -> EventDigest:
     entity = _known(before, ROLE, e)
-    return Told(entity, f"added {e.member_type} {e.member_id} to role {dotted(entity.name)}")
+    return EventDigest(entity, f"added {e.member_type} {e.member_id} to role {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Role.MemberRemoved, before: Entity | None) -> Told:
+@_digest.register
+def _(e: Role.MemberRemoved, before: Entity | None) -> EventDigest:
     entity = _known(before, ROLE, e)
-    return Told(entity, f"removed {e.member_type} {e.member_id} from role {dotted(entity.name)}")
+    return EventDigest(entity, f"removed {e.member_type} {e.member_id} from role {dotted(entity.name)}")
 
 
-@_tell.register
-def _(e: Role.Deleted, before: Entity | None) -> Told:
-    return Told(Entity(ROLE, None, [e.name]), f"deleted role {e.name}")
+@_digest.register
+def _(e: Role.Deleted, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(ROLE, None, [e.name]), f"deleted role {e.name}")
 
 
-@_tell.register
-def _(e: Grant.Added, before: Entity | None) -> Told:
-    return Told(Entity(GRANT, None, [e.object]), f"granted {e.relation} on {_named(e.object)} to {_named(e.grantee)}")
+@_digest.register
+def _(e: Grant.Added, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(GRANT, None, [e.object]),
+                       f"granted {e.relation} on {_named(e.object)} to {_named(e.grantee)}")
 
 
-@_tell.register
-def _(e: Grant.Removed, before: Entity | None) -> Told:
-    return Told(Entity(GRANT, None, [e.object]), f"revoked {e.relation} on {_named(e.object)} from "
+@_digest.register
+def _(e: Grant.Removed, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(GRANT, None, [e.object]), f"revoked {e.relation} on {_named(e.object)} from "
                                                  f"{_named(e.grantee)}")
 
 

@@ -1,7 +1,7 @@
 """Events as read models read them: in log order, with their position and append time, decoded once, and the
 writers that turn batches of them into a read model's rows.
 
-Both the runners that follow the log (lakeledger/projections/runner.py) and a rebuild
+Both the runners that follow the log (lakeledger/projections/driver.py) and a rebuild
 (lakeledger/projections/rebuild.py) read through ``read`` and write through a ``BatchWriter``: a projection's own batch
 writer when it offers one, otherwise its ``apply`` one event at a time (``EachEvent``)."""
 

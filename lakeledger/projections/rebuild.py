@@ -40,7 +40,7 @@ from lakeledger.projections import shadow
 from lakeledger.projections.logged import BatchWriter, EachEvent, Logged, decode, fetch, read
 from lakeledger.projections.logged import head as log_head
 
-log = logging.getLogger("lakeledger.rebuild")
+logger = logging.getLogger("lakeledger.rebuild")
 
 BATCH = 20_000
 # events left to the locked transaction at most; below this the catch-up passes stop
@@ -295,7 +295,7 @@ class Rebuild:
             try:
                 return self._swap(reader, writer, shadows, path)
             except errors.LockNotAvailable:
-                log.info("the live read models were busy; catching up again before the next try")
+                logger.info("the live read models were busy; catching up again before the next try")
                 time.sleep(0.5)
 
     def _catch_up(self, reader: Connection, lanes: list[Lane]) -> None:

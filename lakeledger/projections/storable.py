@@ -5,7 +5,7 @@ values that Postgres cannot: ``text`` and ``jsonb`` refuse U+0000 (jsonb refuses
 unpaired surrogate is no character and cannot be encoded to UTF-8, jsonb refuses NaN and infinities, and a btree
 index entry holds at most 2,704 bytes, so a megabyte-long name cannot be indexed. A read model that met such a
 value failed on it for ever. Every event reaches the read models through ``storable`` (lakeledger/projections/logged.py
-``decode``, which the runners and the rebuild read through, and ``ProjectionRunner``'s in-append paths), so the
+``decode``, which the runners and the rebuild read through, and ``ProjectionDriver``'s in-append paths), so the
 live projections and a rebuild see the same values and write the same rows:
 
 * U+0000 and every unpaired surrogate, in any string at any depth (dict keys included), reads back as U+FFFD, the

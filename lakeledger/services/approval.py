@@ -16,7 +16,7 @@ import orjson
 from lakeledger.domain.errors import ChangeApprovalUnavailable, ChangeRefused
 from lakeledger.domain.provenance import Provenance
 
-log = logging.getLogger("lakeledger.approval")
+logger = logging.getLogger("lakeledger.approval")
 
 DROP = "drop"
 COMMIT = "commit"
@@ -64,7 +64,7 @@ class HttpApproval:
             response = self._client.post(self.url, content=orjson.dumps(change.as_json(), default=str),
                                          headers={"Content-Type": "application/json"})
         except httpx.HTTPError as e:
-            log.warning("Change approval endpoint %s unreachable: %s", self.url, e)
+            logger.warning("Change approval endpoint %s unreachable: %s", self.url, e)
             raise ChangeApprovalUnavailable(f"The change-approval service could not be reached ({type(e).__name__});"
                                             f" nothing was changed") from None
         verdict = _verdict(response)

@@ -15,7 +15,7 @@ from lakeledger.domain.grant import Grant, grant_aggregate_id
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import ROLE, USER, NoSuchRole, Role
 from lakeledger.domain.user import check_user_id
-from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.services.unit_of_work import Ledger
 
 _DATA = ("describe", "select", "modify")
@@ -74,7 +74,7 @@ def from_tuple(grantee: str, relation: str) -> Assignment | None:
 
 
 class GrantService:
-    def __init__(self, ledger: Ledger, roles, access_history: ProjectionRunner):
+    def __init__(self, ledger: Ledger, roles, access_history: ProjectionDriver):
         self.ledger = ledger
         self.access_history = access_history
         self.roles = roles  # membership (``assignee`` on a role)

@@ -14,14 +14,14 @@ from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import ROLE, ROLE_IDENT, USER, NoSuchRole, Role
 from lakeledger.domain.user import NoSuchUser
 from lakeledger.eventstore.log import ConcurrentChange
-from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.users_roles_queries import contains, role_in_project, roles_holding, user_exists
 from lakeledger.services.conditions import Condition
 from lakeledger.services.unit_of_work import Ledger
 
 
 class RoleService:
-    def __init__(self, ledger: Ledger, view: ProjectionRunner):
+    def __init__(self, ledger: Ledger, view: ProjectionDriver):
         self.ledger = ledger
         self.view = view  # the users-roles read model, applied inside these appends
 

@@ -29,7 +29,7 @@ from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage import Storages
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -312,7 +312,7 @@ class TableService:
                 try:
                     storage.delete(location)
                 except Exception:  # the commit stands; a file left behind is only litter
-                    log.warning("Could not delete retired metadata file %s", location, exc_info=True)
+                    logger.warning("Could not delete retired metadata file %s", location, exc_info=True)
 
     def _metadata_location(self, wh: WarehouseSettings, metadata: TableMetadata, previous: str | None) -> str:
         return placement.metadata_file_location(wh, tm.next_metadata_location(metadata, previous))

@@ -17,11 +17,11 @@ from datetime import datetime
 from lakeledger.domain.errors import BadRequest
 from lakeledger.eventstore.append_time import FutureInstant
 from lakeledger.eventstore.log import EventLog
-from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.driver import ProjectionDriver
 
 
 class TimeTravel:
-    def __init__(self, log: EventLog, versions: ProjectionRunner):
+    def __init__(self, log: EventLog, versions: ProjectionDriver):
         self.log = log
         self.versions = versions
         self._reached = 0  # the versions projection was at or past this position when last looked at

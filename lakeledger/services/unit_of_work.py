@@ -19,7 +19,7 @@ from lakeledger.domain.names import claim_id
 from lakeledger.domain.provenance import Provenance
 from lakeledger.eventstore.log import ConcurrentChange, EventLog, StoredNotification
 from lakeledger.projections.catalog_queries import CatalogQueries
-from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.services import idempotency
 from lakeledger.services.approval import ApproveAll, ChangeApproval
 from lakeledger.services.conditions import Condition
@@ -37,7 +37,7 @@ RETRY_SECONDS = 5.0
 
 
 class Ledger:
-    def __init__(self, log: EventLog, catalog_view: ProjectionRunner, queries: CatalogQueries,
+    def __init__(self, log: EventLog, catalog_view: ProjectionDriver, queries: CatalogQueries,
                  approval: ChangeApproval | None = None):
         self.log = log
         self.catalog_view = catalog_view
@@ -52,7 +52,7 @@ class Ledger:
         return datetime.now(UTC)
 
     def append(self, *aggregates: Aggregate | None, conditions: Sequence[Condition] = (),
-               views: Sequence[ProjectionRunner] = ()) -> int | None:
+               views: Sequence[ProjectionDriver] = ()) -> int | None:
         """Appends atomically, if every condition still holds at that moment; the catalog read model
         shows the change in the same transaction, and so do ``views`` (read models of other events, such as
         users and roles). A request's Idempotency-Key goes into the same append.
@@ -64,25 +64,25 @@ class Ledger:
                 view.apply_in_transaction(conn, appended, conditions if view is views[0] else ())
             self.catalog_view.apply_in_transaction(conn, appended, () if views else conditions)
 
-        def blind(cur: Cursor, events: list) -> None:
-            self.catalog_view.apply_blind(cur, events)
+        def one_trip(cur: Cursor, events: list) -> None:
+            self.catalog_view.apply_in_one_trip(cur, events)
 
         kinds = {type(e) for a in aggregates if a is not None for e in a.pending_events}
         # nothing to ask the database before the events go in: the append can be one round trip
-        position = self._save(aggregates, in_transaction, None if views or conditions else blind)
+        position = self._save(aggregates, in_transaction, None if views or conditions else one_trip)
         if position is not None:
             for follower in self.after_append:
                 follower(kinds, position)
         return position
 
-    def _save(self, aggregates, in_transaction, blind) -> int | None:
+    def _save(self, aggregates, in_transaction, one_trip) -> int | None:
         keyed = idempotency.current.get()
         by = _provenance_of(aggregates)
         if keyed is None or keyed.recorded or by is None:
-            return self.log.save(*aggregates, in_transaction=in_transaction, blind=blind)
+            return self.log.save(*aggregates, in_transaction=in_transaction, one_trip=one_trip)
         key = IdempotencyKey.use(keyed.key, keyed.method, keyed.path, keyed.request_hash, by)
         try:
-            position = self.log.save(*aggregates, key, in_transaction=in_transaction, blind=blind)
+            position = self.log.save(*aggregates, key, in_transaction=in_transaction, one_trip=one_trip)
         except ConcurrentChange:
             if self.log.get(IdempotencyKey, key.id) is not None:
                 raise RequestAlreadyApplied(f"A request with Idempotency-Key {keyed.key} was already applied") \

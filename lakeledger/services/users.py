@@ -24,7 +24,7 @@ from lakeledger.domain.user import (
 )
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.identity.principal import Principal
-from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.users_roles_queries import roles_holding
 from lakeledger.services.conditions import Condition
 from lakeledger.services.unit_of_work import Ledger
@@ -45,7 +45,7 @@ class UserFields:
 
 
 class UserService:
-    def __init__(self, ledger: Ledger, view: ProjectionRunner):
+    def __init__(self, ledger: Ledger, view: ProjectionDriver):
         self.ledger = ledger
         self.view = view  # the users-roles read model, applied inside these appends
         self._known: dict[str, float] = {}

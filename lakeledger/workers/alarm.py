@@ -6,7 +6,7 @@ import logging
 from lakeledger.domain.errors import ReadModelStuck
 from lakeledger.operations.metrics import PROJECTION_FAILURES, PROJECTION_STUCK, PROJECTION_STUCK_POSITION
 
-log = logging.getLogger("lakeledger.workers")
+logger = logging.getLogger("lakeledger.workers")
 
 # pauses between attempts of a read model that cannot advance: the first retry soon (a lock timeout, a restart),
 # then less and less often, so a poison event costs a query now and then, not a loop
@@ -39,22 +39,22 @@ class Alarm:
             episode = (None, type(error).__name__)
         if episode != self.episode:
             if isinstance(error, ReadModelStuck):
-                log.error("Projection %s cannot advance: the event at position %s (%s) fails: %s; the other read "
+                logger.error("Projection %s cannot advance: the event at position %s (%s) fails: %s; the other read "
                           "models and the catalog API go on, this one is retried every %g s at most and catches up "
                           "once the cause is removed", self.name, error.position, error.event_type, error.error,
                           RETRY_MAX_SECONDS)
             else:
-                log.error("Projection %s cannot advance (no single event fails alone: the database?); retried every"
+                logger.error("Projection %s cannot advance (no single event fails alone: the database?); retried every"
                           " %g s at most", self.name, RETRY_MAX_SECONDS, exc_info=error)
             self.episode, self.pause = episode, RETRY_FIRST_SECONDS
         else:
-            log.debug("Projection %s still cannot advance", self.name)
+            logger.debug("Projection %s still cannot advance", self.name)
         pause, self.pause = self.pause, min(self.pause * 2, RETRY_MAX_SECONDS)
         return pause
 
     def advanced(self) -> None:
         if self.episode is not None:
-            log.warning("Projection %s advances again (it was stuck at %s)", self.name,
+            logger.warning("Projection %s advances again (it was stuck at %s)", self.name,
                         f"position {self.episode[0]}" if self.episode[0] is not None else self.episode[1])
             self.episode, self.pause = None, RETRY_FIRST_SECONDS
             PROJECTION_STUCK.labels(self.name).set(0)

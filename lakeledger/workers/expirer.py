@@ -10,12 +10,12 @@ import time
 from datetime import UTC, datetime
 
 from lakeledger.domain.errors import ReadModelStuck
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
-from lakeledger.projections.runner import ProjectionRunner
 from lakeledger.services.recycle_bin import RecycleBin
 from lakeledger.workers.alarm import Alarm
 
-log = logging.getLogger("lakeledger.expiry")
+logger = logging.getLogger("lakeledger.expiry")
 
 BATCH = 100
 
@@ -23,7 +23,7 @@ BATCH = 100
 class Expirer:
     name = "expiry"
 
-    def __init__(self, schedule: ProjectionRunner, recycle_bin: RecycleBin, poll_seconds: float = 30.0,
+    def __init__(self, schedule: ProjectionDriver, recycle_bin: RecycleBin, poll_seconds: float = 30.0,
                  min_gap_seconds: float = 1.0):
         self.schedule = schedule
         self.recycle_bin = recycle_bin
@@ -44,7 +44,7 @@ class Expirer:
                 stop.wait(alarm.failed(stuck))
                 continue
             except Exception:
-                log.exception("Expiry pass failed; retrying")
+                logger.exception("Expiry pass failed; retrying")
                 pause = 1.0
             else:
                 alarm.advanced()
@@ -62,7 +62,7 @@ class Expirer:
             for entity_id, entity_type in due:
                 if self.recycle_bin.expire(entity_id, entity_type):
                     fired += 1
-                    log.info("Expired %s %s", entity_type, entity_id)
+                    logger.info("Expired %s %s", entity_type, entity_id)
             self.schedule.advance()  # takes the expiries just recorded off the schedule
             if len(due) < BATCH or not fired:
                 return fired

@@ -27,7 +27,7 @@ from lakeledger.eventstore.log import EventLog, StoredNotification
 from lakeledger.operations.metrics import CLOUDEVENTS_FAILED, CLOUDEVENTS_PUBLISHED
 from lakeledger.sinks.cloudevent_messages import CONTENT_TYPE, WAREHOUSES_OF, CloudEventMessages
 
-log = logging.getLogger("lakeledger.kafka")
+logger = logging.getLogger("lakeledger.kafka")
 
 POSITION = "kafka"
 POSITION_HEADER = "lakeledger-position"
@@ -60,7 +60,7 @@ class KafkaPublisher:
                 return
             except Exception as e:  # Kafka, Postgres, timeouts: all recoverable by starting over
                 CLOUDEVENTS_FAILED.labels("kafka").inc()
-                log.warning("Kafka publication interrupted (%s: %s); retrying in %.1fs", type(e).__name__, e, pause)
+                logger.warning("Kafka publication interrupted (%s: %s); retrying in %.1fs", type(e).__name__, e, pause)
             stop.wait(pause)
             pause = min(pause * 2, 10.0)
 
@@ -76,7 +76,7 @@ class KafkaPublisher:
             conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, %s)"
                          " ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()",
                          (POSITION, position))
-            log.info("Publishing the log as CloudEvents to Kafka topic %s from position %s", self.topic, position)
+            logger.info("Publishing the log as CloudEvents to Kafka topic %s from position %s", self.topic, position)
             while not stop.is_set():
                 batch = self.log.read(position, self.batch)
                 if not batch:

@@ -25,7 +25,7 @@ from lakeledger.eventstore.log import EventLog, StoredNotification
 from lakeledger.operations.metrics import CLOUDEVENTS_FAILED, CLOUDEVENTS_PUBLISHED
 from lakeledger.sinks.cloudevent_messages import CONTENT_TYPE, WAREHOUSES_OF, CloudEventMessages
 
-log = logging.getLogger("lakeledger.publisher")
+logger = logging.getLogger("lakeledger.publisher")
 
 POSITION = "cloudevents"
 BATCH = 256
@@ -60,7 +60,7 @@ class CloudEventsPublisher:
                 return
             except Exception as e:  # NATS, Postgres, timeouts: all recoverable by starting over
                 CLOUDEVENTS_FAILED.labels("nats").inc()
-                log.warning("CloudEvents publication interrupted (%s: %s); retrying in %.1fs",
+                logger.warning("CloudEvents publication interrupted (%s: %s); retrying in %.1fs",
                             type(e).__name__, e, pause)
             await asyncio.to_thread(stop.wait, pause)
             pause = min(pause * 2, 10.0)
@@ -75,7 +75,7 @@ class CloudEventsPublisher:
                 await conn.execute("INSERT INTO ll_projection_positions (name, position) VALUES (%s, 0)"
                                    " ON CONFLICT (name) DO NOTHING", (POSITION,))
                 await conn.commit()
-                log.info("Publishing the log as CloudEvents to %s, stream %s", self.address, self.stream)
+                logger.info("Publishing the log as CloudEvents to %s, stream %s", self.address, self.stream)
                 while not stop.is_set():
                     if await self._publish_batch(conn, js) < BATCH:
                         await asyncio.to_thread(wake.wait, self.poll_seconds)

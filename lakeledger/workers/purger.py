@@ -27,7 +27,7 @@ from lakeledger.projections.catalog_queries import OVERLAPPING_TABULAR, overlap_
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage import Storages
 
-log = logging.getLogger("lakeledger.purger")
+logger = logging.getLogger("lakeledger.purger")
 
 MAX_RETRY_PAUSE_SECONDS = 3600.0
 RETRY_BATCH = 20
@@ -97,17 +97,19 @@ class Purger:
         other = cur.fetchone()
         removed = 0
         if other is not None:
-            log.warning("Not purging %s (table %s): table or view %s owns %s", location, table_id, other[0], other[1])
+            logger.warning(
+                "Not purging %s (table %s): table or view %s owns %s", location, table_id, other[0], other[1]
+            )
         else:
             try:
                 removed = self.storages.of(warehouse).delete_tree(location, self.max_files_per_second)
             except Exception as exc:
-                log.warning("Purge of %s (table %s) failed; it will be tried again: %s", location, table_id, exc,
+                logger.warning("Purge of %s (table %s) failed; it will be tried again: %s", location, table_id, exc,
                             exc_info=True)
                 return f"{type(exc).__name__}: {exc}"[:1000]
         table.record_purge(removed, Provenance(SYSTEM, f"purge-{uuid4()}"))
         self.ledger.append(table)
-        log.info("Purged %s files of table %s at %s", removed, table_id, location)
+        logger.info("Purged %s files of table %s at %s", removed, table_id, location)
         return None
 
 
@@ -130,7 +132,7 @@ class PurgeRetries:
                 self.retry_due()
                 pause = self.until_next_due()
             except Exception:
-                log.exception("Purge retry pass failed")
+                logger.exception("Purge retry pass failed")
                 pause = 1.0
             stop.wait(pause)
 

@@ -17,10 +17,10 @@ from psycopg import sql
 
 from lakeledger.eventstore.log import EVENTS_TABLE
 from lakeledger.eventstore.postgres_failures import CONNECT_TIMEOUT_SECONDS
-from lakeledger.projections.runner import ProjectionRunner
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.workers.alarm import Alarm
 
-log = logging.getLogger("lakeledger.workers")
+logger = logging.getLogger("lakeledger.workers")
 
 # How long stop() waits for the threads, all together.
 STOP_SECONDS = 0.3
@@ -36,7 +36,7 @@ class Follower(Protocol):
 
 
 class Workers:
-    def __init__(self, runners: list[ProjectionRunner], conninfo: str, poll_seconds: float = 30.0,
+    def __init__(self, runners: list[ProjectionDriver], conninfo: str, poll_seconds: float = 30.0,
                  batch_seconds: float = 0.25, followers: Sequence[Follower] = ()):
         self.runners = runners
         self.followers = list(followers)
@@ -112,10 +112,10 @@ class Workers:
                         if any(True for _ in conn.notifies(timeout=0)):
                             self._wake_all()
             except psycopg.Error:
-                log.warning("Lost the notification connection; reconnecting", exc_info=True)
+                logger.warning("Lost the notification connection; reconnecting", exc_info=True)
                 self._stop.wait(1.0)
 
-    def _run(self, runner: ProjectionRunner, wake: threading.Event) -> None:
+    def _run(self, runner: ProjectionDriver, wake: threading.Event) -> None:
         alarm = self.alarms[runner.name]
         failed = False
         while not self._stop.is_set():

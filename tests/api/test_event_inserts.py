@@ -49,7 +49,7 @@ def _log(database) -> EventLog:
 
 
 def test_an_append_in_one_round_trip_is_atomic_with_its_hooks_work(database, tmp_path):
-    """An append with a read model's writes (``blind``) is sent as one pipeline: the events and the hook's
+    """An append with a read model's writes (``one_trip``) is sent as one pipeline: the events and the hook's
     statements commit together, and the client syncs with the server once (one round trip; psycopg's transaction
     block in a pipeline would sync four times and hold the events table's lock across one of them)."""
     log = _log(database)
@@ -61,7 +61,7 @@ def test_an_append_in_one_round_trip_is_atomic_with_its_hooks_work(database, tmp
 
         trace, traced = tmp_path / "libpq.trace", []
 
-        def blind(cur, events):
+        def one_trip(cur, events):
             # from here to the append's end: the hook's statements, the commit, and every sync the client sends
             traced.append(cur.connection.pgconn)
             cur.connection.pgconn.trace(out.fileno())
@@ -71,7 +71,7 @@ def test_an_append_in_one_round_trip_is_atomic_with_its_hooks_work(database, tmp
 
         with open(trace, "w") as out:
             try:
-                position = log.save(tally, blind=blind)
+                position = log.save(tally, one_trip=one_trip)
             finally:
                 for pgconn in traced:
                     pgconn.untrace()
@@ -99,7 +99,7 @@ def test_an_append_whose_hook_fails_leaves_no_event_and_a_clean_connection(datab
     try:
         tally = Tally("refused")
 
-        def blind(cur, events):
+        def one_trip(cur, events):
             if failure == "statement":
                 cur.execute("SELECT 1 / 0")
             else:
@@ -107,21 +107,21 @@ def test_an_append_whose_hook_fails_leaves_no_event_and_a_clean_connection(datab
 
         before = log.head()
         with pytest.raises(Exception) as raised:
-            log.save(tally, blind=blind)
+            log.save(tally, one_trip=one_trip)
         assert "division by zero" in str(raised.value) if failure == "statement" else \
             isinstance(raised.value, RuntimeError)
         assert log.head() == before and log.get(Tally, tally.id) is None
         with log._app.recorder.datastore.get_connection() as conn:
             assert conn.info.transaction_status == conn.info.transaction_status.IDLE
         again = Tally("after")
-        assert log.save(again, blind=lambda cur, events: None) > before
+        assert log.save(again, one_trip=lambda cur, events: None) > before
         assert log.get(Tally, again.id).name == "after"
     finally:
         log.close()
 
 
 def test_the_append_lock_function_sets_the_lock_timeout_for_its_transaction_only(database):
-    """The library's lock timeout, lock and notification as one function (``LedgerRecorder``): the timeout holds
+    """The library's lock timeout, lock and notification as one function (``EventLogRecorder``): the timeout holds
     for the append's transaction and is gone after it, as SET LOCAL's was."""
     log = _log(database)
     try:

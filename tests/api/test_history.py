@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from support import SCHEMA
 
-from lakeledger.bootstrap import Lakeledger
+from lakeledger.bootstrap import Container
 from lakeledger.eventstore.identity import event_id
 from lakeledger.settings import Settings
 
@@ -214,7 +214,7 @@ def test_rebuild_gives_identical_rows(client, warehouse, story, db, pg_url, data
     snapshot = "SELECT * FROM {} ORDER BY 1"
     before = {t: db.execute(snapshot.format(t)).fetchall() for t in ("ll_history", "ll_history_entities")}
     assert before["ll_history"]
-    container = Lakeledger(Settings(pg_url=pg_url, data_dir=data_dir))
+    container = Container(Settings(pg_url=pg_url, data_dir=data_dir))
     try:
         container.history_view.rebuild()
     finally:

@@ -5,7 +5,7 @@ snapshots committed in turn, every commit parsed its base again: 91 commits/s in
 import uuid
 from pathlib import Path
 
-from lakeledger.bootstrap import Lakeledger
+from lakeledger.bootstrap import Container
 from lakeledger.domain.provenance import Provenance
 from lakeledger.services.tables import TableChange
 from lakeledger.settings import Settings
@@ -15,7 +15,7 @@ SET = [{"action": "set-properties", "updates": {"k": "v"}}]
 
 def test_a_commit_drops_the_file_it_supersedes_from_the_cache(client, warehouse, table_factory, pg_url, data_dir):
     table_factory("cache", "t")
-    container = Lakeledger(Settings(pg_url=pg_url, data_dir=data_dir))
+    container = Container(Settings(pg_url=pg_url, data_dir=data_dir))
     try:
         by = Provenance(actor="test", request_id=str(uuid.uuid4()))
         [first] = container.tables.commit(warehouse["id"], [TableChange(("cache",), "t", [], SET)], by)

@@ -244,7 +244,7 @@ def test_a_rebuild_writes_the_versions_the_projection_wrote_event_by_event(varie
     from psycopg_pool import ConnectionPool
 
     from lakeledger.projections.catalog_versions import TABLES, CatalogVersionsProjection
-    from lakeledger.projections.runner import ProjectionRunner
+    from lakeledger.projections.driver import ProjectionDriver
 
     def snapshot() -> dict[str, list]:
         return {table: sorted(db.execute(f"SELECT * FROM {table}").fetchall(), key=repr) for table in TABLES}
@@ -252,7 +252,7 @@ def test_a_rebuild_writes_the_versions_the_projection_wrote_event_by_event(varie
     log = EventLog(PostgresSettings.from_url(pg_url), pool_size=1)
     try:
         with ConnectionPool(pg_url, min_size=1, max_size=2, open=True) as pool:
-            runner = ProjectionRunner(CatalogVersionsProjection(), log, pool)
+            runner = ProjectionDriver(CatalogVersionsProjection(), log, pool)
             runner.caught_up()
             live = snapshot()
             assert runner.rebuild() >= varied["last"]

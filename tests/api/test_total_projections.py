@@ -35,10 +35,10 @@ from lakeledger.projections.access_history import AccessHistoryProjection
 from lakeledger.projections.authz_tuples import AuthzTuplesProjection
 from lakeledger.projections.catalog import CatalogProjection
 from lakeledger.projections.catalog_versions import CatalogVersionsProjection
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.rebuild import Rebuild
-from lakeledger.projections.runner import ProjectionRunner
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.settings import Settings
 
@@ -232,7 +232,7 @@ class Ledger:
         self.url = url
         self.log = EventLog(PostgresSettings.from_url(url), pool_size=2)
         self.pool = ConnectionPool(url, min_size=1, max_size=2, open=True)
-        self.runners = [ProjectionRunner(p, self.log, self.pool) for p in PROJECTIONS]
+        self.runners = [ProjectionDriver(p, self.log, self.pool) for p in PROJECTIONS]
         app = self.log._app
         self.recorder, self.mapper = app.recorder, app.mapper
         transcoder = self.mapper.transcoder

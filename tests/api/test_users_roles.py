@@ -10,7 +10,7 @@ import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from lakeledger.bootstrap import Lakeledger
+from lakeledger.bootstrap import Container
 from lakeledger.identity.principal import Principal
 from lakeledger.settings import Settings
 
@@ -386,7 +386,7 @@ def test_the_history_tells_who_changed_users_and_roles(client):
 def test_one_principal_provisioned_from_many_threads_and_processes_is_one_user(pg_url, data_dir, db, client):
     principal = Principal(id=_uid("sso"), subject="s", issuer="https://idp", name="Sam Sso", email="sam@x.org",
                           kind="human")
-    containers = [Lakeledger(Settings(pg_url=pg_url, data_dir=data_dir, pg_pool_size=4)) for _ in range(2)]
+    containers = [Container(Settings(pg_url=pg_url, data_dir=data_dir, pg_pool_size=4)) for _ in range(2)]
     try:
         barrier = threading.Barrier(8)
         failures = []

@@ -2,8 +2,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query
 
-from lakeledger.api import authorization as authz
-from lakeledger.api import time_travel
+from lakeledger.api import authorization, time_travel
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import CatalogConfig, errors, ok
@@ -59,7 +58,7 @@ async def get_config(warehouse: str | None = Query(default=None),
         row = await _warehouse(ll, x_project_id, warehouse)
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}")
-    await az.require("can_get_config", authz.warehouse(row["id"]), NoSuchWarehouse(f"Warehouse does not exist: "
+    await az.require("can_get_config", authorization.warehouse(row["id"]), NoSuchWarehouse(f"Warehouse does not exist: "
                                                                                    f"{warehouse}"))
     if row["status"] != "active":
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")

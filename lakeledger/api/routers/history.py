@@ -9,7 +9,7 @@ import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container, uuid_param
 from lakeledger.api.identifiers import parse_namespace
@@ -74,18 +74,18 @@ async def _authorize(ll, az: Guard, warehouse_id: str, filters: Filters) -> None
     A warehouse the caller may not see is missing."""
     if az.off:
         return
-    ident = authz.as_uuid(warehouse_id)
+    ident = authorization.as_uuid(warehouse_id)
     if ident is None:
         return
-    warehouse = authz.warehouse(ident)
-    checks = [(authz.SEE, warehouse), ("can_read_history", warehouse)]
+    warehouse = authorization.warehouse(ident)
+    checks = [(authorization.SEE, warehouse), ("can_read_history", warehouse)]
     if filters.tabular_id is not None:
-        checks += [("can_read_history", authz.table(filters.tabular_id)),
-                   ("can_read_history", authz.view(filters.tabular_id))]
+        checks += [("can_read_history", authorization.table(filters.tabular_id)),
+                   ("can_read_history", authorization.view(filters.tabular_id))]
     if filters.namespace is not None:
         row = await ll.queries.namespace(ident, filters.namespace)
         if row is not None:
-            checks.append(("can_read_history", authz.namespace(row["id"])))
+            checks.append(("can_read_history", authorization.namespace(row["id"])))
     answers = await az.allowed(checks)
     if any(answers[1:]):
         return

@@ -8,7 +8,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
 from lakeledger import __version__
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
@@ -97,13 +97,15 @@ async def authorize_warehouse(az: Guard, warehouse_id: str, action: str) -> None
     """``action`` on a warehouse named by id in a path; a malformed id is left to the route (404)."""
     if az.off:
         return
-    ident = authz.as_uuid(warehouse_id)
+    ident = authorization.as_uuid(warehouse_id)
     if ident is not None:
-        await az.require(action, authz.warehouse(ident), NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}"))
+        await az.require(
+            action, authorization.warehouse(ident), NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
+        )
 
 
 async def authorize_project(az: Guard, project_id: UUID, action: str) -> None:
-    await az.require(action, authz.project(project_id), NoSuchProject(f"Project does not exist: {project_id}"))
+    await az.require(action, authorization.project(project_id), NoSuchProject(f"Project does not exist: {project_id}"))
 
 
 # Bootstrap stays open: before it nobody holds any right, and once done it is refused to everyone.
@@ -147,7 +149,7 @@ async def create_project(body: CreateProjectRequest, ll=Depends(container), by: 
 async def get_project(x_project_id: str | None = Header(default=None), ll=Depends(container),
                       az: Guard = Depends(guard)):
     project_id = project_id_of(x_project_id, ll)
-    await authorize_project(az, project_id, authz.SEE)
+    await authorize_project(az, project_id, authorization.SEE)
     row = await ll.queries.project(project_id)
     if row is None:
         raise NoSuchProject(f"Project does not exist: {project_id}")
@@ -167,7 +169,7 @@ async def rename_project(body: RenameRequest, x_project_id: str | None = Header(
 async def list_projects(ll=Depends(container), az: Guard = Depends(guard)):
     rows = await ll.queries.projects()
     if not az.off and not await az.may("can_list_all_projects", az.server):
-        seen = await az.visible([authz.project(r["id"]) for r in rows])
+        seen = await az.visible([authorization.project(r["id"]) for r in rows])
         rows = [r for r, yes in zip(rows, seen, strict=True) if yes]
     return JSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
 
@@ -215,14 +217,14 @@ async def list_warehouses(projectId: UUID | None = Query(default=None),
     await authorize_project(az, project_id, "can_list_warehouses")
     rows = await ll.queries.warehouses(project_id)
     if not az.off:
-        seen = await az.visible([authz.warehouse(r["id"]) for r in rows], "can_include_in_list")
+        seen = await az.visible([authorization.warehouse(r["id"]) for r in rows], "can_include_in_list")
         rows = [r for r, yes in zip(rows, seen, strict=True) if yes]
     return JSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
 
 
 @router.get("/warehouse/{warehouse_id}", responses={**ok(GetWarehouseResponse, "The warehouse"), **errors(404)})
 async def get_warehouse(warehouse_id: str, ll=Depends(container), az: Guard = Depends(guard)):
-    await authorize_warehouse(az, warehouse_id, authz.SEE)
+    await authorize_warehouse(az, warehouse_id, authorization.SEE)
     return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
 
 

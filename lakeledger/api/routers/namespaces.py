@@ -1,7 +1,7 @@
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
@@ -39,13 +39,13 @@ async def list_namespaces(prefix: str, parent: str | None = Query(default=None),
         missing = NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
         if row is None:
             raise missing
-        await az.require("can_list_namespaces", authz.namespace(row["id"]), missing)
+        await az.require("can_list_namespaces", authorization.namespace(row["id"]), missing)
     else:
-        await az.require("can_list_namespaces", authz.warehouse(wh["id"]), authz.no_warehouse(prefix))
+        await az.require("can_list_namespaces", authorization.warehouse(wh["id"]), authorization.no_warehouse(prefix))
 
     async def objects(paths):
         ids = await ll.queries.namespace_ids(wh["id"], paths)
-        return [authz.namespace(ids[tuple(p)]) if tuple(p) in ids else None for p in paths]
+        return [authorization.namespace(ids[tuple(p)]) if tuple(p) in ids else None for p in paths]
 
     paths, token = await fetch_visible(
         az, paging, lambda after, limit: ll.queries.child_namespaces(wh["id"], parent_path, after, limit), PATH,
@@ -57,7 +57,7 @@ async def list_namespaces(prefix: str, parent: str | None = Query(default=None),
 async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
                            by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     if body.namespace:
-        await authz.create_in(ll, az, prefix, list(body.namespace[:-1]), "can_create_namespace")
+        await authorization.create_in(ll, az, prefix, list(body.namespace[:-1]), "can_create_namespace")
     ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
     wh = await active_warehouse(ll, prefix)
     return JSONResponse({"namespace": ns.path, "properties": _with_location(wh, ns.path, ns.properties),
@@ -78,7 +78,7 @@ async def _load(ll, prefix: str, namespace: str, az: Guard) -> tuple[dict, dict]
     missing = NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
     if row is None:
         raise missing
-    await az.require(authz.SEE, authz.namespace(row["id"]), missing)
+    await az.require(authorization.SEE, authorization.namespace(row["id"]), missing)
     return wh, row
 
 
@@ -107,7 +107,7 @@ async def drop_namespace(
         purge: str | None = Query(default=None, description="With recursive: delete the tables' files when their "
                                                             "deletion is final (default true)"),
         ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authz.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_delete")
+    await authorization.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_delete")
     await run_in_threadpool(ll.namespaces.drop, prefix, parse_namespace(namespace), by,
                             boolean_param(recursive, "recursive", False), boolean_param(force, "force", False),
                             boolean_param(purge, "purge", True))
@@ -119,7 +119,7 @@ async def drop_namespace(
 async def update_namespace_properties(prefix: str, namespace: str, body: UpdateNamespacePropertiesRequest,
                                       ll=Depends(container), by: Provenance = Depends(provenance),
                                       az: Guard = Depends(guard)):
-    await authz.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_update_properties")
+    await authorization.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_update_properties")
     updated, removed, missing = await run_in_threadpool(
         ll.namespaces.update_properties, prefix, parse_namespace(namespace), body.updates, body.removals, by)
     return JSONResponse({"updated": updated, "removed": removed, "missing": missing})

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container
@@ -43,8 +43,11 @@ async def set_warehouse_protection(warehouse_id: str, body: SetProtectionRequest
 
 
 async def _authorize(az: Guard, kind: str, entity_id: UUID, action: str) -> None:
-    await az.require(action, authz.tabular(kind, entity_id) if kind != "namespace" else authz.namespace(entity_id),
-                     _MISSING[kind](f"{kind.capitalize()} does not exist: {entity_id}"))
+    await az.require(
+        action,
+        authorization.tabular(kind, entity_id) if kind != "namespace" else authorization.namespace(entity_id),
+        _MISSING[kind](f"{kind.capitalize()} does not exist: {entity_id}"),
+    )
 
 
 async def _set(ll, warehouse_id: str, kind: str, entity_id: UUID, protected: bool, by: Provenance,
@@ -57,7 +60,7 @@ async def _set(ll, warehouse_id: str, kind: str, entity_id: UUID, protected: boo
 
 async def _get(ll, warehouse_id: str, kind: str, entity_id: UUID, az: Guard) -> JSONResponse:
     row = await warehouse_row(ll, warehouse_id)
-    await _authorize(az, kind, entity_id, authz.SEE)
+    await _authorize(az, kind, entity_id, authorization.SEE)
     if kind == "namespace":
         found = await ll.queries.one(NAMESPACE_PROTECTION, {"id": entity_id, "warehouse_id": row["id"]})
     else:

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container, uuid_param
@@ -52,7 +52,7 @@ async def list_deleted_tabulars(warehouse_id: str, namespaceId: str | None = Que
                                                        "limit": limit})
 
     async def objects(found):
-        return [authz.tabular(r["typ"], r["id"]) for r in found]
+        return [authorization.tabular(r["typ"], r["id"]) for r in found]
 
     found, next_token = await fetch_visible(az, paging, rows, is_time_and_id,
                                             lambda r: [r["dropped_at"].isoformat(), str(r["id"])], objects,
@@ -71,8 +71,11 @@ async def undrop(warehouse_id: str, body: UndropRequest, ll=Depends(container), 
             # a namespace has no undrop of its own: bringing it back is a change to it, as dropping it was
             action = "can_delete" if t.type == "namespace" else "can_undrop"
             missing = _MISSING[t.type](f"{t.type.capitalize()} does not exist: {t.id}")
-            await az.require(action, authz.tabular(t.type, t.id) if t.type != "namespace" else authz.namespace(t.id),
-                             missing)
+            await az.require(
+                action,
+                authorization.tabular(t.type, t.id) if t.type != "namespace" else authorization.namespace(t.id),
+                missing,
+            )
     await run_in_threadpool(ll.recycle_bin.undrop, warehouse_id, targets, by)
     return Response(status_code=204)
 

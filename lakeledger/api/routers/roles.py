@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import container
@@ -146,7 +146,7 @@ async def role_row(ll, project_id: UUID, role_id: UUID) -> dict:
 
 async def authorize_role(az: Guard, project_id: UUID, role_id: UUID, action: str) -> None:
     """``action`` on the role; one the caller may not read is missing."""
-    await az.require(action, authz.role(role_id), NoSuchRole(f"Role does not exist in project {project_id}: "
+    await az.require(action, authorization.role(role_id), NoSuchRole(f"Role does not exist in project {project_id}: "
                                                              f"{role_id}"), see="can_read")
 
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import SearchTabularsResponse, errors, ok
@@ -43,7 +43,7 @@ async def search_tabulars(warehouse_id: str, prefix: str = Query(min_length=1, m
                                     {**params, "after_key": after[0], "after_id": after[1]})
 
     async def objects(found):
-        return [authz.tabular(r["typ"], r["id"]) for r in found]
+        return [authorization.tabular(r["typ"], r["id"]) for r in found]
 
     found, next_token = await fetch_visible(az, paging, rows, is_keyed_by_id, lambda r: [r["key"], str(r["id"])],
                                             objects, "can_include_in_list")

@@ -5,7 +5,7 @@ from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import container
 from lakeledger.api.openapi import SignedRequest, errors, ok
@@ -36,10 +36,10 @@ async def sign(scope: str, body: SignRequest, ll=Depends(container), az: Guard =
     table = None if az.off else ll.signing.table_of(scope)
     # a table only staged has no grants yet: its URL went to a caller who could create it, for a day
     if table is not None and not table[1]:
-        can_read, can_write = await az.allowed([("can_read_data", authz.table(table[0])),
-                                                ("can_write_data", authz.table(table[0]))])
+        can_read, can_write = await az.allowed([("can_read_data", authorization.table(table[0])),
+                                                ("can_write_data", authorization.table(table[0]))])
         if not (can_read or can_write):
-            raise az.forbidden("can_read_data", authz.table(table[0]))
+            raise az.forbidden("can_read_data", authorization.table(table[0]))
         may_write = can_write
     signed = await run_in_threadpool(ll.signing.sign, scope, body.region, body.method, body.uri, body.headers,
                                      body.body, may_write)

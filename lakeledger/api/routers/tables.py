@@ -3,13 +3,14 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
 from lakeledger.api.authorization import WRITE, Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
 from lakeledger.api.etags import etag, matches
 from lakeledger.api.identifiers import parse_namespace
+from lakeledger.api.keyed_locks import KeyedLocks, keyed_locks
 from lakeledger.api.models import (
     CommitTableRequest,
     CommitTransactionRequest,
@@ -32,7 +33,6 @@ from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.api.tabulars import listed, warehouse_id_of
 from lakeledger.api.time_travel import as_of
-from lakeledger.api.turns import Turns, turns
 from lakeledger.domain.errors import InvalidArgument, NoSuchTable
 from lakeledger.domain.names import check_name, dotted
 from lakeledger.domain.provenance import Provenance
@@ -76,12 +76,14 @@ async def create_table(prefix: str, namespace: str, body: CreateTableRequest, re
                        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     raw = await request.json()
     requested_modes(request.headers.get(DELEGATION_HEADER))  # a bad header is refused before anything is done
-    await authz.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_table")
+    await authorization.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_table")
     state = await run_in_threadpool(ll.tables.create, prefix, parse_namespace(namespace), body, raw, by)
     return await _table_result(ll, prefix, state, request)
 
 
-async def _find_table(ll, prefix: str, namespace: str, table: str, az: Guard, action: str | None = authz.SEE) -> tuple:
+async def _find_table(
+    ll, prefix: str, namespace: str, table: str, az: Guard, action: str | None = authorization.SEE
+) -> tuple:
     """(id, metadata_location) of the table, or 404 NoSuchTable (NoSuchWarehouse for an unknown prefix), also when
     the caller may not see it; 403 when it may see it but not do ``action`` (None: the caller decides)."""
     path = parse_namespace(namespace)
@@ -90,7 +92,7 @@ async def _find_table(ll, prefix: str, namespace: str, table: str, az: Guard, ac
     row = await ll.queries.active_table(warehouse_id, path, table)
     if row is not None:
         if action is not None:
-            await az.require(action, authz.table(row[0]), authz.no_tabular("table", path, table))
+            await az.require(action, authorization.table(row[0]), authorization.no_tabular("table", path, table))
         return row
     await active_warehouse(ll, prefix)
     # NoSuchTable even when the namespace is missing: the spec lists only it for loadTable, and Java clients
@@ -113,8 +115,9 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request,
     table_id, metadata_location, location = (await _find_table(ll, prefix, namespace, table, az, None))[:3]
     # as Lakekeeper: seeing the table is enough for its metadata; its files need can_read_data (read-only access)
     # or can_write_data
-    rights = await az.storage_rights(authz.table(table_id), authz.no_tabular("table", parse_namespace(namespace),
-                                                                             table))
+    rights = await az.storage_rights(
+        authorization.table(table_id), authorization.no_tabular("table", parse_namespace(namespace), table)
+    )
     access, wh = NO_ACCESS, None
     if not location.startswith("file:") and rights is not None:
         wh = settings_of(await active_warehouse(ll, prefix))
@@ -137,10 +140,11 @@ async def load_credentials(prefix: str, namespace: str, table: str, request: Req
                            az: Guard = Depends(guard)):
     ll, prefix = await as_of(ll, prefix)
     table_id, _, location = (await _find_table(ll, prefix, namespace, table, az, None))[:3]
-    rights = await az.storage_rights(authz.table(table_id), authz.no_tabular("table", parse_namespace(namespace),
-                                                                             table))
+    rights = await az.storage_rights(
+        authorization.table(table_id), authorization.no_tabular("table", parse_namespace(namespace), table)
+    )
     if rights is None:
-        raise az.forbidden("can_read_data", authz.table(table_id))
+        raise az.forbidden("can_read_data", authorization.table(table_id))
     wh = settings_of(await active_warehouse(ll, prefix))
     access = await run_in_threadpool(ll.table_access.credentials, wh, table_id, location, str(request.base_url),
                                      rights == WRITE)
@@ -158,18 +162,18 @@ async def table_exists(prefix: str, namespace: str, table: str, ll=Depends(conta
              responses=ok(CommitTableResponse, "The change was committed", etag=False))
 async def update_table(prefix: str, namespace: str, table: str, body: CommitTableRequest,
                        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard),
-                       in_turn: Turns = Depends(turns)):
-    return await commit_table(ll, az, by, in_turn, prefix, namespace, table, body)
+                       locks: KeyedLocks = Depends(keyed_locks)):
+    return await commit_table(ll, az, by, locks, prefix, namespace, table, body)
 
 
-async def commit_table(ll, az: Guard, by: Provenance, in_turn: Turns, prefix: str, namespace: str, table: str,
+async def commit_table(ll, az: Guard, by: Provenance, locks: KeyedLocks, prefix: str, namespace: str, table: str,
                        body: CommitTableRequest) -> Response:
     """updateTable's work, for the route and for its fast path (lakeledger/api/fast_commit.py)."""
     # a commit may create a staged table (assert-create): then it is a create in the namespace
-    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_commit",
+    await authorization.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_commit",
                                "can_create_table")
     change = TableChange(tuple(parse_namespace(namespace)), table, body.requirements, body.updates)
-    async with in_turn.holding(_turn_keys(prefix, [change])):
+    async with locks.holding(_turn_keys(prefix, [change])):
         [state] = await run_in_threadpool(ll.tables.commit, prefix, [change], by)
     return Response(b'{"metadata-location":' + orjson.dumps(state.metadata_location) + b',"metadata":'
                     + state.metadata + b"}", media_type=JSON, headers=_etag_header(state.metadata_location))
@@ -179,7 +183,7 @@ async def commit_table(ll, az: Guard, by: Provenance, in_turn: Turns, prefix: st
 async def drop_table(prefix: str, namespace: str, table: str, purgeRequested: str | None = Query(default=None),
                      force: str | None = Query(default=None, description="Drop it even if it is protected"),
                      ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_drop")
+    await authorization.tabular_action(ll, az, prefix, parse_namespace(namespace), table, "table", "can_drop")
     # Without purgeRequested (most engines never send it) the warehouse's drop-purge-default decides: "purge" for
     # managed tables as in Lakekeeper, or "keep" as the REST spec says.
     purge = boolean_param(purgeRequested, "purgeRequested", default=None)
@@ -194,9 +198,9 @@ async def register_table(prefix: str, namespace: str, body: RegisterTableRequest
                          ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     raw = await request.json()
     requested_modes(request.headers.get(DELEGATION_HEADER))
-    await authz.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_table")
+    await authorization.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_table")
     if body.overwrite:  # replaces what a table of that name holds: a commit to it
-        await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), body.name, "table", "can_commit")
+        await authorization.tabular_action(ll, az, prefix, parse_namespace(namespace), body.name, "table", "can_commit")
     state = await run_in_threadpool(ll.tables.register, prefix, parse_namespace(namespace), body.name,
                                     body.metadata_location, body.overwrite, raw, by)
     return await _table_result(ll, prefix, state, request)
@@ -213,7 +217,7 @@ async def report_metrics(prefix: str, namespace: str, table: str, body: ReportMe
 @router.post("/{prefix}/tables/rename", status_code=204)
 async def rename_table(prefix: str, body: RenameTableRequest, ll=Depends(container),
                        by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authz.rename(ll, az, prefix, "table", body)
+    await authorization.rename(ll, az, prefix, "table", body)
     await run_in_threadpool(ll.tables.rename, prefix, (body.source.namespace, body.source.name),
                             (body.destination.namespace, body.destination.name), by)
     return Response(status_code=204)
@@ -222,7 +226,7 @@ async def rename_table(prefix: str, body: RenameTableRequest, ll=Depends(contain
 @router.post("/{prefix}/transactions/commit", status_code=204)
 async def commit_transaction(prefix: str, body: CommitTransactionRequest, ll=Depends(container),
                              by: Provenance = Depends(provenance), az: Guard = Depends(guard),
-                             in_turn: Turns = Depends(turns)):
+                             locks: KeyedLocks = Depends(keyed_locks)):
     changes = []
     for change in body.table_changes:
         if change.identifier is None:
@@ -230,9 +234,9 @@ async def commit_transaction(prefix: str, body: CommitTransactionRequest, ll=Dep
         changes.append(TableChange(tuple(change.identifier.namespace), change.identifier.name,
                                    change.requirements, change.updates))
     for change in changes:
-        await authz.tabular_action(ll, az, prefix, change.namespace, change.name, "table", "can_commit",
+        await authorization.tabular_action(ll, az, prefix, change.namespace, change.name, "table", "can_commit",
                                    "can_create_table")
-    async with in_turn.holding(_turn_keys(prefix, changes)):
+    async with locks.holding(_turn_keys(prefix, changes)):
         await run_in_threadpool(ll.tables.commit, prefix, changes, by)
     return Response(status_code=204)
 

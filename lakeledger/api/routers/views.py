@@ -2,7 +2,7 @@
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from lakeledger.api import authorization as authz
+from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import boolean_param, container
@@ -44,7 +44,7 @@ async def _find_view(ll, prefix: str, namespace: str, view: str, az: Guard) -> t
     warehouse_id = warehouse_id_of(prefix)
     row = await ll.queries.active_view(warehouse_id, path, view)
     if row is not None:
-        await az.require(authz.SEE, authz.view(row[0]), authz.no_tabular("view", path, view))
+        await az.require(authorization.SEE, authorization.view(row[0]), authorization.no_tabular("view", path, view))
         return row
     await active_warehouse(ll, prefix)
     raise NoSuchView(f"View does not exist: {dotted([*path, view])}")
@@ -61,7 +61,7 @@ async def list_views(prefix: str, namespace: str, ll=Depends(container), paging:
 async def create_view(prefix: str, namespace: str, body: CreateViewRequest, request: Request,
                       ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     raw = await request.json()
-    await authz.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_view")
+    await authorization.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_view")
     state = await run_in_threadpool(ll.views.create, prefix, parse_namespace(namespace), body, raw, by)
     return _view_result(state)
 
@@ -90,7 +90,7 @@ async def view_exists(prefix: str, namespace: str, view: str, ll=Depends(contain
              responses=ok(LoadViewResult, "The view's new version was committed"))
 async def replace_view(prefix: str, namespace: str, view: str, body: CommitViewRequest,
                        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), view, "view", "can_commit")
+    await authorization.tabular_action(ll, az, prefix, parse_namespace(namespace), view, "view", "can_commit")
     state = await run_in_threadpool(ll.views.replace, prefix, parse_namespace(namespace), view, body.requirements,
                                     body.updates, by)
     return _view_result(state)
@@ -100,7 +100,7 @@ async def replace_view(prefix: str, namespace: str, view: str, body: CommitViewR
 async def drop_view(prefix: str, namespace: str, view: str,
                     force: str | None = Query(default=None, description="Drop it even if it is protected"),
                     ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authz.tabular_action(ll, az, prefix, parse_namespace(namespace), view, "view", "can_drop")
+    await authorization.tabular_action(ll, az, prefix, parse_namespace(namespace), view, "view", "can_drop")
     await run_in_threadpool(ll.views.drop, prefix, parse_namespace(namespace), view,
                             boolean_param(force, "force", default=False), by)
     return Response(status_code=204)
@@ -110,7 +110,7 @@ async def drop_view(prefix: str, namespace: str, view: str,
 async def register_view(prefix: str, namespace: str, body: RegisterViewRequest, request: Request,
                         ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     raw = await request.json()
-    await authz.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_view")
+    await authorization.create_in(ll, az, prefix, parse_namespace(namespace), "can_create_view")
     state = await run_in_threadpool(ll.views.register, prefix, parse_namespace(namespace), body.name,
                                     body.metadata_location, raw, by)
     return _view_result(state)
@@ -119,7 +119,7 @@ async def register_view(prefix: str, namespace: str, body: RegisterViewRequest, 
 @router.post("/{prefix}/views/rename", status_code=204)
 async def rename_view(prefix: str, body: RenameTableRequest, ll=Depends(container),
                       by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authz.rename(ll, az, prefix, "view", body)
+    await authorization.rename(ll, az, prefix, "view", body)
     await run_in_threadpool(ll.views.rename, prefix, (body.source.namespace, body.source.name),
                             (body.destination.namespace, body.destination.name), by)
     return Response(status_code=204)

@@ -3,12 +3,12 @@ when a waiter is cancelled."""
 
 import asyncio
 
-from lakeledger.api.turns import Turns
+from lakeledger.api.keyed_locks import KeyedLocks
 
 
 def test_holders_of_one_key_take_turns():
     async def scenario():
-        turns, inside, most = Turns(), [0], [0]
+        turns, inside, most = KeyedLocks(), [0], [0]
 
         async def work():
             for _ in range(20):
@@ -26,7 +26,7 @@ def test_holders_of_one_key_take_turns():
 
 def test_different_keys_do_not_wait_for_each_other():
     async def scenario():
-        turns = Turns()
+        turns = KeyedLocks()
         async with turns.holding(["a"]), turns.holding(["b"]):  # would never enter if "b" waited for "a"
             return True
 
@@ -35,7 +35,7 @@ def test_different_keys_do_not_wait_for_each_other():
 
 def test_overlapping_sets_in_any_order_do_not_deadlock_and_a_cancelled_waiter_leaves_nothing():
     async def scenario():
-        turns = Turns()
+        turns = KeyedLocks()
 
         async def work(keys):
             for _ in range(50):

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from fastapi import Request
 
 
-class Turns:
+class KeyedLocks:
     """One lock per key, made on first use and dropped when nobody holds or awaits it. Used from one event loop."""
 
     def __init__(self) -> None:
@@ -50,6 +50,6 @@ class Turns:
         return len(self._locks)
 
 
-async def turns(request: Request) -> Turns:
-    """The app's ``Turns`` (a dependency)."""
-    return request.app.state.turns
+async def keyed_locks(request: Request) -> KeyedLocks:
+    """The app's ``KeyedLocks`` (a dependency)."""
+    return request.app.state.keyed_locks

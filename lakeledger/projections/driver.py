@@ -34,7 +34,7 @@ class Projection(Protocol):
     def apply(self, event: object, cur: Cursor) -> None: ...
 
 
-class ProjectionRunner:
+class ProjectionDriver:
     # how long a request that needs this read model at the head waits for another process applying it
     # (LAKELEDGER__READ_MODEL_WAIT_SECONDS) before it answers 503
     wait_seconds: float = 60.0
@@ -151,7 +151,7 @@ class ProjectionRunner:
             for stored in appended:
                 self.projection.apply(bounded_fields(stored.event), cur)
 
-    def apply_blind(self, cur: Cursor, events: list) -> None:
+    def apply_in_one_trip(self, cur: Cursor, events: list) -> None:
         """``apply_in_transaction``'s work sent without waiting for an answer: the events are applied, then the
         database moves the position past them, or refuses the append when this read model has not applied every
         event before them (lakeledger/migrations/0017_append_in_one_round_trip.sql); the caller then appends again with
