@@ -32,7 +32,7 @@ export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps
+.PHONY: lint iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps
 
 setup: $(VENV)/.installed
 
@@ -163,6 +163,12 @@ test: setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps ch
 
 unit: setup
 	$(PY) -m pytest -q tests/unit
+
+# ruff (lint rules and import order) and mypy (strict for domain, eventstore and services; the rest checked), both
+# configured in pyproject.toml
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 # wrk (Debian package) drives the loadTable load; without it `python -m bench` falls back to its own,
 # costlier Python load generator.
