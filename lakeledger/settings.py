@@ -178,3 +178,15 @@ class Settings(BaseSettings):
             raise ValueError("LAKELEDGER__AUTHZ_BACKEND=openfga needs LAKELEDGER__OPENFGA__ENDPOINT "
                              "(e.g. http://localhost:8080)")
         return self
+
+
+def variable_names(model: type[BaseModel] = Settings, prefix: str = "LAKELEDGER__") -> list[str]:
+    """Every environment variable the settings read, nested ones field by field (``LAKELEDGER__OPENFGA__ENDPOINT``)."""
+    names: list[str] = []
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            names += variable_names(kind, f"{prefix}{name.upper()}__")
+        else:
+            names.append(f"{prefix}{name.upper()}")
+    return names
