@@ -1,4 +1,4 @@
-"""Every setting, read from ``LAKELEDGER__*`` environment variables (documented in the README)."""
+"""Every setting, read from ``LAKELEDGER__*`` environment variables (documented in docs/configuration.md)."""
 
 from pathlib import Path
 from typing import Literal

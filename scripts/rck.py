@@ -88,7 +88,7 @@ def create_warehouse(base_url: str, name: str, location: Path, log) -> str:
     warehouse_id = body["warehouse-id"]
     # The kit's dropTable(id, false) means "keep the files" (testRegisterTable registers them again), but Java
     # sends no purgeRequested then, which Lakeledger's default (Lakekeeper's) reads as a purge; this warehouse
-    # setting gives the REST spec's reading instead. See README, Conformance.
+    # setting gives the REST spec's reading instead. See docs/testing.md, Conformance.
     try:
         _post(base_url, f"/management/v1/warehouse/{warehouse_id}/drop-purge-default", {"drop-purge-default": "keep"})
     except urllib.error.HTTPError as e:

@@ -1,5 +1,5 @@
 """DuckDB 1.4.4 against a catalog that wants bearer tokens: an iceberg SECRET with CLIENT_ID, CLIENT_SECRET and
-OAUTH2_SERVER_URI, as the README shows, on the session's authenticated server (`oidc_catalog`,
+OAUTH2_SERVER_URI, as docs/security.md shows, on the session's authenticated server (`oidc_catalog`,
 tests/e2e/conftest.py). DuckDB fetches its token from the provider itself; its events name `oidc~bob`."""
 
 import uuid

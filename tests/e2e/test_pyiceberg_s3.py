@@ -59,7 +59,7 @@ def uncached_s3fs(monkeypatch):
     # unregisters and re-registers its remote signer on it. fsspec caches async filesystems across threads, so
     # every scan thread gets the same instance, and a request another thread sends between that unregister and
     # register goes out unsigned (a 403 on a HEAD: 1 run in 8 here, about 1 in 4 elsewhere). Uncached instances
-    # avoid it; the README tells users to set the same.
+    # avoid it; docs/storage.md tells users to set the same.
     monkeypatch.setattr(s3fs.S3FileSystem, "cachable", False)
 
 

@@ -1,4 +1,5 @@
-"""The README's client snippets work as written (only the server address is this test's)."""
+"""The README's client snippets work as written (only the server address is this test's); the manual's home page
+includes the same blocks from the README (docs/index.md), so this is what both show."""
 
 import re
 import subprocess
