@@ -16,16 +16,20 @@ from lakeledger.eventstore.settings import PostgresSettings
 from lakeledger.migrations import sql_files
 from lakeledger.postgres import postgres_url
 from lakeledger.projections.access_history import AccessHistoryProjection
+from lakeledger.projections.access_history_queries import AccessHistoryQueries
 from lakeledger.projections.authz_tuples import AuthzTuplesProjection
 from lakeledger.projections.authz_tuples_runner import TupleProjectionRunner
 from lakeledger.projections.catalog import CatalogProjection
-from lakeledger.projections.catalog_queries import CatalogQueries
+from lakeledger.projections.catalog_queries import AsyncCatalogQueries, CatalogQueries
 from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
+from lakeledger.projections.history_queries import HistoryQueries
 from lakeledger.projections.users_roles import UsersRolesProjection
+from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.secretstore import SecretStore
+from lakeledger.services.access_history import HolderHistory
 from lakeledger.services.approval import ApproveAll, HttpApproval
 from lakeledger.services.grants import GrantService
 from lakeledger.services.management import ManagementService
@@ -52,6 +56,13 @@ POOL_CLOSE_SECONDS = 0.1
 
 
 class Container:
+    # The API's async read-model queries, opened with its event loop (lakeledger/api/app.py); absent in a process that
+    # serves no API.
+    queries: AsyncCatalogQueries
+    history_queries: HistoryQueries
+    users_roles_queries: UsersRolesQueries
+    access_queries: AccessHistoryQueries
+
     def __init__(self, settings: Settings, url: str | None = None, statement_timeout_seconds: float | None = None):
         """``statement_timeout_seconds``: how long any statement of the pools may run (None: the setting; 0: no
         limit, for the commands whose statements are long by design: rebuild, replay)."""
@@ -88,8 +99,9 @@ class Container:
         # (lakeledger/services/time_travel.py) and kept near the head by the workers
         self.catalog_versions = ProjectionDriver(CatalogVersionsProjection(), self.log, self.pool)
         # what `rebuild` replays
-        self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view,
-                            self.access_history, self.catalog_versions)
+        self.read_models: tuple[ProjectionDriver, ...] = (
+            self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view, self.access_history,
+            self.catalog_versions)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
         # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog
@@ -110,7 +122,7 @@ class Container:
         # there is no store to write; the projection stays where it was, so a later switch to openfga fills the
         # store from the log (a store it has not written to starts it over from the beginning).
         self.authz_tuples: TupleProjectionRunner | None = None
-        if settings.authz_backend == "openfga":
+        if isinstance(self.authorizer, RememberedDecisions):  # the openfga backend's decisions (allowall has none)
             self.authz_tuples = TupleProjectionRunner(AuthzTuplesProjection(settings.server_id), self.log, self.pool,
                                                       self.authorizer)
             self.ledger.after_append.append(self.authz_tuples.follow)
@@ -131,7 +143,7 @@ class Container:
         self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request
         self.roles = RoleService(self.ledger, self.users_roles_view)
         self.grants = GrantService(self.ledger, self.roles, self.access_history)
-        self.queries = None  # the API's async read-model queries, opened with its event loop
+        self.holder_history = HolderHistory(self.log, self.pool, self.access_history)
 
     def start(self) -> None:
         """Makes sure the default project (and the default warehouse, when one is configured) exist;

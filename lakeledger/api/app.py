@@ -42,7 +42,10 @@ from lakeledger.operations.database_collector import DatabaseCollector
 from lakeledger.operations.health import ReadinessChecks
 from lakeledger.operations.metrics import observe_pools
 from lakeledger.operations.observed_requests import ObservedRequests, RecordRoute
+from lakeledger.projections.access_history_queries import AccessHistoryQueries
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
+from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.services.idempotency import ResponseStore
 from lakeledger.sinks.nats_auth import connect_options
 
@@ -70,6 +73,9 @@ def create_app(container) -> FastAPI:
         # every blocking call of this process runs in these threads; a few keep the GIL from thrashing
         to_thread.current_default_thread_limiter().total_tokens = container.settings.api_threads
         container.queries = AsyncCatalogQueries(pool)
+        container.history_queries = HistoryQueries(pool)
+        container.users_roles_queries = UsersRolesQueries(pool)
+        container.access_queries = AccessHistoryQueries(pool)
         container.idempotent_responses = ResponseStore(
             pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.log.event_of,
             container.secrets.cipher)

@@ -66,7 +66,7 @@ class FastLoadTable:
         if len(parts) != 8 or parts[1] != "catalog" or parts[2] != "v1" or parts[4] != "namespaces" \
                 or parts[6] != "tables":
             return None
-        queries = self.container.queries
+        queries = getattr(self.container, "queries", None)  # opened with the API's event loop
         if queries is None:
             return None
         try:
@@ -83,7 +83,7 @@ class FastLoadTable:
         if body is None:
             return None
         az = guard_of_scope(self.container, scope)
-        rights = WRITE
+        rights: str | None = WRITE
         if not az.off:
             try:
                 rights = await az.storage_rights(table_object(table_id), LookupError())

@@ -20,9 +20,9 @@ from typing import Any
 from uuid import UUID
 
 import orjson
-from fastapi import Depends, Query, Request
+from fastapi import Query, Request
 
-from lakeledger.api.dependencies import container
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.domain.errors import BadRequest
 
 _VERSION = 2  # 2: tokens name their list
@@ -62,11 +62,11 @@ def _decode(token: str, list_: str) -> Any:
     return body["after"]
 
 
-async def page(request: Request, pageToken: str | None = Query(default=None),
-               pageSize: str | None = Query(default=None), ll=Depends(container)) -> Page:
+async def page(request: Request, container: ContainerDep, pageToken: str | None = Query(default=None),
+               pageSize: str | None = Query(default=None)) -> Page:
     if pageToken is None:
         return Page(after=None, size=None)
-    size = ll.settings.default_page_size
+    size = container.settings.default_page_size
     if pageSize is not None and pageSize != "":
         try:
             size = int(pageSize)
@@ -75,14 +75,14 @@ async def page(request: Request, pageToken: str | None = Query(default=None),
         if size < 1:
             raise BadRequest(f"pageSize must be a positive integer, not {size}")
     list_ = list_id(request)
-    return Page(after=_decode(pageToken, list_) if pageToken else None, size=min(size, ll.settings.max_page_size),
-                list_id=list_)
+    return Page(after=_decode(pageToken, list_) if pageToken else None,
+                size=min(size, container.settings.max_page_size), list_id=list_)
 
 
-async def always_paged(request: Request, pageToken: str | None = Query(default=None),
-                       pageSize: str | None = Query(default=None), ll=Depends(container)) -> Page:
+async def always_paged(request: Request, container: ContainerDep, pageToken: str | None = Query(default=None),
+                       pageSize: str | None = Query(default=None)) -> Page:
     """For lists that are always paged, as in Lakekeeper: no pageToken means the first page."""
-    return await page(request, pageToken if pageToken is not None else "", pageSize, ll)
+    return await page(request, container, pageToken if pageToken is not None else "", pageSize)
 
 
 def _is_name(key: Any) -> bool:

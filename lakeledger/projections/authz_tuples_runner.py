@@ -22,6 +22,7 @@ from lakeledger.projections.authz_tuples import RELEVANT, AuthzTuplesProjection
 from lakeledger.projections.driver import ProjectionDriver
 
 if TYPE_CHECKING:  # openfga_sdk loads only with the openfga backend (lakeledger/authz/setup.py)
+    from lakeledger.authz.decisions import RememberedDecisions
     from lakeledger.authz.openfga import OpenFga
 
 logger = logging.getLogger("lakeledger.authz")
@@ -32,7 +33,8 @@ _LOCK = "SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE
 class TupleProjectionRunner(ProjectionDriver):
     projection: AuthzTuplesProjection
 
-    def __init__(self, projection: AuthzTuplesProjection, log: EventLog, pool, authorizer: "OpenFga"):
+    def __init__(self, projection: AuthzTuplesProjection, log: EventLog, pool,
+                 authorizer: "OpenFga | RememberedDecisions"):
         super().__init__(projection, log, pool)
         self.authorizer = authorizer
 

@@ -3,11 +3,13 @@ synchronously for the write side's checks, ``AsyncCatalogQueries`` asynchronousl
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from psycopg import Connection
-from psycopg.rows import dict_row
+from psycopg.rows import args_row, class_row, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from lakeledger.domain.storage_profile import overlaps
@@ -104,6 +106,16 @@ TABULAR_PROTECTION = ("SELECT protected, updated_at FROM ll_tabulars WHERE id = 
 NAMESPACE_PROTECTION = ("SELECT protected, updated_at FROM ll_namespaces WHERE id = %(id)s"
                         " AND warehouse_id = %(warehouse_id)s")
 
+# Whether an object named by a grant exists (a table or view soft-deleted still does, until deleted for good).
+OBJECT_EXISTS = {
+    "warehouse": "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s)",
+    "project": "SELECT EXISTS (SELECT 1 FROM ll_projects WHERE id = %(id)s)",
+    "namespace": "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)",
+    "table": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'table' AND deleted_at IS NULL)",
+    "view": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'view' AND deleted_at IS NULL)",
+}
+CATALOG_KINDS = frozenset(OBJECT_EXISTS)
+
 TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND namespace = %(namespace)s"
               " AND name = %(name)s AND dropped_at IS NULL")
 
@@ -160,6 +172,60 @@ TABULAR_IDS_BY_NAME = ("SELECT name, id FROM ll_tabulars WHERE namespace_id = %(
 TABULARS = ("SELECT name FROM ll_tabulars WHERE namespace_id = %(namespace_id)s AND typ = %(typ)s"
             " AND dropped_at IS NULL AND (%(after)s::text IS NULL OR name > %(after)s)"
             " ORDER BY name LIMIT %(limit)s")
+
+
+class ActiveTabular(NamedTuple):
+    """A live table or view of an active warehouse, in ACTIVE_TABULAR's order: a tuple still, as the loadTable
+    path unpacks it, with names."""
+    id: UUID
+    metadata_location: str
+    location: str
+    storage_profile: str  # the warehouse's, as JSON text
+    storage_secret: str | None  # the warehouse's secret reference, as JSON text
+
+
+@dataclass(frozen=True)
+class Project:
+    id: UUID
+    name: str
+
+
+@dataclass(frozen=True)
+class Server:
+    server_id: UUID
+    is_operator: bool
+    bootstrapped_at: datetime
+
+
+@dataclass(frozen=True)
+class Protection:
+    protected: bool
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class NamedTabular:
+    """A live table or view found by the start of its name; ``key``: its lower-cased name, the page's order."""
+    id: UUID
+    typ: str
+    namespace: list[str]
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class DeletedTabular:
+    """A soft-deleted table or view in the recycle bin."""
+    id: UUID
+    name: str
+    namespace: list[str]
+    namespace_id: UUID
+    typ: str
+    warehouse_id: UUID
+    created_at: datetime
+    dropped_at: datetime
+    expires_at: datetime
+    dropped_with: UUID | None
 
 
 class CatalogQueries:
@@ -219,66 +285,124 @@ class AsyncCatalogQueries:
     def __init__(self, pool: AsyncConnectionPool):
         self.pool = pool
 
-    async def one(self, sql: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    async def _one(self, sql: str, params: dict[str, Any]) -> dict[str, Any] | None:
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
             await cur.execute(sql, params)
             return await cur.fetchone()
 
-    async def all(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    async def _all(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
             await cur.execute(sql, params)
             return await cur.fetchall()
 
-    async def warehouse_by_name(self, project_id: UUID, name: str) -> dict[str, Any] | None:
-        return await self.one(WAREHOUSE_BY_NAME, {"project_id": project_id, "name": name})
-
-    async def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
-        return await self.one(WAREHOUSE_BY_ID, {"id": warehouse_id})
-
-    async def warehouses(self, project_id: UUID) -> list[dict[str, Any]]:
-        return await self.all(WAREHOUSES_OF_PROJECT, {"project_id": project_id})
-
-    async def project(self, project_id: UUID) -> dict[str, Any] | None:
-        return await self.one(PROJECT, {"id": project_id})
-
-    async def projects(self) -> list[dict[str, Any]]:
-        return await self.all(PROJECTS, {})
-
-    async def server(self) -> dict[str, Any] | None:
-        return await self.one(SERVER, {})
-
-    async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict[str, Any] | None:
-        return await self.one(NAMESPACE, {"warehouse_id": warehouse_id, "path": path})
-
-    async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
-                               limit: int) -> list[list[str]]:
-        if parent:
-            rows = await self.all(CHILD_NAMESPACES, {"warehouse_id": warehouse_id, "depth": len(parent),
-                                                     "parent": parent, "after": after, "limit": limit})
-        else:
-            rows = await self.all(TOP_NAMESPACES, {"warehouse_id": warehouse_id, "after": after, "limit": limit})
-        return [r["path"] for r in rows]
-
-    async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
-        """(id, metadata_location, location, storage profile JSON, storage secret JSON) of a live table in an active
-        warehouse: the loadTable lookup, kept to a prepared statement and tuple rows because it is the hottest
-        query (the storage columns let the fast path hand out cached access without another lookup)."""
-        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "table"}
+    async def _exists(self, sql: str, params: dict[str, Any]) -> bool:
         async with self.pool.connection() as conn:
-            cur = await conn.execute(ACTIVE_TABULAR, params, prepare=True)
+            cur = await conn.execute(sql, params)
+            row = await cur.fetchone()
+        return row is not None and bool(row[0])
+
+    async def exists(self, kind: str, object_id: UUID) -> bool:
+        """Whether the warehouse, project, namespace, table or view ``object_id`` exists."""
+        return await self._exists(OBJECT_EXISTS[kind], {"id": object_id})
+
+    async def protection(self, warehouse_id: UUID, kind: str, entity_id: UUID) -> Protection | None:
+        """The protection of a namespace or a live table or view (``kind``) of the warehouse."""
+        params: dict[str, Any] = {"id": entity_id, "warehouse_id": warehouse_id}
+        if kind == "namespace":
+            sql = NAMESPACE_PROTECTION
+        else:
+            sql, params["typ"] = TABULAR_PROTECTION, kind
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(Protection))
+            await cur.execute(sql, params)
             return await cur.fetchone()
 
-    async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
-        """(id, metadata_location, location, ...) of a live view in an active warehouse."""
+    async def tabulars_by_name_prefix(self, warehouse_id: UUID, low: str, high: str, after: tuple[str, str] | None,
+                                      limit: int | None) -> list[NamedTabular]:
+        """Live tables and views whose lower-cased name is in [``low``, ``high``) (``name_prefix_range``), after
+        the (key, id) ``after``."""
+        params: dict[str, Any] = {"warehouse_id": warehouse_id, "from": low, "to": high, "limit": limit}
+        sql = TABULARS_BY_NAME_PREFIX
+        if after is not None:
+            sql = TABULARS_BY_NAME_PREFIX_AFTER
+            params.update(after_key=after[0], after_id=after[1])
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(NamedTabular))
+            await cur.execute(sql, params)
+            return await cur.fetchall()
+
+    async def deleted_tabulars(self, warehouse_id: UUID, namespace_id: UUID | None, after: tuple[datetime, str] | None,
+                               limit: int | None) -> list[DeletedTabular]:
+        """The recycle bin, in the order things were dropped, after the (dropped_at, id) ``after``."""
+        after_time, after_id = after if after is not None else (None, None)
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(DeletedTabular))
+            await cur.execute(DELETED_TABULARS, {"warehouse_id": warehouse_id, "namespace_id": namespace_id,
+                                                 "after_time": after_time, "after_id": after_id, "limit": limit})
+            return await cur.fetchall()
+
+    async def warehouse_by_name(self, project_id: UUID, name: str) -> dict[str, Any] | None:
+        return await self._one(WAREHOUSE_BY_NAME, {"project_id": project_id, "name": name})
+
+    async def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
+        return await self._one(WAREHOUSE_BY_ID, {"id": warehouse_id})
+
+    async def warehouses(self, project_id: UUID) -> list[dict[str, Any]]:
+        return await self._all(WAREHOUSES_OF_PROJECT, {"project_id": project_id})
+
+    async def project(self, project_id: UUID) -> Project | None:
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(Project))
+            await cur.execute(PROJECT, {"id": project_id})
+            return await cur.fetchone()
+
+    async def projects(self) -> list[Project]:
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(Project))
+            await cur.execute(PROJECTS, {})
+            return await cur.fetchall()
+
+    async def server(self) -> Server | None:
+        """None before the bootstrap."""
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(Server))
+            await cur.execute(SERVER, {})
+            return await cur.fetchone()
+
+    async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict[str, Any] | None:
+        return await self._one(NAMESPACE, {"warehouse_id": warehouse_id, "path": path})
+
+    async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
+                               limit: int | None) -> list[list[str]]:
+        if parent:
+            rows = await self._all(CHILD_NAMESPACES, {"warehouse_id": warehouse_id, "depth": len(parent),
+                                                     "parent": parent, "after": after, "limit": limit})
+        else:
+            rows = await self._all(TOP_NAMESPACES, {"warehouse_id": warehouse_id, "after": after, "limit": limit})
+        return [r["path"] for r in rows]
+
+    async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
+        """A live table in an active warehouse: the loadTable lookup, kept to a prepared statement and tuple rows
+        because it is the hottest query (the storage columns let the fast path hand out cached access without
+        another lookup)."""
+        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "table"}
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=args_row(ActiveTabular))
+            await cur.execute(ACTIVE_TABULAR, params, prepare=True)
+            return await cur.fetchone()
+
+    async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
+        """A live view in an active warehouse."""
         params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "view"}
         async with self.pool.connection() as conn:
-            cur = await conn.execute(ACTIVE_TABULAR, params)
+            cur = conn.cursor(row_factory=args_row(ActiveTabular))
+            await cur.execute(ACTIVE_TABULAR, params)
             return await cur.fetchone()
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
-        rows = await self.all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})
+        rows = await self._all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})
         return [r["name"] for r in rows]
 
     async def namespace_ids(self, warehouse_id: UUID, paths: list[list[str]]) -> dict[tuple[str, ...], UUID]:
@@ -286,10 +410,10 @@ class AsyncCatalogQueries:
         if not paths:
             return {}
         parent = list(paths[0][:-1])
-        rows = await self.all(SIBLING_NAMESPACE_IDS, {"warehouse_id": warehouse_id, "depth": len(parent),
+        rows = await self._all(SIBLING_NAMESPACE_IDS, {"warehouse_id": warehouse_id, "depth": len(parent),
                                                       "parent": parent, "names": [p[-1] for p in paths]})
         return {tuple(r["path"]): r["id"] for r in rows}
 
     async def tabular_ids(self, namespace_id: UUID, typ: str, names: list[str]) -> dict[str, UUID]:
-        rows = await self.all(TABULAR_IDS_BY_NAME, {"namespace_id": namespace_id, "typ": typ, "names": names})
+        rows = await self._all(TABULAR_IDS_BY_NAME, {"namespace_id": namespace_id, "typ": typ, "names": names})
         return {r["name"]: r["id"] for r in rows}

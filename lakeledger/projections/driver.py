@@ -27,9 +27,17 @@ BATCH = 1000
 
 
 class Projection(Protocol):
-    name: str
-    tables: tuple[str, ...]
-    topics: tuple[str, ...]  # the event topics it reads; empty means all
+    # read-only members: a projection's class attributes (``tables = ("ll_a", "ll_b")``) then match
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tables(self) -> tuple[str, ...]: ...
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The event topics it reads; empty means all."""
+        ...
 
     def apply(self, event: object, cur: Cursor) -> None: ...
 
@@ -165,7 +173,8 @@ class ProjectionDriver:
         (lakeledger/projections/rebuild.py): readers and writers wait only for the swap."""
         from lakeledger.projections.rebuild import Rebuild
 
-        return Rebuild([self], self.log, self.pool.conninfo, progress).run()
+        conninfo = self.pool.conninfo
+        return Rebuild([self], self.log, conninfo() if callable(conninfo) else conninfo, progress).run()
 
     def _apply_after(self, position: int, cur: Cursor, upto: int | None = None) -> int:
         topics = self.projection.topics

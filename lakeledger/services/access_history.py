@@ -12,11 +12,15 @@ project's admin."""
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from psycopg import Connection
+from psycopg_pool import ConnectionPool
 
 from lakeledger.authz.objects import id_of, type_of
 from lakeledger.eventstore.append_time import FutureInstant
+from lakeledger.eventstore.log import EventLog
+from lakeledger.projections.driver import ProjectionDriver
 
 HIERARCHY_UP = {"parent": "object", "project": "object", "server": "object"}  # relation naming a child's parent
 
@@ -75,7 +79,7 @@ class Range:
     from_actor: str
 
 
-def _valid(conn: Connection, position: int, where: str, params: tuple) -> list[Range]:
+def _valid(conn: Connection, position: int, where: str, params: tuple[object, ...]) -> list[Range]:
     rows = conn.execute(
         'SELECT object, relation, "user", source, from_seq, from_at, from_actor FROM ll_access_ranges'
         f" WHERE from_seq <= %s AND (to_seq IS NULL OR to_seq > %s) AND ({where}) ORDER BY from_seq, id",
@@ -83,7 +87,7 @@ def _valid(conn: Connection, position: int, where: str, params: tuple) -> list[R
     return [Range(*r) for r in rows]
 
 
-def position_of(log, at: datetime | None) -> int:
+def position_of(log: EventLog, at: datetime | None) -> int:
     if at is None:
         return log.head()
     try:
@@ -92,7 +96,24 @@ def position_of(log, at: datetime | None) -> int:
         return log.head()
 
 
-def holders(conn: Connection, object_: str, position: int) -> dict:
+class HolderHistory:
+    """Who held which right on an object at an instant: the read model caught up with the log first, so that the
+    answer includes every change committed before the question."""
+
+    def __init__(self, log: EventLog, pool: ConnectionPool, read_model: ProjectionDriver):
+        self.log = log
+        self.pool = pool
+        self.read_model = read_model
+
+    def holders_at(self, object_: str, at: datetime | None) -> tuple[int, dict[str, Any]]:
+        """The log position ``at`` resolves to (None: the head), and ``holders`` there."""
+        self.read_model.caught_up()
+        position = position_of(self.log, at)
+        with self.pool.connection() as conn:
+            return position, holders(conn, object_, position)
+
+
+def holders(conn: Connection, object_: str, position: int) -> dict[str, Any]:
     # the way up, as it was then
     chain = [object_]
     while True:
@@ -103,7 +124,7 @@ def holders(conn: Connection, object_: str, position: int) -> dict:
             break
         chain.append(parents[0])
     grants = _valid(conn, position, "object = ANY(%s) AND source IN ('grant', 'creation')", (chain,))
-    by_user: dict[str, list[dict]] = defaultdict(list)
+    by_user: dict[str, list[dict[str, Any]]] = defaultdict(list)
     rights: dict[str, set[str]] = defaultdict(set)
     for g in grants:
         given = rights_on(object_, chain, g.relation, g.object)
@@ -119,7 +140,8 @@ def holders(conn: Connection, object_: str, position: int) -> dict:
             "holders": [{"user": u, "rights": sorted(rights[u]), "through": by_user[u]} for u in sorted(by_user)]}
 
 
-def _members(conn: Connection, position: int, grantee: str, roles: tuple[str, ...] = ()) -> list[tuple[str, list]]:
+def _members(conn: Connection, position: int, grantee: str,
+             roles: tuple[str, ...] = ()) -> list[tuple[str, list[str]]]:
     """The users a grantee stood for then: itself if a user; a role's members (and its owner), through nesting."""
     if type_of(grantee) == "user":
         return [(id_of(grantee), [id_of(r) for r in roles])]

@@ -24,7 +24,7 @@ from lakeledger.eventstore.settings import PostgresSettings
 from lakeledger.projections import appended
 from lakeledger.projections import catalog_queries as live
 from lakeledger.projections import catalog_versions_queries as past
-from lakeledger.services.history import Filters, page_query
+from lakeledger.projections.history_queries import Filters, page_query
 
 PLAN = Plan(namespaces=5, tables=200, views=5, events=2_000, workers=2, threads=2, batch=20)
 # tables that grow with the catalog or its log

@@ -86,3 +86,38 @@ def test_protection_of_missing_or_foreign_objects_and_bad_bodies(client, warehou
     other = f"/management/v1/warehouse/{uuid.uuid4()}/table/{ids['table']}/protection"
     assert client.post(other, json={"protected": True}).status_code == 404
     assert log_length() == before
+
+
+def test_protection_answers_and_refusals_of_each_kind(client, warehouse):
+    """The exact answers of the six namespace/table/view protection routes (one core serves them): the body of a
+    read and a change, and the error type and message of a missing warehouse, a missing or dropped object and an
+    object of another kind."""
+    ids = _objects(client, warehouse)
+    missing = str(uuid.uuid4())
+    errors = {"namespace": "NoSuchNamespaceException", "table": "NoSuchTableException",
+              "view": "NoSuchViewException"}
+    for kind, entity_id in ids.items():
+        read = client.get(_protection(client, warehouse, kind, entity_id))
+        assert read.status_code == 200 and read.json()["protected"] is False
+        assert set(read.json()) == {"protected", "updated_at"}
+        changed = client.post(_protection(client, warehouse, kind, entity_id), json={"protected": True})
+        assert changed.status_code == 200 and changed.json()["protected"] is True
+        assert changed.json() == client.get(_protection(client, warehouse, kind, entity_id)).json()
+        for method in ("GET", "POST"):
+            body = {"protected": False} if method == "POST" else None
+            r = client.request(method, _protection(client, warehouse, kind, missing), json=body)
+            assert r.status_code == 404, r.text
+            assert r.json()["error"]["type"] == errors[kind]
+            assert r.json()["error"]["message"] == f"{kind.capitalize()} does not exist: {missing}"
+            other = f"/management/v1/warehouse/{missing}/{kind}/{entity_id}/protection"
+            r = client.request(method, other, json=body)
+            assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchWarehouseException", r.text
+            assert r.json()["error"]["message"] == f"Warehouse does not exist: {missing}"
+    # an object of the other kind is missing under this one
+    r = client.get(_protection(client, warehouse, "view", ids["table"]))
+    assert r.status_code == 404 and r.json()["error"]["message"] == f"View does not exist: {ids['table']}"
+    # a dropped table has no protection to read
+    p = warehouse["prefix"]
+    assert client.delete(f"{p}/namespaces/ns/tables/t", params={"force": "true"}).status_code == 204
+    r = client.get(_protection(client, warehouse, "table", ids["table"]))
+    assert r.status_code == 404 and r.json()["error"]["message"] == f"Table does not exist: {ids['table']}"

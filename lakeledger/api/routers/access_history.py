@@ -4,11 +4,11 @@ which grant or role (lakeledger/services/access_history.py), from the log, never
 from datetime import datetime
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
-from lakeledger.api.dependencies import container
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import warehouse_row
@@ -16,7 +16,6 @@ from lakeledger.api.routers.permissions import require
 from lakeledger.api.time_travel import parse_instant
 from lakeledger.authz.objects import obj
 from lakeledger.domain.errors import BadRequest
-from lakeledger.services import access_history
 
 router = APIRouter(prefix="/management/v1", tags=["Permissions"])
 
@@ -53,14 +52,14 @@ class AccessHistoryResponse(BaseModel):
 @router.get("/warehouse/{warehouse_id}/access-history",
             responses={**ok(AccessHistoryResponse, "Who held which right on the object at the instant, and through "
                                                    "what"), **errors(400, 403, 404)})
-async def access_history_of(request: Request, warehouse_id: str, table: str | None = Query(default=None),
-                            view: str | None = Query(default=None), namespace: str | None = Query(default=None),
-                            at: str | None = Query(default=None, description="RFC 3339 instant; absent: now"),
-                            ll=Depends(container)):
+async def access_history_of(container: ContainerDep, request: Request, warehouse_id: str,
+                            table: str | None = Query(default=None), view: str | None = Query(default=None),
+                            namespace: str | None = Query(default=None),
+                            at: str | None = Query(default=None, description="RFC 3339 instant; absent: now")):
     """Every user who held a right on the object (``table``, ``view`` or ``namespace``: its id; none: the
     warehouse itself) at ``at``, with the rights and each grant they came through (on the object or an
     ancestor, directly or by role)."""
-    await warehouse_row(ll, warehouse_id)
+    await warehouse_row(container, warehouse_id)
     named = [(k, v) for k, v in (("table", table), ("view", view), ("namespace", namespace)) if v is not None]
     if len(named) > 1:
         raise BadRequest("Name one of table, view or namespace")
@@ -70,13 +69,6 @@ async def access_history_of(request: Request, warehouse_id: str, table: str | No
     except ValueError:
         raise BadRequest(f"{kind} must be a UUID, not {id_!r}") from None
     instant = parse_instant(at) if at is not None else None
-    await require(ll, request, "can_read_assignments", object_)
-
-    def answer() -> dict:
-        ll.access_history.caught_up()
-        position = access_history.position_of(ll.log, instant)
-        with ll.pool.connection() as conn:
-            found = access_history.holders(conn, object_, position)
-        return {"object": {"type": kind, "id": str(UUID(id_))}, "at": at, "position": position, **found}
-
-    return JSONResponse(await run_in_threadpool(answer))
+    await require(container, request, "can_read_assignments", object_)
+    position, found = await run_in_threadpool(container.holder_history.holders_at, object_, instant)
+    return JSONResponse({"object": {"type": kind, "id": str(UUID(id_))}, "at": at, "position": position, **found})

@@ -4,10 +4,11 @@ from fastapi import APIRouter, Depends, Header, Query
 
 from lakeledger.api import authorization, time_travel
 from lakeledger.api.authorization import Guard, guard
-from lakeledger.api.dependencies import container
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.openapi import CatalogConfig, errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
+from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
 
 router = APIRouter(tags=["Configuration API"], responses=errors(400, 403, 404))
@@ -43,19 +44,19 @@ ENDPOINTS = [
 
 
 @router.get("/config", responses=ok(CatalogConfig, "The catalog configuration of a warehouse"))
-async def get_config(warehouse: str | None = Query(default=None),
-                     x_project_id: str | None = Header(default=None), ll=Depends(container),
+async def get_config(container: ContainerDep, warehouse: str | None = Query(default=None),
+                     x_project_id: str | None = Header(default=None),
                      az: Guard = Depends(guard)) -> JSONResponse:
-    warehouse = warehouse or ll.settings.default_warehouse
+    warehouse = warehouse or container.settings.default_warehouse
     if not warehouse:
         raise BadRequest("Query parameter 'warehouse' is required: the name of a warehouse "
                          "(or set LAKELEDGER__DEFAULT_WAREHOUSE)")
-    row = await _warehouse(ll, x_project_id, warehouse)
+    row = await _warehouse(container, x_project_id, warehouse)
     when = None
     if row is None and time_travel.MARK in warehouse:
         # <warehouse>@<instant> or <warehouse>@seq:<n>: a read-only view of the past (lakeledger/api/time_travel.py)
         warehouse, _, when = warehouse.rpartition(time_travel.MARK)
-        row = await _warehouse(ll, x_project_id, warehouse)
+        row = await _warehouse(container, x_project_id, warehouse)
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}")
     await az.require("can_get_config", authorization.warehouse(row["id"]), NoSuchWarehouse(f"Warehouse does not exist: "
@@ -64,21 +65,23 @@ async def get_config(warehouse: str | None = Query(default=None),
         raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
     prefix, endpoints = str(row["id"]), ENDPOINTS
     if when is not None:
-        prefix = time_travel.past_prefix(row["id"], await time_travel.resolve(ll, row["id"], when))
+        prefix = time_travel.past_prefix(row["id"], await time_travel.resolve(container, row["id"], when))
         endpoints = time_travel.READ_ENDPOINTS
     return JSONResponse({
         "defaults": {},
         # URL-encoded, as clients expect it; paths accept it and the unit separator 0x1F
-        "overrides": {"prefix": prefix, "namespace-separator": ll.settings.namespace_separator},
+        "overrides": {"prefix": prefix, "namespace-separator": container.settings.namespace_separator},
         "endpoints": endpoints,
-        "idempotency-key-lifetime": f"PT{ll.settings.idempotency_key_lifetime_minutes}M",
+        "idempotency-key-lifetime": f"PT{container.settings.idempotency_key_lifetime_minutes}M",
     })
 
 
-async def _warehouse(ll, x_project_id: str | None, ref: str) -> dict | None:
+async def _warehouse(container: Container, x_project_id: str | None, ref: str) -> dict | None:
     """The warehouse a client names, by id or by name in its project."""
     try:
-        row = await ll.queries.warehouse(UUID(ref))
+        row = await container.queries.warehouse(UUID(ref))
     except ValueError:
         row = None
-    return row if row is not None else await ll.queries.warehouse_by_name(project_id_of(x_project_id, ll), ref)
+    if row is not None:
+        return row
+    return await container.queries.warehouse_by_name(project_id_of(x_project_id, container), ref)

@@ -2,9 +2,10 @@
 about this server. Open without a token like any static file; everything the console shows comes from API calls the
 browser makes with the user's own credentials."""
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from starlette.responses import FileResponse, RedirectResponse
 
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.responses import JSONResponse
 from lakeledger.console import STATIC
 
@@ -24,9 +25,9 @@ async def console_page_slash():
 
 
 @router.get("/config.json")
-async def console_config(request: Request):
+async def console_config(container: ContainerDep):
     """What the console needs to sign people in: nothing when authentication is off."""
-    settings = request.app.state.lakeledger.settings
+    settings = container.settings
     if settings.openid_provider_uri is None:
         return JSONResponse({"authentication": False})
     ui = settings.ui

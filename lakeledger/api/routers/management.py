@@ -11,7 +11,7 @@ from lakeledger import __version__
 from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
-from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.dependencies import ContainerDep, boolean_param
 from lakeledger.api.lakekeeper_actions import LAKEKEEPER_VERSION
 from lakeledger.api.openapi import (
     CreateProjectResponse,
@@ -27,6 +27,7 @@ from lakeledger.api.openapi import (
 )
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
+from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table_changes import TABLE_FORMAT_VERSIONS
@@ -83,9 +84,9 @@ def _warehouse_json(row: dict) -> dict:
     }
 
 
-async def warehouse_row(ll, warehouse_id: str) -> dict:
+async def warehouse_row(container: Container, warehouse_id: str) -> dict:
     try:
-        row = await ll.queries.warehouse(UUID(warehouse_id))
+        row = await container.queries.warehouse(UUID(warehouse_id))
     except ValueError:
         row = None
     if row is None:
@@ -110,15 +111,15 @@ async def authorize_project(az: Guard, project_id: UUID, action: str) -> None:
 
 # Bootstrap stays open: before it nobody holds any right, and once done it is refused to everyone.
 @router.post("/bootstrap", status_code=204, responses=errors(400))
-async def bootstrap(body: BootstrapRequest, ll=Depends(container), by: Provenance = Depends(provenance)):
-    await run_in_threadpool(ll.management.bootstrap, body.accept_terms_of_use, body.is_operator, by,
-                            ll.settings.enable_default_project)
+async def bootstrap(container: ContainerDep, body: BootstrapRequest, by: Provenance = Depends(provenance)):
+    await run_in_threadpool(container.management.bootstrap, body.accept_terms_of_use, body.is_operator, by,
+                            container.settings.enable_default_project)
     return Response(status_code=204)
 
 
 @router.get("/info", responses=ok(ServerInfo, "What this server is and whether it is bootstrapped"))
-async def info(ll=Depends(container)):
-    server = await ll.queries.server()
+async def info(container: ContainerDep):
+    server = await container.queries.server()
     return JSONResponse({
         "version": __version__,
         "lakeledger-version": __version__,
@@ -126,9 +127,9 @@ async def info(ll=Depends(container)):
         "lakekeeper-version": LAKEKEEPER_VERSION,
         "license-status": {"license-type": "Apache-2.0", "valid": True},
         "bootstrapped": server is not None,
-        "server-id": str(ll.settings.server_id),
-        "default-project-id": str(UUID(int=0)) if ll.settings.enable_default_project else None,
-        "authz-backend": ll.settings.authz_backend.replace("allowall", "allow-all"),
+        "server-id": str(container.settings.server_id),
+        "default-project-id": str(UUID(int=0)) if container.settings.enable_default_project else None,
+        "authz-backend": container.settings.authz_backend.replace("allowall", "allow-all"),
         "aws-system-identities-enabled": False,
         "azure-system-identities-enabled": False,
         "gcp-system-identities-enabled": False,
@@ -138,52 +139,54 @@ async def info(ll=Depends(container)):
 
 @router.post("/project", status_code=201,
              responses={**ok(CreateProjectResponse, "The project was created", 201), **errors(400, 409)})
-async def create_project(body: CreateProjectRequest, ll=Depends(container), by: Provenance = Depends(provenance),
+async def create_project(container: ContainerDep, body: CreateProjectRequest, by: Provenance = Depends(provenance),
                          az: Guard = Depends(guard)):
     await az.require_on_server("can_create_project")
-    project_id = await run_in_threadpool(ll.management.create_project, body.project_name, body.project_id, by)
+    project_id = await run_in_threadpool(container.management.create_project, body.project_name, body.project_id, by)
     return JSONResponse({"project-id": str(project_id)}, status_code=201)
 
 
 @router.get("/project", responses={**ok(GetProjectResponse, "The project of `x-project-id`"), **errors(400, 404)})
-async def get_project(x_project_id: str | None = Header(default=None), ll=Depends(container),
+async def get_project(container: ContainerDep, x_project_id: str | None = Header(default=None),
                       az: Guard = Depends(guard)):
-    project_id = project_id_of(x_project_id, ll)
+    project_id = project_id_of(x_project_id, container)
     await authorize_project(az, project_id, authorization.SEE)
-    row = await ll.queries.project(project_id)
+    row = await container.queries.project(project_id)
     if row is None:
         raise NoSuchProject(f"Project does not exist: {project_id}")
-    return JSONResponse({"project-id": str(row["id"]), "project-name": row["name"]})
+    return JSONResponse({"project-id": str(row.id), "project-name": row.name})
 
 
 @router.post("/project/rename", response_class=Response,
              responses={**bodiless("The project was renamed"), **errors(400, 404)})
-async def rename_project(body: RenameRequest, x_project_id: str | None = Header(default=None),
-                         ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authorize_project(az, project_id_of(x_project_id, ll), "can_rename")
-    await run_in_threadpool(ll.management.rename_project, project_id_of(x_project_id, ll), body.new_name, by)
+async def rename_project(container: ContainerDep, body: RenameRequest, x_project_id: str | None = Header(default=None),
+                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authorize_project(az, project_id_of(x_project_id, container), "can_rename")
+    await run_in_threadpool(container.management.rename_project, project_id_of(x_project_id, container), body.new_name,
+                            by)
     return Response(status_code=200)
 
 
 @router.get("/project-list", responses=ok(ListProjectsResponse, "Every project"))
-async def list_projects(ll=Depends(container), az: Guard = Depends(guard)):
-    rows = await ll.queries.projects()
-    if not az.off and not await az.may("can_list_all_projects", az.server):
-        seen = await az.visible([authorization.project(r["id"]) for r in rows])
+async def list_projects(container: ContainerDep, az: Guard = Depends(guard)):
+    rows = await container.queries.projects()
+    if az.server is not None and not await az.may("can_list_all_projects", az.server):  # None: authorization off
+        seen = await az.visible([authorization.project(r.id) for r in rows])
         rows = [r for r, yes in zip(rows, seen, strict=True) if yes]
-    return JSONResponse({"projects": [{"project-id": str(r["id"]), "project-name": r["name"]} for r in rows]})
+    return JSONResponse({"projects": [{"project-id": str(r.id), "project-name": r.name} for r in rows]})
 
 
 @router.post("/warehouse", status_code=201,
              responses={**ok(GetWarehouseResponse, "The warehouse was created", 201), **errors(400, 404, 409)})
-async def create_warehouse(body: CreateWarehouseRequest, x_project_id: str | None = Header(default=None),
-                           ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    project_id = body.project_id or project_id_of(x_project_id, ll)
+async def create_warehouse(container: ContainerDep, body: CreateWarehouseRequest,
+                           x_project_id: str | None = Header(default=None), by: Provenance = Depends(provenance),
+                           az: Guard = Depends(guard)):
+    project_id = body.project_id or project_id_of(x_project_id, container)
     await authorize_project(az, project_id, "can_create_warehouse")
     warehouse_id = await run_in_threadpool(
-        ll.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
+        container.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
         body.storage_credential, body.delete_profile, by, body.drop_purge_default)
-    row = await ll.queries.warehouse(warehouse_id)
+    row = await warehouse_row(container, str(warehouse_id))
     return JSONResponse(_warehouse_json(row), status_code=201)
 
 
@@ -197,25 +200,25 @@ class TestStorageRequest(_Body):
              responses={**ok(TestStorageResponse, "The storage works as a warehouse's would"), **errors(400, 404)},
              summary="Prove a storage profile and credential work, as creating a warehouse on them would, without "
                      "creating one")
-async def test_storage(body: TestStorageRequest, x_project_id: str | None = Header(default=None),
-                       ll=Depends(container), az: Guard = Depends(guard)):
-    project_id = body.project_id or project_id_of(x_project_id, ll)
+async def test_storage(container: ContainerDep, body: TestStorageRequest,
+                       x_project_id: str | None = Header(default=None), az: Guard = Depends(guard)):
+    project_id = body.project_id or project_id_of(x_project_id, container)
     await authorize_project(az, project_id, "can_create_warehouse")
-    await run_in_threadpool(ll.management.test_storage, body.storage_profile, body.storage_credential)
+    await run_in_threadpool(container.management.test_storage, body.storage_profile, body.storage_credential)
     return JSONResponse({"ok": True, "message": "The catalog can write, read, list and delete under this location"})
 
 
 @router.get("/warehouse",
             responses={**ok(ListWarehousesResponse, "The warehouses of the project (active ones unless "
                                                     "`warehouseStatus` says otherwise)"), **errors(400)})
-async def list_warehouses(projectId: UUID | None = Query(default=None),
+async def list_warehouses(container: ContainerDep, projectId: UUID | None = Query(default=None),
                           warehouseStatus: list[Literal["active", "inactive"]] | None = Query(default=None),
-                          x_project_id: str | None = Header(default=None), ll=Depends(container),
+                          x_project_id: str | None = Header(default=None),
                           az: Guard = Depends(guard)):
-    project_id = projectId or project_id_of(x_project_id, ll)
+    project_id = projectId or project_id_of(x_project_id, container)
     statuses = set(warehouseStatus or ["active"])
     await authorize_project(az, project_id, "can_list_warehouses")
-    rows = await ll.queries.warehouses(project_id)
+    rows = await container.queries.warehouses(project_id)
     if not az.off:
         seen = await az.visible([authorization.warehouse(r["id"]) for r in rows], "can_include_in_list")
         rows = [r for r, yes in zip(rows, seen, strict=True) if yes]
@@ -223,17 +226,18 @@ async def list_warehouses(projectId: UUID | None = Query(default=None),
 
 
 @router.get("/warehouse/{warehouse_id}", responses={**ok(GetWarehouseResponse, "The warehouse"), **errors(404)})
-async def get_warehouse(warehouse_id: str, ll=Depends(container), az: Guard = Depends(guard)):
+async def get_warehouse(container: ContainerDep, warehouse_id: str, az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, authorization.SEE)
-    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 
 @router.delete("/warehouse/{warehouse_id}", status_code=204, responses=errors(400, 404, 409))
-async def delete_warehouse(warehouse_id: str, force: str | None = Query(default=None, description="Delete it even "
-                                                                         "if it is protected"),
-                           ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+async def delete_warehouse(container: ContainerDep, warehouse_id: str,
+                           force: str | None = Query(default=None, description="Delete it even " "if it is protected"),
+                           by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_delete")
-    await run_in_threadpool(ll.management.delete_warehouse, warehouse_id, boolean_param(force, "force", False), by)
+    await run_in_threadpool(container.management.delete_warehouse, warehouse_id, boolean_param(force, "force", False),
+                            by)
     return Response(status_code=204)
 
 
@@ -244,11 +248,11 @@ class SetDeleteProfileRequest(_Body):
 @router.post("/warehouse/{warehouse_id}/delete-profile",
              responses={**ok(GetWarehouseResponse, "The warehouse, with the profile that later drops follow"),
                         **errors(400, 404)})
-async def set_delete_profile(warehouse_id: str, body: SetDeleteProfileRequest, ll=Depends(container),
+async def set_delete_profile(container: ContainerDep, warehouse_id: str, body: SetDeleteProfileRequest,
                              by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_modify_soft_deletion")
-    await run_in_threadpool(ll.management.set_delete_profile, warehouse_id, body.delete_profile, by)
-    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+    await run_in_threadpool(container.management.set_delete_profile, warehouse_id, body.delete_profile, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 
 class SetDropPurgeDefaultRequest(_Body):
@@ -258,13 +262,13 @@ class SetDropPurgeDefaultRequest(_Body):
 @router.post("/warehouse/{warehouse_id}/drop-purge-default",
              responses={**ok(GetWarehouseResponse, "The warehouse, with the default that later table drops follow"),
                         **errors(400, 404)})
-async def set_drop_purge_default(warehouse_id: str, body: SetDropPurgeDefaultRequest, ll=Depends(container),
+async def set_drop_purge_default(container: ContainerDep, warehouse_id: str, body: SetDropPurgeDefaultRequest,
                                  by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """What a table drop without `purgeRequested` does: `purge` its files (Lakekeeper's default for managed
     tables) or `keep` them (the REST spec's default)."""
     await authorize_warehouse(az, warehouse_id, "can_modify_soft_deletion")
-    await run_in_threadpool(ll.management.set_drop_purge_default, warehouse_id, body.drop_purge_default, by)
-    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+    await run_in_threadpool(container.management.set_drop_purge_default, warehouse_id, body.drop_purge_default, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 
 class _StrictBody(_Body):
@@ -284,48 +288,48 @@ class UpdateCredentialRequest(_StrictBody):
 @router.post("/warehouse/{warehouse_id}/storage",
              responses={**ok(GetWarehouseResponse, "The warehouse, with its new storage profile"),
                         **errors(400, 404)})
-async def update_storage(warehouse_id: str, body: UpdateStorageRequest, ll=Depends(container),
+async def update_storage(container: ContainerDep, warehouse_id: str, body: UpdateStorageRequest,
                          by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """A new storage profile and credential for the same location (bucket and key prefix, or path), proven to
     work before it is recorded; the history records the credential's fingerprint, never the credential."""
     await authorize_warehouse(az, warehouse_id, "can_update_storage")
-    await run_in_threadpool(ll.management.change_storage, warehouse_id, body.storage_profile,
+    await run_in_threadpool(container.management.change_storage, warehouse_id, body.storage_profile,
                             body.storage_credential, by)
-    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/storage-credential",
              responses={**ok(GetWarehouseResponse, "The warehouse, with its new credential"), **errors(400, 404)})
-async def update_storage_credential(warehouse_id: str, body: UpdateCredentialRequest, ll=Depends(container),
+async def update_storage_credential(container: ContainerDep, warehouse_id: str, body: UpdateCredentialRequest,
                                     by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Rotates the storage credential, proven to work before it is recorded; the old one is forgotten."""
     await authorize_warehouse(az, warehouse_id, "can_update_storage_credential")
-    await run_in_threadpool(ll.management.rotate_credential, warehouse_id, body.new_storage_credential, by)
-    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+    await run_in_threadpool(container.management.rotate_credential, warehouse_id, body.new_storage_credential, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/rename",
              responses={**ok(GetWarehouseResponse, "The warehouse, renamed"), **errors(400, 404, 409)})
-async def rename_warehouse(warehouse_id: str, body: RenameRequest, ll=Depends(container),
+async def rename_warehouse(container: ContainerDep, warehouse_id: str, body: RenameRequest,
                            by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_rename")
-    await run_in_threadpool(ll.management.rename_warehouse, warehouse_id, body.new_name, by)
-    return JSONResponse(_warehouse_json(await warehouse_row(ll, warehouse_id)))
+    await run_in_threadpool(container.management.rename_warehouse, warehouse_id, body.new_name, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/deactivate", response_class=Response,
              responses={**bodiless("The warehouse is deactivated"), **errors(404)})
-async def deactivate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance),
+async def deactivate_warehouse(container: ContainerDep, warehouse_id: str, by: Provenance = Depends(provenance),
                                az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_deactivate")
-    await run_in_threadpool(ll.management.set_active, warehouse_id, False, by)
+    await run_in_threadpool(container.management.set_active, warehouse_id, False, by)
     return Response(status_code=200)
 
 
 @router.post("/warehouse/{warehouse_id}/activate", response_class=Response,
              responses={**bodiless("The warehouse is active"), **errors(404)})
-async def activate_warehouse(warehouse_id: str, ll=Depends(container), by: Provenance = Depends(provenance),
+async def activate_warehouse(container: ContainerDep, warehouse_id: str, by: Provenance = Depends(provenance),
                              az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_activate")
-    await run_in_threadpool(ll.management.set_active, warehouse_id, True, by)
+    await run_in_threadpool(container.management.set_active, warehouse_id, True, by)
     return Response(status_code=200)

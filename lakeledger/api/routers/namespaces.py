@@ -4,7 +4,7 @@ from fastapi.concurrency import run_in_threadpool
 from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, fetch_visible, guard
 from lakeledger.api.context import provenance
-from lakeledger.api.dependencies import boolean_param, container
+from lakeledger.api.dependencies import ContainerDep, boolean_param
 from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.models import CreateNamespaceRequest, UpdateNamespacePropertiesRequest
 from lakeledger.api.openapi import (
@@ -19,6 +19,7 @@ from lakeledger.api.pagination import PATH, Page, page
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.api.time_travel import as_of
+from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchNamespace
 from lakeledger.domain.names import dotted
 from lakeledger.domain.provenance import Provenance
@@ -29,13 +30,13 @@ router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
 @router.get("/{prefix}/namespaces",
             responses=ok(ListNamespacesResponse, "The namespaces, or the children of `parent`"))
-async def list_namespaces(prefix: str, parent: str | None = Query(default=None), ll=Depends(container),
+async def list_namespaces(container: ContainerDep, prefix: str, parent: str | None = Query(default=None),
                           paging: Page = Depends(page), az: Guard = Depends(guard)):
-    ll, prefix = await as_of(ll, prefix)
-    wh = await active_warehouse(ll, prefix)
+    container, prefix = await as_of(container, prefix)
+    wh = await active_warehouse(container, prefix)
     parent_path = parse_namespace(parent) if parent else None
     if parent_path:
-        row = await ll.queries.namespace(wh["id"], parent_path)
+        row = await container.queries.namespace(wh["id"], parent_path)
         missing = NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
         if row is None:
             raise missing
@@ -44,22 +45,22 @@ async def list_namespaces(prefix: str, parent: str | None = Query(default=None),
         await az.require("can_list_namespaces", authorization.warehouse(wh["id"]), authorization.no_warehouse(prefix))
 
     async def objects(paths):
-        ids = await ll.queries.namespace_ids(wh["id"], paths)
+        ids = await container.queries.namespace_ids(wh["id"], paths)
         return [authorization.namespace(ids[tuple(p)]) if tuple(p) in ids else None for p in paths]
 
     paths, token = await fetch_visible(
-        az, paging, lambda after, limit: ll.queries.child_namespaces(wh["id"], parent_path, after, limit), PATH,
+        az, paging, lambda after, limit: container.queries.child_namespaces(wh["id"], parent_path, after, limit), PATH,
         lambda path: path, objects)
     return JSONResponse({"namespaces": paths, "next-page-token": token})
 
 
 @router.post("/{prefix}/namespaces", responses=ok(CreateNamespaceResponse, "The namespace was created"))
-async def create_namespace(prefix: str, body: CreateNamespaceRequest, ll=Depends(container),
+async def create_namespace(container: ContainerDep, prefix: str, body: CreateNamespaceRequest,
                            by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     if body.namespace:
-        await authorization.create_in(ll, az, prefix, list(body.namespace[:-1]), "can_create_namespace")
-    ns = await run_in_threadpool(ll.namespaces.create, prefix, body.namespace, body.properties, by)
-    wh = await active_warehouse(ll, prefix)
+        await authorization.create_in(container, az, prefix, list(body.namespace[:-1]), "can_create_namespace")
+    ns = await run_in_threadpool(container.namespaces.create, prefix, body.namespace, body.properties, by)
+    wh = await active_warehouse(container, prefix)
     return JSONResponse({"namespace": ns.path, "properties": _with_location(wh, ns.path, ns.properties),
                          "namespace-uuid": str(ns.id)})
 
@@ -70,11 +71,11 @@ def _with_location(wh: dict, path: list[str], properties: dict) -> dict:
     return {"location": parse_storage_profile(wh["storage_profile"]).namespace_location(path), **properties}
 
 
-async def _load(ll, prefix: str, namespace: str, az: Guard) -> tuple[dict, dict]:
-    ll, prefix = await as_of(ll, prefix)
-    wh = await active_warehouse(ll, prefix)
+async def _load(container: Container, prefix: str, namespace: str, az: Guard) -> tuple[dict, dict]:
+    container, prefix = await as_of(container, prefix)
+    wh = await active_warehouse(container, prefix)
     path = parse_namespace(namespace)
-    row = await ll.queries.namespace(wh["id"], path)
+    row = await container.queries.namespace(wh["id"], path)
     missing = NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
     if row is None:
         raise missing
@@ -84,21 +85,21 @@ async def _load(ll, prefix: str, namespace: str, az: Guard) -> tuple[dict, dict]
 
 @router.get("/{prefix}/namespaces/{namespace}",
             responses=ok(GetNamespaceResponse, "The namespace and its properties"))
-async def load_namespace(prefix: str, namespace: str, ll=Depends(container), az: Guard = Depends(guard)):
-    wh, row = await _load(ll, prefix, namespace, az)
+async def load_namespace(container: ContainerDep, prefix: str, namespace: str, az: Guard = Depends(guard)):
+    wh, row = await _load(container, prefix, namespace, az)
     return JSONResponse({"namespace": row["path"], "properties": _with_location(wh, row["path"], row["properties"]),
                          "namespace-uuid": str(row["id"])})
 
 
 @router.head("/{prefix}/namespaces/{namespace}", status_code=204)
-async def namespace_exists(prefix: str, namespace: str, ll=Depends(container), az: Guard = Depends(guard)):
-    await _load(ll, prefix, namespace, az)
+async def namespace_exists(container: ContainerDep, prefix: str, namespace: str, az: Guard = Depends(guard)):
+    await _load(container, prefix, namespace, az)
     return Response(status_code=204)
 
 
 @router.delete("/{prefix}/namespaces/{namespace}", status_code=204)
 async def drop_namespace(
-        prefix: str, namespace: str,
+        container: ContainerDep, prefix: str, namespace: str,
         recursive: str | None = Query(default=None, description="Drop everything in it too, in one atomic change; "
                                                                 "in a soft warehouse an undrop of this namespace "
                                                                 "brings all of it back"),
@@ -106,9 +107,9 @@ async def drop_namespace(
                                                             "at once even in a soft warehouse"),
         purge: str | None = Query(default=None, description="With recursive: delete the tables' files when their "
                                                             "deletion is final (default true)"),
-        ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authorization.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_delete")
-    await run_in_threadpool(ll.namespaces.drop, prefix, parse_namespace(namespace), by,
+        by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    await authorization.namespace_action(container, az, prefix, parse_namespace(namespace), "can_delete")
+    await run_in_threadpool(container.namespaces.drop, prefix, parse_namespace(namespace), by,
                             boolean_param(recursive, "recursive", False), boolean_param(force, "force", False),
                             boolean_param(purge, "purge", True))
     return Response(status_code=204)
@@ -116,10 +117,10 @@ async def drop_namespace(
 
 @router.post("/{prefix}/namespaces/{namespace}/properties",
              responses=ok(UpdateNamespacePropertiesResponse, "The properties were updated"))
-async def update_namespace_properties(prefix: str, namespace: str, body: UpdateNamespacePropertiesRequest,
-                                      ll=Depends(container), by: Provenance = Depends(provenance),
+async def update_namespace_properties(container: ContainerDep, prefix: str, namespace: str,
+                                      body: UpdateNamespacePropertiesRequest, by: Provenance = Depends(provenance),
                                       az: Guard = Depends(guard)):
-    await authorization.namespace_action(ll, az, prefix, parse_namespace(namespace), "can_update_properties")
+    await authorization.namespace_action(container, az, prefix, parse_namespace(namespace), "can_update_properties")
     updated, removed, missing = await run_in_threadpool(
-        ll.namespaces.update_properties, prefix, parse_namespace(namespace), body.updates, body.removals, by)
+        container.namespaces.update_properties, prefix, parse_namespace(namespace), body.updates, body.removals, by)
     return JSONResponse({"updated": updated, "removed": removed, "missing": missing})

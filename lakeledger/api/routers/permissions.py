@@ -6,7 +6,7 @@ the projection writes to OpenFGA), so they answer under either backend. Changing
 ``can_grant_<relation>`` on the object (``can_change_ownership`` for ownership), asked of OpenFGA before anything is
 appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded."""
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
@@ -14,7 +14,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
 from lakeledger.api.context import principal, provenance
-from lakeledger.api.dependencies import container
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.lakekeeper_actions import answered, lakekeeper_action
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
@@ -22,8 +22,10 @@ from lakeledger.api.routers.projects import project_id_of
 from lakeledger.authz.authorizer import Check
 from lakeledger.authz.model import authorization_model
 from lakeledger.authz.objects import obj, role_members, type_of, user
+from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
+from lakeledger.projections.catalog_queries import CATALOG_KINDS
 from lakeledger.services.grants import RELATIONS, from_tuple, parse_assignment
 
 router = APIRouter(prefix="/management/v1/permissions", tags=["Permissions"])
@@ -38,7 +40,10 @@ def _grant_relation(object_: str, relation: str) -> str:
     return f"can_grant_{relation}"
 
 
-Relation = Literal[tuple(sorted({r for rs in RELATIONS.values() for r in rs}))]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    Relation = str
+else:  # the relations any object has, as the schema's enum
+    Relation = Literal[tuple(sorted({r for rs in RELATIONS.values() for r in rs}))]
 
 
 class _Shape(BaseModel):
@@ -77,79 +82,79 @@ def _uuid(value: object, what: str) -> UUID:
         raise BadRequest(f"{what} must be a UUID, not {value!r}") from None
 
 
-async def _exists(ll, object_: str) -> None:
+async def _exists(container: Container, object_: str) -> None:
     kind, id_ = type_of(object_), object_.partition(":")[2]
-    sql = {"warehouse": "SELECT 1 FROM ll_warehouses WHERE id = %(id)s",
-           "project": "SELECT 1 FROM ll_projects WHERE id = %(id)s",
-           "namespace": "SELECT 1 FROM ll_namespaces WHERE id = %(id)s",
-           "table": "SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'table' AND deleted_at IS NULL",
-           "view": "SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'view' AND deleted_at IS NULL",
-           "role": "SELECT 1 FROM ll_roles WHERE id = %(id)s"}.get(kind)
-    if sql and await ll.queries.one(sql, {"id": UUID(id_)}) is None:
+    if kind == "role":
+        found = await container.users_roles_queries.role_exists(UUID(id_))
+    elif kind in CATALOG_KINDS:
+        found = await container.queries.exists(kind, UUID(id_))
+    else:
+        return
+    if not found:
         raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist: {id_}")
 
 
-async def _allowed(ll, request: Request, checks: list[tuple[str, str]]) -> list[bool]:
+async def _allowed(container: Container, request: Request, checks: list[tuple[str, str]]) -> list[bool]:
     who = user(principal(request).id)
-    return await ll.authorizer.check_many([Check(who, relation, object_) for relation, object_ in checks])
+    return await container.authorizer.check_many([Check(who, relation, object_) for relation, object_ in checks])
 
 
-async def require(ll, request: Request, relation: str, object_: str) -> None:
-    [allowed] = await _allowed(ll, request, [(relation, object_)])
+async def require(container: Container, request: Request, relation: str, object_: str) -> None:
+    [allowed] = await _allowed(container, request, [(relation, object_)])
     if not allowed:
         raise Forbidden(f"{principal(request).id} may not {relation} on {object_}")
 
 
-async def assignments(ll, request: Request, object_: str, relations: list[str] | None) -> list[dict]:
-    await _exists(ll, object_)
-    await require(ll, request, "can_read_assignments", object_)
-    await run_in_threadpool(ll.access_history.caught_up)
-    rows = await ll.queries.all('SELECT relation, "user" FROM ll_access_ranges WHERE object = %(object)s'
-                                " AND to_seq IS NULL ORDER BY from_seq, id", {"object": object_})
+async def assignments(container: Container, request: Request, object_: str, relations: list[str] | None) -> list[dict]:
+    await _exists(container, object_)
+    await require(container, request, "can_read_assignments", object_)
+    await run_in_threadpool(container.access_history.caught_up)
+    held = await container.access_queries.current_tuples(object_)
     wanted = set(relations or RELATIONS[type_of(object_)]) & set(RELATIONS[type_of(object_)])
-    found = [from_tuple(r["user"], r["relation"]) for r in rows if r["relation"] in wanted]
+    found = [from_tuple(t.user, t.relation) for t in held if t.relation in wanted]
     return [a.json() for a in found if a is not None]
 
 
-async def update(ll, request: Request, object_: str, body: UpdateAssignments, by: Provenance) -> Response:
-    await _exists(ll, object_)
+async def update(container: Container, request: Request, object_: str, body: UpdateAssignments,
+                 by: Provenance) -> Response:
+    await _exists(container, object_)
     writes = [parse_assignment(a, object_) for a in body.writes]
     deletes = [parse_assignment(a, object_) for a in body.deletes]
     needed = sorted({_grant_relation(object_, a.relation) for a in [*writes, *deletes]})
-    refused = [
-        r for r, ok in zip(needed, await _allowed(ll, request, [(r, object_) for r in needed]), strict=True) if not ok
-    ]
+    answers = await _allowed(container, request, [(r, object_) for r in needed])
+    refused = [r for r, ok in zip(needed, answers, strict=True) if not ok]
     if refused:
         raise Forbidden(f"{principal(request).id} may not {', '.join(refused)} on {object_}")
-    await run_in_threadpool(ll.grants.update, object_, writes, deletes, by)
+    await run_in_threadpool(container.grants.update, object_, writes, deletes, by)
     return Response(status_code=204)
 
 
-async def access(ll, request: Request, object_: str, principal_user: str | None, principal_role: str | None) -> dict:
-    await _exists(ll, object_)
+async def access(container: Container, request: Request, object_: str, principal_user: str | None,
+                 principal_role: str | None) -> dict:
+    await _exists(container, object_)
     who = user(principal(request).id)
     if principal_user or principal_role:
         if principal_user and principal_role:
             raise BadRequest("Give principalUser or principalRole, not both")
-        await require(ll, request, "can_read_assignments", object_)
+        await require(container, request, "can_read_assignments", object_)
         who = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
     kind = type_of(object_)
     actions = [a for a in ACTIONS[kind] if lakekeeper_action(kind, a) is not None]
-    answers = await ll.authorizer.check_many([Check(who, a, object_) for a in actions])
+    answers = await container.authorizer.check_many([Check(who, a, object_) for a in actions])
     return {"allowed-actions": answered(kind, [a for a, ok in zip(actions, answers, strict=True) if ok])}
 
 
-def _project(x_project_id: str | None, ll, project_id: str | None = None) -> str:
-    return obj("project", _uuid(project_id, "project id") if project_id else project_id_of(x_project_id, ll))
+def _project(x_project_id: str | None, container: Container, project_id: str | None = None) -> str:
+    return obj("project", _uuid(project_id, "project id") if project_id else project_id_of(x_project_id, container))
 
 
 # ---- routes: one object kind after another, each with assignments (GET, POST) and access ------------------------
 
-def _objects(ll, kind: str, **ids) -> str:
+def _objects(container: Container, kind: str, **ids) -> str:
     if kind == "server":
-        return obj("server", ll.settings.server_id)
+        return obj("server", container.settings.server_id)
     if kind == "project":
-        return _project(ids.get("x_project_id"), ll, ids.get("project_id"))
+        return _project(ids.get("x_project_id"), container, ids.get("project_id"))
     return obj(kind, _uuid(ids[f"{kind}_id"], f"{kind} id"))
 
 
@@ -169,24 +174,25 @@ def _register(kind: str, path: str) -> None:
     def ids_of(request: Request, x_project_id: str | None) -> dict:
         return {**{k: str(v) for k, v in request.path_params.items()}, "x_project_id": x_project_id}
 
-    async def get_assignments(request: Request, relations: list[Relation] | None = Query(default=None),
-                              x_project_id: str | None = Header(default=None), ll=Depends(container)):
-        object_ = _objects(ll, kind, **ids_of(request, x_project_id))
-        body: dict = {"assignments": await assignments(ll, request, object_, relations)}
+    async def get_assignments(container: ContainerDep, request: Request,
+                              relations: list[Relation] | None = Query(default=None),
+                              x_project_id: str | None = Header(default=None)):
+        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        body: dict = {"assignments": await assignments(container, request, object_, relations)}
         if kind == "project":
             body["project-id"] = object_.partition(":")[2]
         return JSONResponse(body)
 
-    async def post_assignments(request: Request, body: UpdateAssignments,
-                               x_project_id: str | None = Header(default=None), ll=Depends(container),
+    async def post_assignments(container: ContainerDep, request: Request, body: UpdateAssignments,
+                               x_project_id: str | None = Header(default=None),
                                by: Provenance = Depends(provenance)):
-        return await update(ll, request, _objects(ll, kind, **ids_of(request, x_project_id)), body, by)
+        return await update(container, request, _objects(container, kind, **ids_of(request, x_project_id)), body, by)
 
-    async def get_access(request: Request, principalUser: str | None = Query(default=None),
+    async def get_access(container: ContainerDep, request: Request, principalUser: str | None = Query(default=None),
                          principalRole: str | None = Query(default=None),
-                         x_project_id: str | None = Header(default=None), ll=Depends(container)):
-        object_ = _objects(ll, kind, **ids_of(request, x_project_id))
-        return JSONResponse(await access(ll, request, object_, principalUser, principalRole))
+                         x_project_id: str | None = Header(default=None)):
+        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        return JSONResponse(await access(container, request, object_, principalUser, principalRole))
 
     name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
     router.add_api_route(f"{path}/assignments", get_assignments, methods=["GET"], name=f"get_{name}_assignments",
@@ -215,7 +221,7 @@ class CheckRequest(BaseModel):
     operation: dict[str, dict[str, Any]]
 
 
-async def _check(ll, request: Request, kind: str, fields: dict, identity: dict | None,
+async def _check(container: Container, request: Request, kind: str, fields: dict, identity: dict | None,
                  x_project_id: str | None) -> dict:
     if kind not in ACTIONS or kind in ("user", "role"):
         raise BadRequest(f"Unknown operation {kind!r}: server, project, warehouse, namespace, table or view")
@@ -224,45 +230,46 @@ async def _check(ll, request: Request, kind: str, fields: dict, identity: dict |
         raise BadRequest(f"A {kind} has the actions {', '.join(a.removeprefix('can_') for a in ACTIONS[kind])}, "
                          f"not {action!r}")
     if kind == "server":
-        object_ = obj("server", ll.settings.server_id)
+        object_ = obj("server", container.settings.server_id)
     elif kind == "project":
-        object_ = _project(x_project_id, ll, fields.get("project-id"))
+        object_ = _project(x_project_id, container, fields.get("project-id"))
     else:
         id_ = fields.get(_ID_FIELDS[kind])
         if not isinstance(id_, str):
             raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
         object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
-    await _exists(ll, object_)
+    await _exists(container, object_)
     who = user(principal(request).id)
     if identity:
         if len(identity) != 1 or not ({"user", "role"} & set(identity)):
             raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
         asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
         if asked != who:
-            await require(ll, request, "can_read_assignments", object_)
+            await require(container, request, "can_read_assignments", object_)
             who = asked
-    [allowed] = await ll.authorizer.check_many([Check(who, f"can_{action}", object_)])
+    [allowed] = await container.authorizer.check_many([Check(who, f"can_{action}", object_)])
     return {"allowed": allowed}
 
 
 @router.post("/check", responses={**ok(CheckResponse, "Whether the action is allowed"), **errors(400, 403, 404)})
-async def check(request: Request, body: CheckRequest, x_project_id: str | None = Header(default=None),
-                ll=Depends(container)):
+async def check(container: ContainerDep, request: Request, body: CheckRequest,
+                x_project_id: str | None = Header(default=None)):
     """Whether the caller (or ``identity``, which needs ``can_read_assignments`` there) may do one action."""
     if len(body.operation) != 1:
         raise BadRequest("operation names exactly one of server, project, warehouse, namespace, table, view")
     [(kind, fields)] = body.operation.items()
-    return JSONResponse(await _check(ll, request, kind, fields, body.identity, x_project_id))
+    return JSONResponse(await _check(container, request, kind, fields, body.identity, x_project_id))
 
 
 @router.get("/check", responses={**ok(CheckResponse, "Whether the action is allowed"), **errors(400, 403, 404)})
-async def check_by_query(request: Request, kind: str = Query(alias="type"), action: str = Query(),
-                         id: str | None = Query(default=None), principalUser: str | None = Query(default=None),
+async def check_by_query(container: ContainerDep, request: Request, kind: str = Query(alias="type"),
+                         action: str = Query(), id: str | None = Query(default=None),
+                         principalUser: str | None = Query(default=None),
                          principalRole: str | None = Query(default=None),
-                         x_project_id: str | None = Header(default=None), ll=Depends(container)):
+                         x_project_id: str | None = Header(default=None)):
     """The same decision as POST, asked with ``type``, ``action`` and ``id`` (not for the server) in the query."""
     fields: dict = {"action": action}
     if kind in _ID_FIELDS and id is not None:
         fields[_ID_FIELDS[kind]] = id
     identity = ({"user": principalUser} if principalUser else {"role": principalRole} if principalRole else None)
-    return JSONResponse(await _check(ll, request, kind, fields, identity, x_project_id))
+    return JSONResponse(await _check(container, request, kind, fields, identity, x_project_id))

@@ -12,15 +12,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
-from lakeledger.api.dependencies import container
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.pagination import Page, always_paged, fetch, is_time_and_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_project
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.api.routers.users import SearchRequest, UserType, authorize_user, queries, time_key, user_row
+from lakeledger.api.routers.users import SearchRequest, UserType, authorize_user, time_key, user_row
+from lakeledger.bootstrap import Container
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import NoSuchRole, check_member
+from lakeledger.projections.users_roles_queries import MemberRow, RoleRow
 
 router = APIRouter(prefix="/management/v1", tags=["Roles"])
 
@@ -117,28 +119,28 @@ class SearchRoleRequest(SearchRequest):
     project_id: UUID | None = Field(default=None, alias="project-id", description="Deprecated: use x-project-id")
 
 
-def role_json(row: dict) -> dict[str, Any]:
-    return {"id": str(row["id"]), "ident": f"{row['provider_id']}~{row['source_id']}",
-            "provider-id": row["provider_id"], "source-id": row["source_id"], "name": row["name"],
-            "description": row["description"], "project-id": str(row["project_id"]),
-            "created-at": row["created_at"].isoformat(),
-            "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None}
+def role_json(row: RoleRow) -> dict[str, Any]:
+    return {"id": str(row.id), "ident": f"{row.provider_id}~{row.source_id}",
+            "provider-id": row.provider_id, "source-id": row.source_id, "name": row.name,
+            "description": row.description, "project-id": str(row.project_id),
+            "created-at": row.created_at.isoformat(),
+            "updated-at": row.updated_at.isoformat() if row.updated_at else None}
 
 
-def membership_json(row: dict) -> dict[str, Any]:
-    return {"id": str(row["id"]), "ident": f"{row['provider_id']}~{row['source_id']}", "name": row["name"]}
+def membership_json(row: RoleRow) -> dict[str, Any]:
+    return {"id": str(row.id), "ident": f"{row.provider_id}~{row.source_id}", "name": row.name}
 
 
-def member_json(row: dict) -> dict[str, Any]:
-    if row["member_type"] == "user":
-        return {"type": "user", "id": row["member_id"], "name": row["user_name"], "email": row["email"],
-                "user-type": row["user_type"]}
-    return {"type": "role", "id": row["member_id"], "ident": f"{row['provider_id']}~{row['source_id']}",
-            "name": row["role_name"]}
+def member_json(row: MemberRow) -> dict[str, Any]:
+    if row.member_type == "user":
+        return {"type": "user", "id": row.member_id, "name": row.user_name, "email": row.email,
+                "user-type": row.user_type}
+    return {"type": "role", "id": row.member_id, "ident": f"{row.provider_id}~{row.source_id}",
+            "name": row.role_name}
 
 
-async def role_row(ll, project_id: UUID, role_id: UUID) -> dict:
-    row = await queries(ll).role(project_id, role_id)
+async def role_row(container: Container, project_id: UUID, role_id: UUID) -> RoleRow:
+    row = await container.users_roles_queries.role(project_id, role_id)
     if row is None:
         raise NoSuchRole(f"Role does not exist in project {project_id}: {role_id}")
     return row
@@ -158,141 +160,147 @@ def _is_member_key(key: Any) -> bool:
 
 @router.post("/role", status_code=201,
              responses={**ok(RoleModel, "The role was created", 201), **errors(400, 404, 409)})
-async def create_role(body: CreateRoleRequest, x_project_id: str | None = Header(default=None),
-                      ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    project_id = body.project_id or project_id_of(x_project_id, ll)
+async def create_role(container: ContainerDep, body: CreateRoleRequest, x_project_id: str | None = Header(default=None),
+                      by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    project_id = body.project_id or project_id_of(x_project_id, container)
     await authorize_project(az, project_id, "can_create_role")
-    role_id = await run_in_threadpool(ll.roles.create, project_id, body.name, body.description, body.provider_id,
+    role_id = await run_in_threadpool(container.roles.create, project_id, body.name, body.description, body.provider_id,
                                       body.source_id, by)
-    return JSONResponse(role_json(await role_row(ll, project_id, role_id)), status_code=201)
+    return JSONResponse(role_json(await role_row(container, project_id, role_id)), status_code=201)
 
 
 @router.get("/role", responses={**ok(ListRolesResponse, "The project's roles in the order they were created"),
                                 **errors(400)})
 async def list_roles(
+    container: ContainerDep,
     paging: Page = Depends(always_paged),
     projectId: UUID | None = Query(default=None, description="Deprecated: use x-project-id"),
     roleIds: list[UUID] | None = Query(default=None),
     sourceIds: list[str] | None = Query(default=None),
     providerIds: list[str] | None = Query(default=None),
     x_project_id: str | None = Header(default=None),
-    ll=Depends(container),
     az: Guard = Depends(guard),
 ):
-    project_id = projectId or project_id_of(x_project_id, ll)
+    project_id = projectId or project_id_of(x_project_id, container)
     await authorize_project(az, project_id, "can_list_roles")
+    queries = container.users_roles_queries
     found, next_token = await fetch(
-        paging, lambda after, limit: queries(ll).roles(project_id, roleIds, sourceIds, providerIds, after, limit),
+        paging, lambda after, limit: queries.roles(project_id, roleIds, sourceIds, providerIds, after, limit),
         valid_key=is_time_and_id, key=time_key)
     return JSONResponse({"roles": [role_json(r) for r in found], "next-page-token": next_token})
 
 
 @router.post("/search/role", responses={**ok(SearchRoleResponse, "Up to 10 roles of the project, best match first"),
                                         **errors(400)})
-async def search_roles(body: SearchRoleRequest, x_project_id: str | None = Header(default=None),
-                       ll=Depends(container), az: Guard = Depends(guard)):
+async def search_roles(container: ContainerDep, body: SearchRoleRequest,
+                       x_project_id: str | None = Header(default=None), az: Guard = Depends(guard)):
     """An exact id first, then roles whose name or source id equals, starts with, or contains the search string."""
-    project_id = body.project_id or project_id_of(x_project_id, ll)
+    project_id = body.project_id or project_id_of(x_project_id, container)
     await authorize_project(az, project_id, "can_search_roles")
-    return JSONResponse({"roles": [role_json(r) for r in await queries(ll).search_roles(project_id, body.search)]})
+    found = await container.users_roles_queries.search_roles(project_id, body.search)
+    return JSONResponse({"roles": [role_json(r) for r in found]})
 
 
 @router.get("/role/{role_id}", responses={**ok(RoleModel, "The role"), **errors(400, 404)})
-async def get_role(role_id: UUID, x_project_id: str | None = Header(default=None), ll=Depends(container),
+async def get_role(container: ContainerDep, role_id: UUID, x_project_id: str | None = Header(default=None),
                    az: Guard = Depends(guard)):
-    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_read")
-    return JSONResponse(role_json(await role_row(ll, project_id_of(x_project_id, ll), role_id)))
+    await authorize_role(az, project_id_of(x_project_id, container), role_id, "can_read")
+    return JSONResponse(role_json(await role_row(container, project_id_of(x_project_id, container), role_id)))
 
 
 @router.post("/role/{role_id}", responses={**ok(RoleModel, "The role, updated"), **errors(400, 404)})
-async def update_role(role_id: UUID, body: UpdateRoleRequest, x_project_id: str | None = Header(default=None),
-                      ll=Depends(container), by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+async def update_role(container: ContainerDep, role_id: UUID, body: UpdateRoleRequest,
+                      x_project_id: str | None = Header(default=None), by: Provenance = Depends(provenance),
+                      az: Guard = Depends(guard)):
     """Sets the name and the description (an absent description removes it), as Lakekeeper's update does."""
-    project_id = project_id_of(x_project_id, ll)
+    project_id = project_id_of(x_project_id, container)
     await authorize_role(az, project_id, role_id, "can_update")
-    await run_in_threadpool(ll.roles.update, project_id, role_id, body.name, body.description, by)
-    return JSONResponse(role_json(await role_row(ll, project_id, role_id)))
+    await run_in_threadpool(container.roles.update, project_id, role_id, body.name, body.description, by)
+    return JSONResponse(role_json(await role_row(container, project_id, role_id)))
 
 
 @router.delete("/role/{role_id}", status_code=204, responses=errors(400, 404))
-async def delete_role(role_id: UUID, x_project_id: str | None = Header(default=None), ll=Depends(container),
+async def delete_role(container: ContainerDep, role_id: UUID, x_project_id: str | None = Header(default=None),
                       by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Deletes the role, removes its members from it and it from the roles it is a member of."""
-    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_delete")
-    await run_in_threadpool(ll.roles.delete, project_id_of(x_project_id, ll), role_id, by)
+    await authorize_role(az, project_id_of(x_project_id, container), role_id, "can_delete")
+    await run_in_threadpool(container.roles.delete, project_id_of(x_project_id, container), role_id, by)
     return Response(status_code=204)
 
 
 @router.get("/role/{role_id}/members",
             responses={**ok(ListRoleMembersResponse, "The role's direct members, users then roles"),
                        **errors(400, 404)})
-async def list_role_members(role_id: UUID, type: MemberType | None = Query(default=None),
+async def list_role_members(container: ContainerDep, role_id: UUID, type: MemberType | None = Query(default=None),
                             paging: Page = Depends(always_paged),
-                            x_project_id: str | None = Header(default=None), ll=Depends(container),
+                            x_project_id: str | None = Header(default=None),
                             az: Guard = Depends(guard)):
-    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_read_assignments")
-    await role_row(ll, project_id_of(x_project_id, ll), role_id)
-    found, next_token = await fetch(paging, lambda after, limit: queries(ll).members(role_id, type, after, limit),
-                                    valid_key=_is_member_key, key=lambda r: [r["member_type"], r["member_id"]])
+    await authorize_role(az, project_id_of(x_project_id, container), role_id, "can_read_assignments")
+    await role_row(container, project_id_of(x_project_id, container), role_id)
+    found, next_token = await fetch(
+        paging, lambda after, limit: container.users_roles_queries.members(role_id, type, after, limit),
+        valid_key=_is_member_key, key=lambda r: [r.member_type, r.member_id])
     return JSONResponse({"members": [member_json(r) for r in found], "next-page-token": next_token})
 
 
 @router.post("/role/{role_id}/members",
              responses={**ok(AddRoleMembersResponse, "The members asked for, all present now"),
                         **errors(400, 404)})
-async def add_role_members(role_id: UUID, body: AddRoleMembersRequest, x_project_id: str | None = Header(default=None),
-                           ll=Depends(container), by: Provenance = Depends(provenance),
+async def add_role_members(container: ContainerDep, role_id: UUID, body: AddRoleMembersRequest,
+                           x_project_id: str | None = Header(default=None), by: Provenance = Depends(provenance),
                            az: Guard = Depends(guard)):
     """Adds users and roles, all or none; members already present are accepted. A user must exist (create it
     with `POST /management/v1/user` first), a role must be of the same project, and a role that already contains
     this one (directly or through nested roles) is refused with 400: it would make a membership loop."""
     members = [check_member(m.model_dump()) for m in body.members]
-    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_grant_assignee")
-    await run_in_threadpool(ll.roles.add_members, project_id_of(x_project_id, ll), role_id, members, by)
+    await authorize_role(az, project_id_of(x_project_id, container), role_id, "can_grant_assignee")
+    await run_in_threadpool(container.roles.add_members, project_id_of(x_project_id, container), role_id, members, by)
     return JSONResponse({"members": [{"type": t, "id": m} for t, m in members]})
 
 
 @router.delete("/role/{role_id}/members/{member_type}/{member_id}", status_code=204, responses=errors(400, 404))
-async def remove_role_member(role_id: UUID, member_type: MemberType, member_id: str,
-                             x_project_id: str | None = Header(default=None), ll=Depends(container),
+async def remove_role_member(container: ContainerDep, role_id: UUID, member_type: MemberType, member_id: str,
+                             x_project_id: str | None = Header(default=None),
                              by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Idempotent: removing a member that is not there is answered 204 too."""
     member = check_member({"type": member_type, "id": member_id})
-    await authorize_role(az, project_id_of(x_project_id, ll), role_id, "can_grant_assignee")
-    await run_in_threadpool(ll.roles.remove_member, project_id_of(x_project_id, ll), role_id, member, by)
+    await authorize_role(az, project_id_of(x_project_id, container), role_id, "can_grant_assignee")
+    await run_in_threadpool(container.roles.remove_member, project_id_of(x_project_id, container), role_id, member, by)
     return Response(status_code=204)
 
 
 @router.get("/role/{role_id}/member-of",
             responses={**ok(ListRoleMembershipsResponse, "The roles this role is a direct member of"),
                        **errors(400, 404)})
-async def list_role_member_of(role_id: UUID, paging: Page = Depends(always_paged),
-                              x_project_id: str | None = Header(default=None), ll=Depends(container),
+async def list_role_member_of(container: ContainerDep, role_id: UUID, paging: Page = Depends(always_paged),
+                              x_project_id: str | None = Header(default=None),
                               az: Guard = Depends(guard)):
-    project_id = project_id_of(x_project_id, ll)
+    project_id = project_id_of(x_project_id, container)
     await authorize_role(az, project_id, role_id, "can_read")
-    await role_row(ll, project_id, role_id)
-    return await _memberships(ll, project_id, "role", str(role_id), paging)
+    await role_row(container, project_id, role_id)
+    return await _memberships(container, project_id, "role", str(role_id), paging)
 
 
 @router.get("/user/{user_id}/roles",
             responses={**ok(ListRoleMembershipsResponse, "The roles of the project the user is a direct member of"),
                        **errors(400, 404)})
 async def list_user_roles(
+    container: ContainerDep,
     user_id: str,
     paging: Page = Depends(always_paged),
     x_project_id: str | None = Header(default=None),
-    ll=Depends(container),
     az: Guard = Depends(guard),
 ):
     await authorize_user(az, user_id, "can_list_users")
-    await user_row(ll, user_id)
-    return await _memberships(ll, project_id_of(x_project_id, ll), "user", user_id, paging)
+    await user_row(container, user_id)
+    return await _memberships(container, project_id_of(x_project_id, container), "user", user_id, paging)
 
 
-async def _memberships(ll, project_id: UUID, member_type: str, member_id: str, paging: Page) -> JSONResponse:
+async def _memberships(container: Container, project_id: UUID, member_type: str, member_id: str,
+                       paging: Page) -> JSONResponse:
+    queries = container.users_roles_queries
     found, next_token = await fetch(
-        paging, lambda after, limit: queries(ll).roles_of(project_id, member_type, member_id, after, limit),
+        paging, lambda after, limit: queries.roles_of(project_id, member_type, member_id, after, limit),
         valid_key=is_time_and_id, key=time_key)
     return JSONResponse({"roles": [membership_json(r) for r in found], "next-page-token": next_token})
 

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lakeledger.api import authorization
 from lakeledger.api.authorization import Guard, guard
-from lakeledger.api.dependencies import container
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.openapi import SignedRequest, errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.services.table_access import SIGNER_ENDPOINT
@@ -28,12 +28,12 @@ class SignRequest(BaseModel):
 
 @router.post(f"/{{scope}}/{SIGNER_ENDPOINT}",
              responses={**ok(SignedRequest, "The request, signed"), **errors(400, 403, 404)})
-async def sign(scope: str, body: SignRequest, ll=Depends(container), az: Guard = Depends(guard)):
+async def sign(container: ContainerDep, scope: str, body: SignRequest, az: Guard = Depends(guard)):
     """Signs an S3 request of the table this signer URL was issued for; a request that reaches anything outside
     the table's location is 403, and so is a request of a caller without the right: reads need can_read_data on
     the table, writes can_write_data (checked on each request: the signer URL is the same for every caller)."""
     may_write = True
-    table = None if az.off else ll.signing.table_of(scope)
+    table = None if az.off else container.signing.table_of(scope)
     # a table only staged has no grants yet: its URL went to a caller who could create it, for a day
     if table is not None and not table[1]:
         can_read, can_write = await az.allowed([("can_read_data", authorization.table(table[0])),
@@ -41,6 +41,6 @@ async def sign(scope: str, body: SignRequest, ll=Depends(container), az: Guard =
         if not (can_read or can_write):
             raise az.forbidden("can_read_data", authorization.table(table[0]))
         may_write = can_write
-    signed = await run_in_threadpool(ll.signing.sign, scope, body.region, body.method, body.uri, body.headers,
+    signed = await run_in_threadpool(container.signing.sign, scope, body.region, body.method, body.uri, body.headers,
                                      body.body, may_write)
     return JSONResponse(signed)

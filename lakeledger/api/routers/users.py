@@ -10,15 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
-from lakeledger.api.dependencies import container
+from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.errors import error_response
 from lakeledger.api.openapi import IcebergErrorResponse, errors, ok
 from lakeledger.api.pagination import Page, always_paged, fetch
 from lakeledger.api.responses import JSONResponse
+from lakeledger.bootstrap import Container
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.user import NoSuchUser
 from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
-from lakeledger.projections.users_roles_queries import UsersRolesQueries
+from lakeledger.projections.users_roles_queries import RoleRow, UserRow
 from lakeledger.services.users import UserFields
 
 router = APIRouter(prefix="/management/v1", tags=["Users"])
@@ -87,7 +88,8 @@ class SearchRequest(_Model):
                                     "characters")
 
 
-_UNAUTHENTICATED = {401: {"model": IcebergErrorResponse, "description": "No token: the caller is anonymous"}}
+_UNAUTHENTICATED: dict[int | str, dict[str, Any]] = {
+    401: {"model": IcebergErrorResponse, "description": "No token: the caller is anonymous"}}
 
 
 def caller(request: Request) -> Principal:
@@ -102,18 +104,14 @@ async def authorize_user(az: Guard, user_id: str | None, action: str) -> None:
     await az.require_on_server(action)
 
 
-def queries(ll) -> UsersRolesQueries:
-    return UsersRolesQueries(ll.queries.pool)
+def user_json(row: UserRow) -> dict[str, Any]:
+    return {"id": row.id, "name": row.name, "email": row.email, "user-type": row.user_type,
+            "last-updated-with": row.last_updated_with, "created-at": row.created_at.isoformat(),
+            "updated-at": row.updated_at.isoformat() if row.updated_at else None}
 
 
-def user_json(row: dict) -> dict[str, Any]:
-    return {"id": row["id"], "name": row["name"], "email": row["email"], "user-type": row["user_type"],
-            "last-updated-with": row["last_updated_with"], "created-at": row["created_at"].isoformat(),
-            "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None}
-
-
-async def user_row(ll, user_id: str) -> dict:
-    row = await queries(ll).user(user_id)
+async def user_row(container: Container, user_id: str) -> UserRow:
+    row = await container.users_roles_queries.user(user_id)
     if row is None:
         raise NoSuchUser(f"User with id {user_id} not found")
     return row
@@ -130,88 +128,90 @@ def is_time_key(key: Any) -> bool:
     return True
 
 
-def time_key(row: dict) -> list[str]:
-    return [row["created_at"].isoformat(), str(row["id"])]
+def time_key(row: UserRow | RoleRow) -> list[str]:
+    return [row.created_at.isoformat(), str(row.id)]
 
 
 @router.post("/user", status_code=201,
              responses={**ok(UserModel, "The user was created", 201),
                         **ok(UserModel, "The user existed and was updated (`update-if-exists`)"),
                         **errors(400, 409)})
-async def create_user(body: CreateUserRequest, request: Request, ll=Depends(container),
+async def create_user(container: ContainerDep, body: CreateUserRequest, request: Request,
                       by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Creates a user, or updates one with `update-if-exists`. Without `id`, or with the caller's own, the caller
     provisions itself and what its token says fills in name, email and type; otherwise `name` and `user-type` are
     required (anonymous callers, when authentication is off, always name the id)."""
     await authorize_user(az, body.id, "can_provision_users")
     fields = UserFields(body.id, body.name, body.email, body.user_type)
-    user_id, created = await run_in_threadpool(ll.users.create, fields, body.update_if_exists, caller(request), by)
-    return JSONResponse(user_json(await user_row(ll, user_id)), status_code=201 if created else 200)
+    user_id, created = await run_in_threadpool(container.users.create, fields, body.update_if_exists, caller(request),
+                                               by)
+    return JSONResponse(user_json(await user_row(container, user_id)), status_code=201 if created else 200)
 
 
 @router.get("/user", responses={**ok(ListUsersResponse, "Users in the order they were created"), **errors(400)})
-async def list_users(name: str | None = Query(default=None, description="A part of the name, any case"),
-                     paging: Page = Depends(always_paged),
-                     ll=Depends(container), az: Guard = Depends(guard)):
+async def list_users(container: ContainerDep,
+                     name: str | None = Query(default=None, description="A part of the name, any case"),
+                     paging: Page = Depends(always_paged), az: Guard = Depends(guard)):
     await az.require_on_server("can_list_users")
-    found, next_token = await fetch(paging, lambda after, limit: queries(ll).users(name or None, after, limit),
+    queries = container.users_roles_queries
+    found, next_token = await fetch(paging, lambda after, limit: queries.users(name or None, after, limit),
                                     valid_key=is_time_key, key=time_key)
     return JSONResponse({"users": [user_json(r) for r in found], "next-page-token": next_token})
 
 
 @router.get("/whoami", responses={**ok(WhoamiResponse, "The caller's own user"), **_UNAUTHENTICATED})
-async def whoami(request: Request, ll=Depends(container)):
+async def whoami(container: ContainerDep, request: Request):
     """The user the caller's token names, provisioned if this is its first request. Anonymous callers (no token,
     or authentication off) are answered 401, as Lakekeeper does."""
     principal = caller(request)
     if not principal.authenticated:
         return error_response(401, "NotAuthorizedException", "No token provided: the caller is anonymous")
-    if not ll.users.is_known(principal):
-        await run_in_threadpool(ll.users.provision, principal, request.state.request_id)
-    return JSONResponse({**user_json(await user_row(ll, principal.id)), "is-instance-admin": False})
+    if not container.users.is_known(principal):
+        await run_in_threadpool(container.users.provision, principal, request.state.request_id)
+    return JSONResponse({**user_json(await user_row(container, principal.id)), "is-instance-admin": False})
 
 
 @router.post("/search/user", responses={**ok(SearchUserResponse, "Up to 10 users, best match first"),
                                         **errors(400)})
-async def search_users(body: SearchRequest, ll=Depends(container)):
+async def search_users(container: ContainerDep, body: SearchRequest):
     """An exact id first, then users whose name or email equals, starts with, or contains the search string."""
-    rows = await queries(ll).search_users(body.search)
-    return JSONResponse({"users": [{"id": r["id"], "name": r["name"], "email": r["email"],
-                                    "user-type": r["user_type"]} for r in rows]})
+    rows = await container.users_roles_queries.search_users(body.search)
+    return JSONResponse({"users": [{"id": r.id, "name": r.name, "email": r.email, "user-type": r.user_type}
+                                   for r in rows]})
 
 
 @router.get("/user/{user_id}", responses={**ok(UserModel, "The user"), **errors(404)})
-async def get_user(user_id: str, ll=Depends(container), az: Guard = Depends(guard)):
+async def get_user(container: ContainerDep, user_id: str, az: Guard = Depends(guard)):
     await authorize_user(az, user_id, "can_list_users")
-    return JSONResponse(user_json(await user_row(ll, user_id)))
+    return JSONResponse(user_json(await user_row(container, user_id)))
 
 
-async def _update_user(user_id: str, body: UpdateUserRequest, ll, by: Provenance) -> JSONResponse:
-    await run_in_threadpool(ll.users.update, user_id, body.name, body.email, body.user_type, by)
-    return JSONResponse(user_json(await user_row(ll, user_id)))
+async def _update_user(user_id: str, body: UpdateUserRequest, container: Container, by: Provenance) -> JSONResponse:
+    await run_in_threadpool(container.users.update, user_id, body.name, body.email, body.user_type, by)
+    return JSONResponse(user_json(await user_row(container, user_id)))
 
 
 @router.put("/user/{user_id}", responses={**ok(UserModel, "The user, replaced"), **errors(400, 404)})
-async def replace_user(user_id: str, body: UpdateUserRequest, ll=Depends(container),
+async def replace_user(container: ContainerDep, user_id: str, body: UpdateUserRequest,
                        by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Lakekeeper's update: name, email and type are replaced (an absent email removes it)."""
     await authorize_user(az, user_id, "can_update_users")
-    return await _update_user(user_id, body, ll, by)
+    return await _update_user(user_id, body, container, by)
 
 
 @router.post("/user/{user_id}", responses={**ok(UserModel, "The user, replaced"), **errors(400, 404)})
-async def update_user(user_id: str, body: UpdateUserRequest, ll=Depends(container),
+async def update_user(container: ContainerDep, user_id: str, body: UpdateUserRequest,
                       by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """The same as `PUT`, for clients that update with `POST`."""
     await authorize_user(az, user_id, "can_update_users")
-    return await _update_user(user_id, body, ll, by)
+    return await _update_user(user_id, body, container, by)
 
 
 @router.delete("/user/{user_id}", status_code=204, responses=errors(404))
-async def delete_user(user_id: str, ll=Depends(container), by: Provenance = Depends(provenance),
+async def delete_user(container: ContainerDep, user_id: str, by: Provenance = Depends(provenance),
                       az: Guard = Depends(guard)):
     """Deletes the user and removes it from every role. A later request of the same principal provisions it
     again, with no memberships."""
     await authorize_user(az, user_id, "can_delete_users")
-    await run_in_threadpool(ll.users.delete, user_id, by)
+    await run_in_threadpool(container.users.delete, user_id, by)
     return Response(status_code=204)

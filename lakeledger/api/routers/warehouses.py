@@ -1,15 +1,16 @@
 from uuid import UUID
 
+from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchWarehouse, WarehouseInactive
 
 
-async def active_warehouse(ll, prefix: str) -> dict:
+async def active_warehouse(container: Container, prefix: str) -> dict:
     """The warehouse a catalog prefix names (its id), which must exist and be active."""
     try:
         warehouse_id = UUID(prefix)
     except ValueError:
         raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
-    row = await ll.queries.warehouse(warehouse_id)
+    row = await container.queries.warehouse(warehouse_id)
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}")
     if row["status"] != "active":

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from psycopg.rows import dict_row
+from psycopg.rows import class_row
 from psycopg_pool import AsyncConnectionPool
 
 from lakeledger.projections.history import SERVER_LEVEL
@@ -25,7 +25,6 @@ _LAST_BEFORE = ("COALESCE((SELECT notification_id FROM lakeledger_events WHERE a
 
 
 @dataclass(frozen=True)
-
 class Filters:
     namespace: list[str] | None = None
     tabular_id: UUID | None = None
@@ -67,6 +66,23 @@ def page_query(warehouse_id: UUID | None, filters: Filters, after: int | None,
     return sql, params
 
 
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One row of the history, in COLUMNS' order."""
+    sequence: int
+    event_id: UUID
+    time: datetime
+    type: str
+    actor: str
+    request_id: str
+    warehouse_id: UUID | None
+    entity_type: str
+    entity_id: UUID
+    entity_name: list[str]
+    summary: str
+    change: str  # the stored JSON document, as text
+
+
 class HistoryQueries:
     def __init__(self, pool: AsyncConnectionPool):
         self.pool = pool
@@ -75,13 +91,14 @@ class HistoryQueries:
         """Deleted warehouses included: their history outlives them."""
         async with self.pool.connection() as conn:
             cur = await conn.execute(KNOWN_WAREHOUSE, {"id": warehouse_id})
-            return (await cur.fetchone())[0]
+            row = await cur.fetchone()
+            return row is not None and bool(row[0])
 
     async def events(self, warehouse_id: UUID | None, filters: Filters, after: int | None,
-                     limit: int | None) -> list[dict[str, Any]]:
+                     limit: int | None) -> list[HistoryEvent]:
         """``warehouse_id`` None: the server-level history."""
         sql, params = page_query(warehouse_id, filters, after, limit)
         async with self.pool.connection() as conn:
-            cur = conn.cursor(row_factory=dict_row)
+            cur = conn.cursor(row_factory=class_row(HistoryEvent))
             await cur.execute(sql, params)
             return await cur.fetchall()
