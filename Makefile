@@ -32,7 +32,7 @@ export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps
+.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps
 
 setup: $(VENV)/.installed
 
@@ -168,6 +168,11 @@ test: docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-de
 
 unit: setup
 	$(PY) -m pytest -q tests/unit
+
+# the service tier (tests/service, docs/service-tests.md): the catalog's commands in-process on a real Postgres, no
+# other dependency; without the fuzzers' pytest plugins, whose import alone took 8 of its 30 s
+service: setup
+	$(PY) -m pytest -q -p no:schemathesis -p no:hypothesispytest tests/service $(PYTEST_ARGS)
 
 # ruff (lint rules and import order) and mypy (strict for domain, eventstore and services; the rest checked), both
 # configured in pyproject.toml
