@@ -123,9 +123,9 @@ class Catalog:
                                                   CreateViewRequest.model_validate(body), body, self.by)
 
     def commit(self, namespace: str, name: str, updates: list, requirements: list | None = None,
-               on: Container | None = None) -> TableState:
+               on: Container | None = None, by: Provenance | None = None) -> TableState:
         [state] = (on or self.services).tables.commit(
-            self.warehouse_id, [TableChange((namespace,), name, requirements or [], updates)], self.by)
+            self.warehouse_id, [TableChange((namespace,), name, requirements or [], updates)], by or self.by)
         return state
 
     # -- the read model ------------------------------------------------------------------------
