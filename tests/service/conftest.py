@@ -92,6 +92,7 @@ class Catalog:
     rival: Container
     read_model: ReadModel
     warehouse_id: str
+    warehouse_name: str
     location: Path
     by: Provenance = field(default_factory=lambda: Provenance("service-tests", "setup"))
 
@@ -146,6 +147,9 @@ class Catalog:
             return []
         return self.read_model.run(self.read_model.queries.tabulars(row["id"], typ, None, 1000))
 
+    def warehouse_listed(self) -> bool:
+        return self.read_model.run(self.read_model.queries.warehouse(UUID(self.warehouse_id))) is not None
+
     def namespace_listed(self, *path: str) -> bool:
         return self.read_model.run(self.read_model.queries.namespace(UUID(self.warehouse_id), list(path))) is not None
 
@@ -156,10 +160,11 @@ class Catalog:
 @pytest.fixture
 def catalog(services: Container, rival: Container, read_model: ReadModel, tmp_path: Path) -> Catalog:
     location = tmp_path / "warehouse"
+    name = f"svc-{uuid.uuid4().hex[:12]}"
     warehouse_id = services.management.create_warehouse(
-        DEFAULT_PROJECT_ID, f"svc-{uuid.uuid4().hex[:12]}", {"type": "file", "location": f"file://{location}"},
-        None, None, Provenance("service-tests", "warehouse"))
-    return Catalog(services, rival, read_model, str(warehouse_id), location)
+        DEFAULT_PROJECT_ID, name, {"type": "file", "location": f"file://{location}"}, None, None,
+        Provenance("service-tests", "warehouse"))
+    return Catalog(services, rival, read_model, str(warehouse_id), name, location)
 
 
 @dataclass

@@ -187,3 +187,22 @@ def test_a_commit_the_service_cannot_apply_is_refused_and_appends_nothing(catalo
     with pytest.raises(error) as refused:
         catalog.services.tables.commit(catalog.warehouse_id, changes, catalog.by)
     assert str(refused.value) == message and catalog.head() == start
+
+
+@pytest.mark.parametrize(("move", "missing"), [
+    (lambda c: c.rival.tables.drop(c.warehouse_id, ["ns"], "t", None, False, RIVAL), "ns.t"),
+    (lambda c: c.rival.tables.rename(c.warehouse_id, (["ns"], "t"), (["ns"], "u"), RIVAL), "ns.t"),
+], ids=["dropped", "renamed"])
+def test_a_commit_that_lost_to_a_drop_or_rename_finds_no_table(catalog, table, interleave, move, missing):
+    """The retry looks the table up again by the name the client used: gone, the commit is refused, not applied to
+    the table under its new name or to its dropped self."""
+    seen = interleave(catalog.services.ledger, lambda: move(catalog))
+    start = catalog.head()
+
+    with pytest.raises(NoSuchTable, match=f"^Table does not exist: {missing}$"):
+        catalog.commit("ns", "t", SET_A)
+
+    assert seen.appends == 1
+    assert [n.event.actor for n in catalog.events_after(start)] == ["rival"] * len(catalog.events_after(start))
+    assert not any(isinstance(e, Table.Committed) for e in catalog.services.log.events_of(table))
+    assert len(catalog.metadata_files()) == 1
