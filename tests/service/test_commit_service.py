@@ -5,11 +5,12 @@ new metadata file, which the log, the read model and the next metadata's log agr
 
 import json
 from pathlib import Path
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
+from support import SCHEMA, VIEW_VERSION
 
-from lakeledger.domain.errors import CommitFailed, InvalidArgument, NoSuchTable
+from lakeledger.domain.errors import AlreadyExists, CommitFailed, InvalidArgument, NoSuchTable
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table import Table
 from lakeledger.services.tables import TableChange
@@ -206,3 +207,82 @@ def test_a_commit_that_lost_to_a_drop_or_rename_finds_no_table(catalog, table, i
     assert [n.event.actor for n in catalog.events_after(start)] == ["rival"] * len(catalog.events_after(start))
     assert not any(isinstance(e, Table.Committed) for e in catalog.services.log.events_of(table))
     assert len(catalog.metadata_files()) == 1
+
+
+def _create_transaction() -> list[dict]:
+    """The updates of Java's create transaction (committed with assert-create)."""
+    return [{"action": "assign-uuid", "uuid": str(uuid4())},
+            {"action": "upgrade-format-version", "format-version": 2},
+            {"action": "add-schema", "schema": SCHEMA}, {"action": "set-current-schema", "schema-id": -1},
+            {"action": "add-spec", "spec": {"spec-id": 0, "fields": []}}, {"action": "set-default-spec", "spec-id": -1},
+            {"action": "add-sort-order", "sort-order": {"order-id": 0, "fields": []}},
+            {"action": "set-default-sort-order", "sort-order-id": -1}]
+
+
+@pytest.mark.parametrize(("winner", "error", "message"), [
+    (lambda c: c.table("ns", "x", on=c.rival), CommitFailed, "Requirement failed: table already exists"),
+    (lambda c: c.view("ns", "x", on=c.rival), AlreadyExists, "View with same name already exists: ns.x"),
+], ids=["table", "view"])
+def test_a_create_transaction_that_lost_its_race(catalog, interleave, winner, error, message):
+    """Iceberg's catalog tests expect these messages when another client created the name first."""
+    catalog.namespace("ns")
+    seen = interleave(catalog.services.ledger, lambda: winner(catalog))
+    start = catalog.head()
+
+    with pytest.raises(error) as refused:
+        catalog.commit("ns", "x", _create_transaction(), [{"type": "assert-create"}])
+
+    assert str(refused.value) == message and seen.appends == 1
+    assert "Table.Committed" not in catalog.kinds_after(start) and len(catalog.kinds_after(start)) == 2
+    assert len(catalog.metadata_files()) == 1  # the winner's; the loser's file went with its append
+
+
+def test_a_create_transaction_creates_the_table(catalog):
+    catalog.namespace("ns")
+    updates = _create_transaction()
+    start = catalog.head()
+    state = catalog.commit("ns", "x", updates, [{"type": "assert-create"}])
+    assert catalog.kinds_after(start) == ["NameClaim.Created", "Table.Created"]
+    assert catalog.loaded_table("ns", "x") == (UUID(updates[0]["uuid"]), state.metadata_location)
+
+
+def test_a_multi_table_commit_that_lost_on_one_table_runs_again_whole(catalog, table, interleave):
+    other = catalog.table("ns", "u").table_id
+    interleave(catalog.services.ledger, lambda: catalog.commit(
+        "ns", "u", [{"action": "set-properties", "updates": {"b": "2"}}], on=catalog.rival, by=RIVAL))
+    start = catalog.head()
+
+    states = catalog.services.tables.commit(
+        catalog.warehouse_id, [TableChange(("ns",), "t", [], SET_A), TableChange(("ns",), "u", [], SET_A)],
+        Provenance("me", "both"))
+
+    events = catalog.events_after(start)
+    assert [(n.originator_id, n.event.actor) for n in events] == [(other, "rival"), (table, "me"), (other, "me")]
+    assert [_metadata(s.metadata_location)["properties"] for s in states] == [{"a": "1"}, {"a": "1", "b": "2"}]
+    assert len(catalog.metadata_files()) == 5  # two creates, the rival's commit, and this one's two files
+
+
+def test_a_view_replace_that_lost_its_race_runs_again_on_the_winners_version(catalog, interleave):
+    catalog.namespace("ns")
+    catalog.view("ns", "v")
+    view_id = catalog.loaded_view("ns", "v")[0]
+
+    def replace(on, by: Provenance, sql: str):
+        version = {**VIEW_VERSION, "version-id": 2, "representations": [{"type": "sql", "sql": sql,
+                                                                           "dialect": "spark"}]}
+        return on.views.replace(catalog.warehouse_id, ["ns"], "v",
+                                [{"type": "assert-view-uuid", "uuid": str(view_id)}],
+                                [{"action": "add-view-version", "view-version": version},
+                                 {"action": "set-current-view-version", "view-version-id": -1}], by)
+
+    seen = interleave(catalog.services.ledger, lambda: replace(catalog.rival, RIVAL, "SELECT 2"))
+    start = catalog.head()
+
+    mine = replace(catalog.services, Provenance("me", "replace"), "SELECT 3")
+
+    assert seen.appends == 2
+    assert [n.event.actor for n in catalog.events_after(start)] == ["rival", "me"]
+    metadata = json.loads(mine.metadata)
+    assert [v["representations"][0]["sql"] for v in metadata["versions"]] == ["SELECT 1", "SELECT 2", "SELECT 3"]
+    assert catalog.loaded_view("ns", "v") == (view_id, mine.metadata_location)
+    assert len(catalog.metadata_files()) == 3

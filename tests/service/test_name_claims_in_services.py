@@ -2,6 +2,7 @@
 and views alike, decided by the append (two claimants of one name append at one claim version, one wins); a name is
 released by a drop or a rename and can then be claimed again."""
 
+import re
 import threading
 from uuid import UUID
 
@@ -12,6 +13,8 @@ from lakeledger.domain.name_claim import NAMESPACE, TABULAR, NameClaim
 from lakeledger.domain.names import claim_id
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.table import Table
+from lakeledger.services.recycle_bin import UndropTarget
 
 RIVAL = Provenance("rival", "move")
 
@@ -220,3 +223,53 @@ def test_a_dropped_namespace_name_can_be_claimed_again(catalog):
     assert first != again and catalog.services.log.get(Namespace, first).dropped
     assert _claim_events(catalog, UUID(catalog.warehouse_id), "ns", NAMESPACE) == [
         ("NameClaim.Created", first), ("NameClaim.Released", first), ("NameClaim.Claimed", again)]
+
+
+SOFT = {"type": "soft", "expiration-seconds": 3600}
+TAKEN = "Cannot undrop table ns.t: the name is now taken by another table or view; rename or drop that one first"
+
+
+def _soft_dropped_table(catalog) -> UUID:
+    catalog.services.management.set_delete_profile(catalog.warehouse_id, SOFT, catalog.by)
+    catalog.namespace("ns")
+    dropped = catalog.table("ns", "t").table_id
+    catalog.services.tables.drop(catalog.warehouse_id, ["ns"], "t", None, False, catalog.by)
+    return dropped
+
+
+def test_an_undrop_takes_its_name_back(catalog):
+    dropped = _soft_dropped_table(catalog)
+    ns = catalog.services.log.get(Table, dropped).namespace_id
+    assert _holder(catalog, ns, "t") is None and catalog.loaded_table("ns", "t") is None
+
+    catalog.services.recycle_bin.undrop(catalog.warehouse_id, [UndropTarget("table", dropped)], catalog.by)
+
+    assert _claim_events(catalog, ns, "t") == [("NameClaim.Created", dropped), ("NameClaim.Released", dropped),
+                                               ("NameClaim.Claimed", dropped)]
+    assert catalog.loaded_table("ns", "t")[0] == dropped
+
+
+def test_an_undrop_is_refused_when_its_name_was_taken_since(catalog):
+    dropped = _soft_dropped_table(catalog)
+    catalog.view("ns", "t")
+    start = catalog.head()
+
+    with pytest.raises(AlreadyExists, match=f"^{re.escape(TAKEN)}$"):
+        catalog.services.recycle_bin.undrop(catalog.warehouse_id, [UndropTarget("table", dropped)], catalog.by)
+
+    assert catalog.head() == start and catalog.services.log.get(Table, dropped).dropped
+
+
+def test_an_undrop_loses_to_a_create_of_its_name(catalog, interleave):
+    dropped = _soft_dropped_table(catalog)
+    created = []
+    seen = interleave(catalog.services.ledger, lambda: created.append(catalog.table("ns", "t", on=catalog.rival)))
+    start = catalog.head()
+
+    with pytest.raises(AlreadyExists, match=f"^{re.escape(TAKEN)}$"):
+        catalog.services.recycle_bin.undrop(catalog.warehouse_id, [UndropTarget("table", dropped)], catalog.by)
+
+    assert seen.appends == 1  # the lost append is retried; the retry finds the name taken before appending
+    assert catalog.kinds_after(start) == ["NameClaim.Claimed", "Table.Created"]
+    assert catalog.loaded_table("ns", "t")[0] == created[0].table_id
+    assert catalog.services.log.get(Table, dropped).dropped
