@@ -134,11 +134,11 @@ class Catalog:
     def loaded_table(self, namespace: str, name: str) -> tuple[UUID, str] | None:
         """(id, metadata location) of the live table as loadTable finds it."""
         row = self.read_model.run(self.read_model.queries.active_table(UUID(self.warehouse_id), [namespace], name))
-        return (row[0], row[1]) if row else None
+        return (row.id, row.metadata_location) if row else None
 
     def loaded_view(self, namespace: str, name: str) -> tuple[UUID, str] | None:
         row = self.read_model.run(self.read_model.queries.active_view(UUID(self.warehouse_id), [namespace], name))
-        return (row[0], row[1]) if row else None
+        return (row.id, row.metadata_location) if row else None
 
     def listed(self, namespace: str, typ: str) -> list[str]:
         """The names listTables (``table``) or listViews (``view``) shows in a namespace."""
