@@ -1,13 +1,20 @@
+from typing import Annotated
 from uuid import UUID
 
-from fastapi import Request
+from fastapi import Depends, Request
 
+from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest
 
 
 # Dependencies are coroutines: a plain ``def`` would cost every request a hop to the thread pool.
-async def container(request: Request):
-    return request.app.state.lakeledger
+async def container(request: Request) -> Container:
+    found: Container = request.app.state.lakeledger
+    return found
+
+
+# A handler's parameter ``container: ContainerDep`` is the composition root, typed.
+ContainerDep = Annotated[Container, Depends(container)]
 
 
 def boolean_param(value: str | None, name: str, default: bool) -> bool:

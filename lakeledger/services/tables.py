@@ -25,11 +25,8 @@ from lakeledger.domain.table_metadata import TableMetadata
 from lakeledger.services import placement, resolve
 from lakeledger.services.approval import proposed_commit
 from lakeledger.services.conditions import Condition
-from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.resolve import WarehouseSettings
-from lakeledger.services.tabulars import Placement, Registration, TabularKind, Tabulars, in_namespace
-from lakeledger.services.unit_of_work import Ledger
-from lakeledger.storage import Storages
+from lakeledger.services.tabulars import Placement, Registration, TabularKind, TabularService, in_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -78,12 +75,8 @@ TABLE_KIND = TabularKind(
 )
 
 
-class TableService:
-    def __init__(self, ledger: Ledger, files: MetadataFiles, storages: Storages):
-        self.ledger = ledger
-        self.files = files
-        self.storages = storages
-        self.tabulars = Tabulars(ledger, files, storages, TABLE_KIND)
+class TableService(TabularService[Table]):
+    kind = TABLE_KIND
 
     # -- create -------------------------------------------------------------------------------
 
@@ -211,17 +204,13 @@ class TableService:
                                                  "updates": change.updates_raw}, by)
         return _Staged(table, claim, metadata, metadata_location, in_namespace(ns, tuple(ns.path)))
 
-    # -- drop, rename, register ---------------------------------------------------------------
+    # -- drop, register (a rename is TabularService's) ----------------------------------------
 
     def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool | None, force: bool,
              by: Provenance) -> None:
         """Soft in a warehouse with a soft delete profile (the files stay until expiry), final in a hard one.
         ``purge_requested`` None (the client did not say) follows the warehouse's drop-purge-default."""
         self.tabulars.drop(warehouse_id, namespace, name, purge_requested, force, by)
-
-    def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
-               by: Provenance) -> None:
-        self.tabulars.rename(warehouse_id, source, destination, by)
 
     def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str,
                  overwrite: bool, raw: dict[str, Any], by: Provenance) -> TableState:

@@ -228,6 +228,23 @@ class Tabulars(Generic[T]):
         return self.ledger.claim(TABULAR, ns.id, name, tabular_id, self.kind.word, by, dotted([*levels, name]))
 
 
+class TabularService(Generic[T]):
+    """What the table and the view service are built on: the core for their kind, and the rename, the same for
+    both."""
+
+    kind: TabularKind[T]
+
+    def __init__(self, ledger: Ledger, files: MetadataFiles, storages: Storages):
+        self.ledger = ledger
+        self.files = files
+        self.storages = storages
+        self.tabulars = Tabulars(ledger, files, storages, self.kind)
+
+    def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
+               by: Provenance) -> None:
+        self.tabulars.rename(warehouse_id, source, destination, by)
+
+
 def in_namespace(ns: Namespace, levels: tuple[str, ...]) -> list[Condition]:
     """The append condition of an object created in ``ns``: the namespace is still there."""
     return [namespace_exists(ns.id, dotted(levels))]

@@ -20,11 +20,9 @@ from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.view import View
 from lakeledger.services import placement, resolve
 from lakeledger.services.conditions import Condition
-from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.resolve import WarehouseSettings
-from lakeledger.services.tabulars import Placement, Registration, TabularKind, Tabulars, in_namespace
-from lakeledger.services.unit_of_work import Ledger
-from lakeledger.storage import Storage, Storages
+from lakeledger.services.tabulars import Placement, Registration, TabularKind, TabularService, in_namespace
+from lakeledger.storage import Storage
 
 
 @dataclass(frozen=True)
@@ -45,12 +43,8 @@ VIEW_KIND = TabularKind(
 )
 
 
-class ViewService:
-    def __init__(self, ledger: Ledger, files: MetadataFiles, storages: Storages):
-        self.ledger = ledger
-        self.files = files
-        self.storages = storages
-        self.tabulars = Tabulars(ledger, files, storages, VIEW_KIND)
+class ViewService(TabularService[View]):
+    kind = VIEW_KIND
 
     # -- create -------------------------------------------------------------------------------
 
@@ -98,14 +92,10 @@ class ViewService:
 
         return self.ledger.retrying(command)
 
-    # -- drop, rename, register ---------------------------------------------------------------
+    # -- drop, register (a rename is TabularService's) ----------------------------------------
 
     def drop(self, warehouse_id: str, namespace: list[str], name: str, force: bool, by: Provenance) -> None:
         self.tabulars.drop(warehouse_id, namespace, name, None, force, by)
-
-    def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
-               by: Provenance) -> None:
-        self.tabulars.rename(warehouse_id, source, destination, by)
 
     def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str,
                  raw: dict[str, Any], by: Provenance) -> ViewState:
