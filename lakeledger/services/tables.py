@@ -142,8 +142,7 @@ class TableService(TabularService[Table]):
         return self.ledger.retrying(command)
 
     def _stage(self, wh: WarehouseSettings, change: TableChange, requirements: list[TableRequirement],
-               updates: list[TableUpdate],
-               by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:
+               updates: list[TableUpdate], by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:
         levels = check_namespace(list(change.namespace))
         name = check_name(change.name, "Table")
         table = self._live_table(wh, levels, name, hint)
@@ -282,4 +281,3 @@ class TableService(TabularService[Table]):
                 storage.delete(location)
             raise
         return [data for _, data in written]
-

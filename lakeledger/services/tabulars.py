@@ -1,8 +1,9 @@
 """What tables and views do alike, as domain/tabular.py holds what they are alike: a name in their namespace's one
 name space (checked, claimed, released), a place in the warehouse, and the create, register, rename and drop built
-around them. A ``TabularKind`` says where the two kinds differ; each kind's own work (a table's metadata and commits,
-a view's versions) stays in services/tables.py and services/views.py, which hand it to ``create`` and ``register``
-as the step that makes the new object."""
+around them. A ``TabularKind`` says where the two kinds differ; ``TabularService`` is what the table and the view
+service are built on. Each kind's own work (a table's metadata and commits, a view's versions) stays in
+services/tables.py and services/views.py, which hand it to ``create`` and ``register`` as the step that makes the
+new object."""
 
 from collections.abc import Callable
 from dataclasses import dataclass

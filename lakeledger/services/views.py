@@ -140,4 +140,3 @@ class ViewService(TabularService[View]):
             storage.delete(location)
             raise
         return data
-
