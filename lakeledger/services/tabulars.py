@@ -60,39 +60,33 @@ class TabularKind(Generic[T]):
 
 
 @dataclass(frozen=True)
-class Placement:
-    """Where a new table or view goes: its warehouse and namespace, its name and new id, its location normalised
-    (what the catalog records and compares) and as the client spelt it (what its metadata keeps)."""
+class NewName:
+    """Where a table or view about to be created or registered is named: its warehouse, its namespace (as found and
+    as the request named it) and its name."""
 
     wh: WarehouseSettings
     ns: Namespace
     levels: tuple[str, ...]
     name: str
+
+
+@dataclass(frozen=True)
+class Placement(NewName):
+    """A new table or view: its new id and its location, normalised (what the catalog records and compares) and as
+    the client spelt it (what its metadata keeps)."""
+
     id: UUID
     location: str
     spelt_location: str
 
-    @property
-    def identifier(self) -> str:
-        return dotted([*self.levels, self.name])
-
 
 @dataclass(frozen=True)
-class Registration:
-    """A metadata file to register as a table or view named ``name`` in ``ns``: where it is (inside the
-    warehouse) and its bytes."""
+class Registration(NewName):
+    """A metadata file to register: where it is (inside the warehouse) and its bytes."""
 
-    wh: WarehouseSettings
-    ns: Namespace
-    levels: tuple[str, ...]
-    name: str
     metadata_location: str
     storage: Storage
     data: bytes
-
-    @property
-    def identifier(self) -> str:
-        return dotted([*self.levels, self.name])
 
 
 class Tabulars(Generic[T]):
