@@ -14,10 +14,11 @@ where other clients send `%20`; Lakekeeper reads it so too. A name holding `+` i
 not hold one (domain.names.check_new_name), so `%2B` only reaches names created before that rule."""
 
 from urllib.parse import unquote, unquote_to_bytes
+from uuid import UUID
 
 from starlette.convertors import StringConvertor, register_url_convertor
 
-from lakeledger.domain.errors import BadRequest, InvalidArgument
+from lakeledger.domain.errors import BadRequest, InvalidArgument, NoSuchWarehouse
 from lakeledger.domain.names import check_namespace
 
 SEPARATOR = "\x1f"
@@ -45,6 +46,14 @@ def parse_namespace(raw: str) -> list[str]:
     if raw is None or raw == "":
         raise InvalidArgument("Namespace must not be empty")
     return list(check_namespace(levels(raw)))
+
+
+def warehouse_id_of(prefix: str) -> UUID:
+    """The warehouse a catalog prefix names (NoSuchWarehouse for one that is not a warehouse id)."""
+    try:
+        return UUID(prefix)
+    except ValueError:
+        raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}") from None
 
 
 def routing_path(scope) -> str:

@@ -13,7 +13,7 @@ from uuid import UUID
 from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.api.errors import error_response
-from lakeledger.api.tabulars import warehouse_id_of
+from lakeledger.api.identifiers import warehouse_id_of
 from lakeledger.domain import instants
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
 from lakeledger.projections.catalog_versions_queries import CatalogVersionsQueries

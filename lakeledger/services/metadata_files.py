@@ -9,10 +9,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import orjson
-from pyiceberg.table.metadata import TableMetadata
 
 from lakeledger.domain.errors import BadRequest, InvalidArgument
-from lakeledger.domain.table_metadata import parse, serialize
+from lakeledger.domain.table_metadata import TableMetadata, parse, serialize
 from lakeledger.storage import Storage
 
 ALL_SNAPSHOTS = "all"

@@ -11,7 +11,6 @@ import orjson
 
 from lakeledger.domain.errors import (
     NoSuchNamespace,
-    NoSuchTable,
     NoSuchWarehouse,
     WarehouseInactive,
 )
@@ -20,7 +19,6 @@ from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.storage_credential import SecretRef
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
-from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.warehouse import ACTIVE, PURGE, Warehouse, parse_delete_profile, parse_storage_profile
 from lakeledger.eventstore.log import ConcurrentChange
@@ -151,9 +149,3 @@ def tabular(ledger: Ledger, cls: type[T], ns: Namespace, name: str) -> T | None:
         raise ConcurrentChange(f"{dotted([*ns.path, name])} was renamed while it was being resolved")
     return found
 
-
-def table(ledger: Ledger, ns: Namespace, name: str) -> Table:
-    found = tabular(ledger, Table, ns, name)
-    if found is None:
-        raise NoSuchTable(f"Table does not exist: {dotted([*ns.path, name])}")
-    return found

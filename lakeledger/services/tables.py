@@ -1,16 +1,16 @@
+"""Use cases of Iceberg tables: create, commit (one table or a transaction of several), drop, rename, register;
+what tables do as views do is services/tabulars.py's, with TABLE_KIND saying where tables differ."""
+
 import logging
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
-from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import SetLocationUpdate
 
-from lakeledger.domain import deletion
 from lakeledger.domain import table_metadata as tm
 from lakeledger.domain.errors import AlreadyExists, InvalidArgument, NoSuchNamespace, NoSuchTable
-from lakeledger.domain.name_claim import TABULAR
-from lakeledger.domain.names import check_name, check_namespace, check_new_name, dotted
+from lakeledger.domain.names import check_name, check_namespace, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import is_within, normalize_location
@@ -20,14 +20,13 @@ from lakeledger.domain.table import (
     CREATED_BY_REQUEST,
     Table,
 )
-from lakeledger.domain.warehouse import PURGE
+from lakeledger.domain.table_changes import TableRequirement, TableUpdate
+from lakeledger.domain.table_metadata import TableMetadata
 from lakeledger.services import placement, resolve
-from lakeledger.services.approval import proposed_commit, proposed_drop
-from lakeledger.services.conditions import Condition, namespace_exists
-from lakeledger.services.metadata_files import MetadataFiles
+from lakeledger.services.approval import proposed_commit
+from lakeledger.services.conditions import Condition
 from lakeledger.services.resolve import WarehouseSettings
-from lakeledger.services.unit_of_work import Ledger
-from lakeledger.storage import Storages
+from lakeledger.services.tabulars import Placement, Registration, TabularKind, TabularService, in_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +47,8 @@ class TableState:
 class TableChange:
     namespace: tuple[str, ...]
     name: str
-    requirements_raw: list
-    updates_raw: list
+    requirements_raw: list[Any]
+    updates_raw: list[Any]
 
 
 @dataclass
@@ -66,39 +65,39 @@ class _Staged:
     base_location: str | None = None  # the metadata file this commit supersedes
 
 
-class TableService:
-    def __init__(self, ledger: Ledger, files: MetadataFiles, storages: Storages):
-        self.ledger = ledger
-        self.files = files
-        self.storages = storages
+TABLE_KIND = TabularKind(
+    aggregate=Table,
+    missing_namespace_is_missing_object=False,
+    rename_destination_first=False,
+    drop_checks_name=False,
+    purgeable=True,
+    rename_lost_race="Table already exists: {destination}",
+)
+
+
+class TableService(TabularService[Table]):
+    kind = TABLE_KIND
 
     # -- create -------------------------------------------------------------------------------
 
-    def create(self, warehouse_id: str, namespace: list[str], request: Any, raw: dict, by: Provenance) -> TableState:
-        levels = check_namespace(namespace)
-        name = check_new_name(request.name, "Table")
-
-        def command() -> TableState:
-            wh = resolve.warehouse(self.ledger, warehouse_id)
-            ns = resolve.namespace(self.ledger, wh, levels)
-            self._ensure_name_free(ns, name)
-            table_id = uuid4()
-            location = placement.new_location(self.ledger, wh, request.location, ns.id, table_id)
+    def create(self, warehouse_id: str, namespace: list[str], request: Any, raw: dict[str, Any],
+               by: Provenance) -> TableState:
+        def make(new: Placement) -> TableState:
             # the metadata keeps the location as the client spelt it; the catalog compares the normalised form
             metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order,
-                                       _as_spelt(request.location) or location, request.properties, table_id)
-            self.storages.of(wh).prepare_table_location(location)
+                                       new.spelt_location, request.properties, new.id)
+            self.storages.of(new.wh).prepare_table_location(new.location)
             if request.stage_create:
-                return TableState(None, tm.serialize(metadata), table_id, location)
-            metadata_location = self._metadata_location(wh, metadata, None)
-            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
-            table = Table.create(table_id, wh.id, ns.id, levels, name, location, metadata_location,
+                return TableState(None, tm.serialize(metadata), new.id, new.location)
+            metadata_location = self._metadata_location(new.wh, metadata, None)
+            claim = self.tabulars.claim(new.ns, new.levels, new.name, new.id, by)
+            table = Table.create(new.id, new.wh.id, new.ns.id, new.levels, new.name, new.location, metadata_location,
                                  CREATED_BY_REQUEST, raw, by)
-            data = self._write_and_append(wh, [(metadata_location, metadata, None)], [claim, table],
-                                          [namespace_exists(ns.id, dotted(levels))])
-            return TableState(metadata_location, data[0], table_id, location)
+            data = self._write_and_append(new.wh, [(metadata_location, metadata, None)], [claim, table],
+                                          in_namespace(new.ns, new.levels))
+            return TableState(metadata_location, data[0], new.id, new.location)
 
-        return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
+        return self.tabulars.create(warehouse_id, namespace, request.name, request.location, make)
 
     # -- commit -------------------------------------------------------------------------------
 
@@ -142,8 +141,8 @@ class TableService:
 
         return self.ledger.retrying(command)
 
-    def _stage(self, wh: WarehouseSettings, change: TableChange, requirements: list, updates: list,
-               by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:
+    def _stage(self, wh: WarehouseSettings, change: TableChange, requirements: list[TableRequirement],
+               updates: list[TableUpdate], by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:
         levels = check_namespace(list(change.namespace))
         name = check_name(change.name, "Table")
         table = self._live_table(wh, levels, name, hint)
@@ -184,9 +183,9 @@ class TableService:
             return None
         return resolve.tabular(self.ledger, Table, ns, name)
 
-    def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange, requirements: list,
-                      updates: list, by: Provenance) -> _Staged:
-        self._ensure_name_free(ns, name)  # a view may hold it
+    def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange,
+                      requirements: list[TableRequirement], updates: list[TableUpdate], by: Provenance) -> _Staged:
+        self.tabulars.ensure_name_free(ns, name)  # a view may hold it
         table_id = tm.assigned_uuid(updates) or uuid4()
         if self.ledger.log.get(Table, table_id) is not None:
             raise AlreadyExists(f"A table with uuid {table_id} already exists")
@@ -198,106 +197,54 @@ class TableService:
         location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
         self.storages.of(wh).prepare_table_location(location)
         metadata_location = self._metadata_location(wh, metadata, None)
-        claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*ns.path, name]))
+        claim = self.tabulars.claim(ns, tuple(ns.path), name, table_id, by)
         table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
                              CREATED_BY_COMMIT, {"requirements": change.requirements_raw,
                                                  "updates": change.updates_raw}, by)
-        return _Staged(table, claim, metadata, metadata_location, [namespace_exists(ns.id, dotted(ns.path))])
+        return _Staged(table, claim, metadata, metadata_location, in_namespace(ns, tuple(ns.path)))
 
-    # -- drop, rename, register ---------------------------------------------------------------
+    # -- drop, register (a rename is TabularService's) ----------------------------------------
 
     def drop(self, warehouse_id: str, namespace: list[str], name: str, purge_requested: bool | None, force: bool,
              by: Provenance) -> None:
         """Soft in a warehouse with a soft delete profile (the files stay until expiry), final in a hard one.
         ``purge_requested`` None (the client did not say) follows the warehouse's drop-purge-default."""
-        levels = check_namespace(namespace)
-
-        def command() -> None:
-            wh = resolve.warehouse(self.ledger, warehouse_id)
-            ns = resolve.namespace(self.ledger, wh, levels)
-            table = resolve.table(self.ledger, ns, name)
-            expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
-            purge = purge_requested if purge_requested is not None else wh.drop_purge_default == PURGE
-            table.drop(purge, expires_at, force, by)  # refuses a protected table first
-            self.ledger.approval.review(proposed_drop(table, by, purge_requested=purge,
-                                                      expires_at=expires_at))
-            claim = self.ledger.release(TABULAR, ns.id, name, table.id, by)
-            self.ledger.append(claim, table)
-
-        self.ledger.retrying(command)
-
-    def rename(self, warehouse_id: str, source: tuple[list[str], str], destination: tuple[list[str], str],
-               by: Provenance) -> None:
-        src_levels, src_name = check_namespace(source[0]), check_name(source[1], "Table")
-        dst_levels, dst_name = check_namespace(destination[0]), check_new_name(destination[1], "Table")
-
-        def command() -> None:
-            wh = resolve.warehouse(self.ledger, warehouse_id)
-            src_ns = resolve.namespace(self.ledger, wh, src_levels)
-            table = resolve.table(self.ledger, src_ns, src_name)
-            dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
-            taken = resolve.holder_kind(self.ledger, dst_ns, dst_name)
-            if taken is not None:
-                raise AlreadyExists(f"Cannot rename {dotted([*src_levels, src_name])} to "
-                                    f"{dotted([*dst_levels, dst_name])}. {taken} already exists")
-            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, table.id, "Table", by,
-                                         dotted([*dst_levels, dst_name]))
-            old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, table.id, by)
-            table.rename(dst_ns.id, dst_levels, dst_name, by)
-            self.ledger.append(old_claim, new_claim, table,
-                               conditions=[namespace_exists(dst_ns.id, dotted(dst_levels))])
-
-        self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*dst_levels, dst_name])}")
+        self.tabulars.drop(warehouse_id, namespace, name, purge_requested, force, by)
 
     def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str,
-                 overwrite: bool, raw: dict, by: Provenance) -> TableState:
-        levels = check_namespace(namespace)
-        name = check_new_name(name, "Table")
-
-        def command() -> TableState:
-            wh = resolve.warehouse(self.ledger, warehouse_id)
-            ns = resolve.namespace(self.ledger, wh, levels)
-            location_of_file = placement.metadata_file_location(wh, metadata_location)
-            storage = self.storages.of(wh)
-            metadata = self.files.parsed(location_of_file, storage)
-            data = self.files.data(location_of_file, storage)
+                 overwrite: bool, raw: dict[str, Any], by: Provenance) -> TableState:
+        def adopt(found: Registration) -> TableState:
+            wh, ns, levels, name = found.wh, found.ns, found.levels, found.name
+            location_of_file = found.metadata_location
+            metadata = self.files.parsed(location_of_file, found.storage)
             table_id = metadata.table_uuid
-            if resolve.holder_kind(self.ledger, ns, name) == "View":
-                self._ensure_name_free(ns, name)
+            self.tabulars.ensure_name_free(ns, name, unless_held_by_own_kind=True)
             existing = resolve.tabular(self.ledger, Table, ns, name)
             if existing is not None:
                 if not overwrite:
-                    raise AlreadyExists(f"Table already exists: {dotted([*levels, name])}")
+                    raise AlreadyExists(self.tabulars.taken_message(levels, name))
                 if existing.id != table_id:
                     raise AlreadyExists("Cannot overwrite a table with metadata of another table (uuid differs)")
                 location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
                 existing.commit([], [], location_of_file, location, by)
                 self.ledger.append(existing)
-                return TableState(location_of_file, data, table_id, location)
+                return TableState(location_of_file, found.data, table_id, location)
             table = self.ledger.log.get(Table, table_id)
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
             location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
-            claim = self.ledger.claim(TABULAR, ns.id, name, table_id, "Table", by, dotted([*levels, name]))
+            claim = self.tabulars.claim(ns, levels, name, table_id, by)
             if table is None:
                 table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
                                      CREATED_BY_REGISTRATION, raw, by)
             else:  # a dropped table, registered back from one of its own metadata files
                 table.register_again(wh.id, ns.id, levels, name, location, location_of_file, raw, by)
-            self.ledger.append(claim, table, conditions=[namespace_exists(ns.id, dotted(levels))])
-            return TableState(location_of_file, data, table_id, location)
+            self.ledger.append(claim, table, conditions=in_namespace(ns, levels))
+            return TableState(location_of_file, found.data, table_id, location)
 
-        return self.ledger.retrying(command, AlreadyExists, f"Table already exists: {dotted([*levels, name])}")
+        return self.tabulars.register(warehouse_id, namespace, name, metadata_location, adopt)
 
     # -- helpers ------------------------------------------------------------------------------
-
-    def _ensure_name_free(self, ns: Namespace, name: str) -> None:
-        """409 with the message of Iceberg's catalogs, which Java clients and tests read."""
-        kind = resolve.holder_kind(self.ledger, ns, name)
-        if kind == "View":
-            raise AlreadyExists(f"View with same name already exists: {dotted([*ns.path, name])}")
-        if kind is not None:
-            raise AlreadyExists(f"Table already exists: {dotted([*ns.path, name])}")
 
     def _retire_metadata_files(self, wh: WarehouseSettings, committed: list[_Staged]) -> None:
         """Deletes the metadata files that a commit's metadata log no longer lists, when the table asks for it
@@ -305,6 +252,7 @@ class TableService:
         moved the table on is appended, and only files inside the table's own location."""
         storage = self.storages.of(wh)
         for s in committed:
+            assert s.table is not None  # only what changed is committed
             for location in tm.retired_metadata_files(s.base, s.metadata):
                 if not is_within(normalize_location(location), s.table.location):
                     continue
@@ -333,8 +281,3 @@ class TableService:
                 storage.delete(location)
             raise
         return [data for _, data in written]
-
-
-def _as_spelt(location: str | None) -> str | None:
-    """A requested location as the client wrote it, less a trailing slash (metadata paths are joined to it)."""
-    return location.rstrip("/") if location else None
