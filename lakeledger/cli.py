@@ -300,11 +300,12 @@ def _end_without_waiting_for_stuck_threads(code: int) -> None:
     answer timeout, and the exit handlers with it. They get a short wait; what one of them was still doing has an
     unknown outcome for its client, as when the process is killed. Python's own teardown that follows frees
     memory, which an exiting process need not do and which took a second or more under load."""
-    import atexit
     import logging
     import os
     import threading
     import time
+
+    from lakeledger.compat import run_exit_handlers
 
     deadline = time.monotonic() + STUCK_THREADS_WAIT_SECONDS
     for thread in threading.enumerate():
@@ -315,7 +316,7 @@ def _end_without_waiting_for_stuck_threads(code: int) -> None:
     if stuck:
         logging.getLogger("lakeledger").warning("stopping without waiting for %d threads still waiting on the "
                                                 "database (%s)", len(stuck), ", ".join(stuck[:5]))
-    atexit._run_exitfuncs()
+    run_exit_handlers()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
