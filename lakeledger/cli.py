@@ -6,6 +6,7 @@ import sys
 
 from pydantic import ValidationError
 
+from lakeledger.compat import run_exit_handlers  # imported now: the exit path has a deadline
 from lakeledger.settings import Settings
 
 # A stop (SIGTERM) must end the process within 5 s whatever the database does: requests in flight get this long,
@@ -304,8 +305,6 @@ def _end_without_waiting_for_stuck_threads(code: int) -> None:
     import os
     import threading
     import time
-
-    from lakeledger.compat import run_exit_handlers
 
     deadline = time.monotonic() + STUCK_THREADS_WAIT_SECONDS
     for thread in threading.enumerate():
