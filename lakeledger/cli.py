@@ -6,6 +6,7 @@ import sys
 
 from pydantic import ValidationError
 
+from lakeledger.compat import run_exit_handlers  # imported now: the exit path has a deadline
 from lakeledger.settings import Settings
 
 # A stop (SIGTERM) must end the process within 5 s whatever the database does: requests in flight get this long,
@@ -300,7 +301,6 @@ def _end_without_waiting_for_stuck_threads(code: int) -> None:
     answer timeout, and the exit handlers with it. They get a short wait; what one of them was still doing has an
     unknown outcome for its client, as when the process is killed. Python's own teardown that follows frees
     memory, which an exiting process need not do and which took a second or more under load."""
-    import atexit
     import logging
     import os
     import threading
@@ -315,7 +315,7 @@ def _end_without_waiting_for_stuck_threads(code: int) -> None:
     if stuck:
         logging.getLogger("lakeledger").warning("stopping without waiting for %d threads still waiting on the "
                                                 "database (%s)", len(stuck), ", ".join(stuck[:5]))
-    atexit._run_exitfuncs()
+    run_exit_handlers()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -89,9 +89,10 @@ class EmbeddedPostgres:
         """Starts Postgres unless it runs; its URL. Called with the users file locked."""
         import pgserver
 
-        # pgserver keeps one handle per directory per process and hands it back without looking whether
-        # Postgres still runs: after a release() or a crash, it must look again (and start it).
-        pgserver.PostgresServer._instances.pop(self.pgdata, None)
+        from lakeledger.compat import forget_pgserver_handle
+
+        # after a release() or a crash, pgserver must look again whether Postgres runs (and start it)
+        forget_pgserver_handle(self.pgdata)
         # cleanup_mode=None: pgserver never stops this Postgres itself; release() does.
         return pgserver.get_server(self.pgdata, cleanup_mode=None).get_uri()
 
@@ -189,7 +190,7 @@ def _launch(pgdata: Path, socket_dir: str) -> None:
     """Starts the postmaster of ``pgdata`` again as pgserver started it (same socket directory, so the same URL),
     without waiting (-W) for it to accept connections: it recovers from its WAL first, and meanwhile connecting fails
     (a 503) as it did while it was gone. A stop of this process then never waits for a recovery to finish."""
-    from pgserver._commands import pg_ctl
+    from pgserver import pg_ctl  # pgserver re-exports each of its commands
 
     # Postgres takes a lock file whose process exists as held, and a dead postmaster stays a zombie until whoever
     # inherited it (pg_ctl started it detached) reaps it: not always soon in a container. A zombie holds nothing;

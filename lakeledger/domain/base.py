@@ -2,6 +2,7 @@
 
 from copy import deepcopy
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -18,7 +19,7 @@ class CatalogAggregate(Aggregate):
     class Created(Event, Aggregate.Created):
         pass
 
-    def __deepcopy__(self, memo: dict) -> "CatalogAggregate":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "CatalogAggregate":
         # The log hands out copies of its cached aggregates (commands change them) on every command: copying ids
         # and times through their reduce protocol made the generic deep copy a tenth of a commit's service time.
         copied = object.__new__(type(self))

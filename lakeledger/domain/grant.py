@@ -14,6 +14,7 @@ writes."""
 
 from uuid import UUID, uuid5
 
+from eventsourcing.domain import TAggregate
 from eventsourcing.utils import get_topic
 
 from lakeledger.domain.base import CatalogAggregate
@@ -34,7 +35,7 @@ class Grant(CatalogAggregate):
         relation: str
         grantee: str
 
-        def mutate(self, aggregate):
+        def mutate(self, aggregate: TAggregate | None) -> TAggregate | None:
             if aggregate is None:
                 aggregate = CatalogAggregate.Created.mutate(self, None)
                 self.apply(aggregate)
@@ -68,7 +69,8 @@ class Grant(CatalogAggregate):
         return cls._change(cls.Removed, grant, object_, relation, grantee, by, unless_held=False)
 
     @classmethod
-    def _change(cls, event_class, grant, object_, relation, grantee, by, unless_held: bool):
+    def _change(cls, event_class: type[_Either], grant: "Grant | None", object_: str, relation: str, grantee: str,
+                by: Provenance, unless_held: bool) -> "Grant | None":
         fields = {"object": object_, "relation": relation, "grantee": grantee, "actor": by.actor,
                   "request_id": by.request_id}
         if grant is None:

@@ -13,6 +13,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import event
 
 from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.provenance import Provenance
 
 # Keys are the client's UUIDs; deriving the aggregate id keeps them apart from every other aggregate's id.
@@ -54,7 +55,7 @@ class IdempotencyKey(CatalogAggregate):
         request_hash: str | None
 
         @staticmethod
-        def upcast_v1_v2(state: dict) -> None:
+        def upcast_v1_v2(state: JsonObject) -> None:
             state["request_hash"] = None
 
     @event(Used)

@@ -16,13 +16,17 @@ followed by the two arrays, and each array is the base's bytes followed by the J
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from operator import is_
-from typing import Any
+
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.typedef import IcebergBaseModel
 
 # About 600 bytes each (the JSON and the entry); the snapshots themselves are held weakly, never kept alive here.
 MAX_SNAPSHOTS_KEPT = 20_000
 
-_kept: OrderedDict[int, tuple[weakref.ref, bytes]] = OrderedDict()
+_kept: OrderedDict[int, tuple[weakref.ref[Snapshot], bytes]] = OrderedDict()
 _lock = threading.Lock()
 
 _LOG_FIELD = b'{"snapshot-log":['
@@ -34,7 +38,7 @@ class _Written:
 
     __slots__ = ("ref", "log", "snapshots")
 
-    def __init__(self, ref: weakref.ref, data: bytes, log: tuple[int, int], snapshots: tuple[int, int]):
+    def __init__(self, ref: weakref.ref[TableMetadata], data: bytes, log: tuple[int, int], snapshots: tuple[int, int]):
         self.ref = ref
         view = memoryview(data)
         self.log = view[log[0]:log[1]]
@@ -44,16 +48,16 @@ class _Written:
 _written: dict[int, _Written] = {}
 
 
-def to_json(metadata: Any, base: Any = None) -> bytes:
+def to_json(metadata: TableMetadata, base: TableMetadata | None = None) -> bytes:
     """What ``metadata.model_dump_json()`` says, with ``snapshot-log`` and ``snapshots`` as the last fields.
     ``base``: the metadata this one was committed on, if any."""
     snapshots = metadata.snapshots
     if not snapshots or metadata.format_version < 2:  # v1 writes its snapshots without sequence numbers
         return metadata.model_dump_json().encode()
     before = _written_for(base)
-    log = _array(metadata.snapshot_log, base.snapshot_log if before else None, before.log if before else None,
+    log = _array(metadata.snapshot_log, base.snapshot_log if before and base else None, before.log if before else None,
                  lambda: _log_json(metadata))
-    kept = _array(snapshots, base.snapshots if before else None, before.snapshots if before else None,
+    kept = _array(snapshots, base.snapshots if before and base else None, before.snapshots if before else None,
                   lambda: b",".join(_snapshots_json(snapshots)))
     # never "{}": the format's fields are required
     head = metadata.model_dump_json(exclude={"snapshots", "snapshot_log"}).encode()[:-1] + b',"snapshot-log":['
@@ -66,10 +70,12 @@ def to_json(metadata: Any, base: Any = None) -> bytes:
     return data
 
 
-def _array(items: list, base_items: list | None, base_json: memoryview | None, every) -> list:
+def _array(items: Sequence[IcebergBaseModel], base_items: Sequence[IcebergBaseModel] | None,
+           base_json: memoryview | None, every: Callable[[], bytes]) -> list[bytes | memoryview]:
     """The JSON inside an array's brackets, in parts: the base's bytes and the new items' when ``items`` starts with
     the base's very objects, otherwise ``every()``."""
-    if base_items is not None and len(items) >= len(base_items) and all(map(is_, items, base_items)):
+    if base_items is not None and base_json is not None and len(items) >= len(base_items) \
+            and all(map(is_, items, base_items)):
         added = [item.model_dump_json().encode() for item in items[len(base_items):]]
         if not base_items:
             return [b",".join(added)]
@@ -77,21 +83,21 @@ def _array(items: list, base_items: list | None, base_json: memoryview | None, e
     return [every()]
 
 
-def _log_json(metadata: Any) -> bytes:
+def _log_json(metadata: TableMetadata) -> bytes:
     return metadata.model_dump_json(include={"snapshot_log"}).encode()[len(_LOG_FIELD):-2]
 
 
-def _written_for(base: Any) -> _Written | None:
+def _written_for(base: TableMetadata | None) -> _Written | None:
     if base is None:
         return None
     found = _written.get(id(base))
     return found if found is not None and found.ref() is base else None
 
 
-def _remember(metadata: Any, data: bytes, log: tuple[int, int], snapshots: tuple[int, int]) -> None:
+def _remember(metadata: TableMetadata, data: bytes, log: tuple[int, int], snapshots: tuple[int, int]) -> None:
     key = id(metadata)
 
-    def forget(ref: weakref.ref) -> None:
+    def forget(ref: weakref.ref[TableMetadata]) -> None:
         found = _written.get(key)
         if found is not None and found.ref is ref:
             _written.pop(key, None)
@@ -99,7 +105,7 @@ def _remember(metadata: Any, data: bytes, log: tuple[int, int], snapshots: tuple
     _written[key] = _Written(weakref.ref(metadata, forget), data, log, snapshots)
 
 
-def _snapshots_json(snapshots: list) -> list[bytes]:
+def _snapshots_json(snapshots: Sequence[Snapshot]) -> list[bytes]:
     found: list[bytes | None] = []
     with _lock:
         for snapshot in snapshots:

@@ -25,7 +25,9 @@ class SnapshotV3(Snapshot):
 class TableMetadataV3(_PyicebergV3):
     next_row_id: int = Field(alias="next-row-id", ge=0)
     encryption_keys: list[EncryptedKey] | None = Field(alias="encryption-keys", default=None)
-    snapshots: list[SnapshotV3] = Field(default_factory=list)
+    # pydantic narrows a field by declaring it again; mypy sees a list's element type changed (lists are invariant),
+    # harmless here as metadata models are frozen
+    snapshots: list[SnapshotV3] = Field(default_factory=list)  # type: ignore[assignment]
 
     # pyiceberg's serializer declares plain snapshots, which would drop key-id; snapshots carried over
     # from a v1/v2 table are plain pyiceberg ones and are written as they are
@@ -33,8 +35,10 @@ class TableMetadataV3(_PyicebergV3):
     def serialize_snapshots(self, snapshots: list[Snapshot]) -> list[SerializeAsAny[Snapshot]]:
         return snapshots
 
-    def model_dump_json(self, exclude_none: bool = True, exclude: Any | None = None, by_alias: bool = True,
-                        **kwargs: Any) -> str:
+    # pyiceberg's own signature (its v3 model refuses to write; this writes as its base model does), which differs
+    # from pydantic's keyword-only one in pyiceberg's stubs already
+    def model_dump_json(self, exclude_none: bool = True, exclude: Any | None = None,  # type: ignore[override]
+                        by_alias: bool = True, **kwargs: Any) -> str:
         return IcebergBaseModel.model_dump_json(self, exclude_none=exclude_none, exclude=exclude, by_alias=by_alias,
                                                 **kwargs)
 

@@ -6,6 +6,7 @@ from eventsourcing.domain import event
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import DeletionState
 from lakeledger.domain.errors import BadRequest, NoSuchNamespace, UnprocessableEntity
+from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.names import check_namespace, check_new_name, dotted
 from lakeledger.domain.provenance import Provenance
 
@@ -16,12 +17,12 @@ class Namespace(CatalogAggregate):
     class Created(CatalogAggregate.Created):
         warehouse_id: UUID
         parent_id: UUID | None
-        path: list
-        properties: dict
+        path: list[str]
+        properties: dict[str, str]
 
     class PropertiesUpdated(CatalogAggregate.Event):
-        updated: dict
-        removed: list
+        updated: dict[str, str]
+        removed: list[str]
 
     class Dropped(CatalogAggregate.Event):
         """Version 2 added soft and recursive drops. A recursive drop lists, on the namespace it was asked of,
@@ -30,13 +31,14 @@ class Namespace(CatalogAggregate):
 
         class_version = 2
 
-        path: list
+        path: list[str]
         expires_at: datetime | None
         with_namespace: UUID | None
-        contents: dict | None  # {"namespaces": [ids], "tabulars": [ids]} on the namespace a recursive drop named
+        # {"namespaces": [ids], "tabulars": [ids]} on the namespace a recursive drop named
+        contents: dict[str, list[str]] | None
 
         @staticmethod
-        def upcast_v1_v2(state: dict) -> None:
+        def upcast_v1_v2(state: JsonObject) -> None:
             state["expires_at"] = None
             state["with_namespace"] = None
             state["contents"] = None
@@ -44,23 +46,23 @@ class Namespace(CatalogAggregate):
     class Undropped(CatalogAggregate.Event):
         warehouse_id: UUID
         parent_id: UUID | None
-        path: list
+        path: list[str]
 
     class Expired(CatalogAggregate.Event):
-        path: list
+        path: list[str]
 
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
 
     @event(Created)
-    def __init__(self, id: UUID, warehouse_id: UUID, parent_id: UUID | None, path: list, properties: dict,
-                 actor: str, request_id: str):
+    def __init__(self, id: UUID, warehouse_id: UUID, parent_id: UUID | None, path: list[str],
+                 properties: dict[str, str], actor: str, request_id: str):
         self.warehouse_id = warehouse_id
         self.parent_id = parent_id
         self.path = list(path)
         self.properties = dict(properties)
         self.deletion = DeletionState()
-        self.contents: dict | None = None
+        self.contents: dict[str, list[str]] | None = None
 
     @property
     def dropped(self) -> bool:
@@ -88,7 +90,7 @@ class Namespace(CatalogAggregate):
             raise NoSuchNamespace(f"Namespace does not exist: {dotted(self.path)}")
 
     def update_properties(self, updates: dict[str, str], removals: list[str],
-                          by: Provenance) -> tuple[list, list, list]:
+                          by: Provenance) -> tuple[list[str], list[str], list[str]]:
         """Returns (updated, removed, missing) keys, as the Iceberg REST response reports them."""
         self.ensure_live()
         _check_properties(updates)
@@ -106,7 +108,7 @@ class Namespace(CatalogAggregate):
         return list(updates), removed, missing
 
     def drop(self, expires_at: datetime | None, force: bool, by: Provenance, with_namespace: UUID | None = None,
-             contents: dict | None = None) -> None:
+             contents: dict[str, list[UUID]] | None = None) -> None:
         self.ensure_live()
         self.deletion.check_droppable("namespace", dotted(self.path), force)
         self._dropped(path=self.path, expires_at=expires_at, with_namespace=with_namespace,
@@ -129,25 +131,25 @@ class Namespace(CatalogAggregate):
             self._protection_set(protected=protected, actor=by.actor, request_id=by.request_id)
 
     @event(PropertiesUpdated)
-    def _properties_updated(self, updated: dict, removed: list, actor: str, request_id: str) -> None:
+    def _properties_updated(self, updated: dict[str, str], removed: list[str], actor: str, request_id: str) -> None:
         self.properties.update(updated)
         for key in removed:
             self.properties.pop(key, None)
 
     @event(Dropped)
-    def _dropped(self, path: list, expires_at: datetime | None, with_namespace: UUID | None, contents: dict | None,
-                 actor: str, request_id: str) -> None:
+    def _dropped(self, path: list[str], expires_at: datetime | None, with_namespace: UUID | None,
+                 contents: dict[str, list[str]] | None, actor: str, request_id: str) -> None:
         self.deletion.drop(expires_at, with_namespace)
         self.contents = contents
 
     @event(Undropped)
-    def _undropped(self, warehouse_id: UUID, parent_id: UUID | None, path: list, actor: str,
+    def _undropped(self, warehouse_id: UUID, parent_id: UUID | None, path: list[str], actor: str,
                    request_id: str) -> None:
         self.deletion.restore()
         self.contents = None
 
     @event(Expired)
-    def _expired(self, path: list, actor: str, request_id: str) -> None:
+    def _expired(self, path: list[str], actor: str, request_id: str) -> None:
         self.deletion.expire()
 
     @event(ProtectionSet)
@@ -155,7 +157,7 @@ class Namespace(CatalogAggregate):
         self.deletion.protected = protected
 
 
-def _ids_as_text(contents: dict | None) -> dict | None:
+def _ids_as_text(contents: dict[str, list[UUID]] | None) -> dict[str, list[str]] | None:
     if contents is None:
         return None
     return {kind: [str(i) for i in ids] for kind, ids in contents.items()}

@@ -6,9 +6,8 @@ create transaction that lost its race to ``Requirement failed: table already exi
 follows the spec where pyiceberg is stricter: ``assert-ref-snapshot-id`` with a null id only asks that the
 ref be absent (pyiceberg also refuses any ref but main on a table without snapshots)."""
 
-from typing import Any
-
 from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import (
     AssertCreate as _AssertCreate,
 )
@@ -41,27 +40,32 @@ def _failed(message: str) -> CommitFailedException:
     return CommitFailedException(f"Requirement failed: {message}")
 
 
-def _existing(base: Any) -> Any:
+def _existing(base: TableMetadata | None) -> TableMetadata:
     if base is None:
         raise CommitFailedException(MISSING)
     return base
 
 
+# pyiceberg's requirements define ``validate(self, base_metadata)`` over pydantic's deprecated classmethod
+# ``BaseModel.validate``, a clash its own types never meet a checker with: each override below carries the ignore
+# that the clash needs (and only it).
+
+
 class AssertCreate(_AssertCreate):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         if base_metadata is not None:
             raise _failed("table already exists")
 
 
 class AssertTableUUID(_AssertTableUUID):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         base = _existing(base_metadata)
         if self.uuid != base.table_uuid:
             raise _failed(f"UUID does not match: expected {base.table_uuid} != {self.uuid}")
 
 
 class AssertRefSnapshotId(_AssertRefSnapshotId):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         ref = _existing(base_metadata).refs.get(self.ref)
         if ref is None:
             if self.snapshot_id is not None:
@@ -74,7 +78,7 @@ class AssertRefSnapshotId(_AssertRefSnapshotId):
 
 
 class AssertLastAssignedFieldId(_AssertLastAssignedFieldId):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         base = _existing(base_metadata)
         if base.last_column_id != self.last_assigned_field_id:
             raise _failed(f"last assigned field id changed: expected id {self.last_assigned_field_id} != "
@@ -82,7 +86,7 @@ class AssertLastAssignedFieldId(_AssertLastAssignedFieldId):
 
 
 class AssertCurrentSchemaId(_AssertCurrentSchemaId):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         base = _existing(base_metadata)
         if base.current_schema_id != self.current_schema_id:
             raise _failed(f"current schema changed: expected id {self.current_schema_id} != "
@@ -90,7 +94,7 @@ class AssertCurrentSchemaId(_AssertCurrentSchemaId):
 
 
 class AssertLastAssignedPartitionId(_AssertLastAssignedPartitionId):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         base = _existing(base_metadata)
         if base.last_partition_id != self.last_assigned_partition_id:
             raise _failed(f"last assigned partition id changed: expected id {self.last_assigned_partition_id} != "
@@ -98,7 +102,7 @@ class AssertLastAssignedPartitionId(_AssertLastAssignedPartitionId):
 
 
 class AssertDefaultSpecId(_AssertDefaultSpecId):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         base = _existing(base_metadata)
         if base.default_spec_id != self.default_spec_id:
             raise _failed(f"default partition spec changed: expected id {self.default_spec_id} != "
@@ -106,7 +110,7 @@ class AssertDefaultSpecId(_AssertDefaultSpecId):
 
 
 class AssertDefaultSortOrderId(_AssertDefaultSortOrderId):
-    def validate(self, base_metadata: Any) -> None:
+    def validate(self, base_metadata: TableMetadata | None) -> None:  # type: ignore[override]
         base = _existing(base_metadata)
         if base.default_sort_order_id != self.default_sort_order_id:
             raise _failed(f"default sort order changed: expected id {self.default_sort_order_id} != "

@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.storage_profile import S3StorageProfile, StorageProfile
 
 
@@ -33,7 +34,7 @@ StorageCredential = Annotated[S3AccessKeyCredential, Field(discriminator="type")
 _credentials = TypeAdapter(StorageCredential)
 
 # which credential types each storage type takes
-_ACCEPTED = {S3StorageProfile: (S3AccessKeyCredential,)}
+_ACCEPTED: dict[type[BaseModel], tuple[type[S3AccessKeyCredential], ...]] = {S3StorageProfile: (S3AccessKeyCredential,)}
 
 
 def parse_storage_credential(raw: Any, profile: StorageProfile) -> StorageCredential | None:
@@ -59,7 +60,7 @@ def parse_storage_credential(raw: Any, profile: StorageProfile) -> StorageCreden
     return credential
 
 
-def credential_from_secret(payload: dict) -> StorageCredential:
+def credential_from_secret(payload: JsonObject) -> StorageCredential:
     return _credentials.validate_python(payload)
 
 
@@ -71,9 +72,9 @@ class SecretRef(BaseModel):
     secret_id: UUID = Field(alias="secret-id")
     fingerprint: str
 
-    def as_event(self) -> dict:
+    def as_event(self) -> JsonObject:
         return {"secret-id": str(self.secret_id), "fingerprint": self.fingerprint}
 
     @classmethod
-    def from_event(cls, raw: dict | None) -> "SecretRef | None":
+    def from_event(cls, raw: JsonObject | None) -> "SecretRef | None":
         return cls.model_validate(raw) if raw else None

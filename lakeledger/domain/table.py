@@ -3,6 +3,7 @@ from uuid import UUID
 from eventsourcing.domain import event
 
 from lakeledger.domain.errors import AlreadyExists, NoSuchTable
+from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import TABLE, Tabular
 
@@ -21,11 +22,11 @@ class Table(Tabular):
 
     class Created(Tabular.Created):
         origin: str
-        request: dict
+        request: JsonObject
 
     class Committed(Tabular.Event):
-        requirements: list
-        updates: list
+        requirements: list[JsonObject]
+        updates: list[JsonObject]
         previous_metadata_location: str
         metadata_location: str
         location: str
@@ -35,26 +36,26 @@ class Table(Tabular):
 
         warehouse_id: UUID
         namespace_id: UUID
-        namespace: list
+        namespace: list[str]
         name: str
         location: str
         metadata_location: str
-        request: dict
+        request: JsonObject
 
     @event(Created)
-    def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str,
-                 location: str, metadata_location: str, origin: str, request: dict,
+    def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str,
+                 location: str, metadata_location: str, origin: str, request: JsonObject,
                  actor: str, request_id: str):
         self._init_tabular(warehouse_id, namespace_id, namespace, name, location, metadata_location)
 
     @classmethod
     def create(cls, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: tuple[str, ...], name: str,
-               location: str, metadata_location: str, origin: str, request: dict, by: Provenance) -> "Table":
+               location: str, metadata_location: str, origin: str, request: JsonObject, by: Provenance) -> "Table":
         return cls(id=id, warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=list(namespace),
                    name=name, location=location, metadata_location=metadata_location, origin=origin,
                    request=request, actor=by.actor, request_id=by.request_id)
 
-    def commit(self, requirements: list, updates: list, metadata_location: str, location: str,
+    def commit(self, requirements: list[JsonObject], updates: list[JsonObject], metadata_location: str, location: str,
                by: Provenance) -> None:
         self.ensure_live()
         self._committed(requirements=requirements, updates=updates,
@@ -62,13 +63,13 @@ class Table(Tabular):
                         location=location, actor=by.actor, request_id=by.request_id)
 
     @event(Committed)
-    def _committed(self, requirements: list, updates: list, previous_metadata_location: str,
+    def _committed(self, requirements: list[JsonObject], updates: list[JsonObject], previous_metadata_location: str,
                    metadata_location: str, location: str, actor: str, request_id: str) -> None:
         self.metadata_location = metadata_location
         self.location = location
 
     def register_again(self, warehouse_id: UUID, namespace_id: UUID, namespace: tuple[str, ...], name: str,
-                       location: str, metadata_location: str, request: dict, by: Provenance) -> None:
+                       location: str, metadata_location: str, request: JsonObject, by: Provenance) -> None:
         if not self.dropped:
             raise AlreadyExists(f"A table with uuid {self.id} is already registered: {self.identifier}")
         if self.deletion.soft_dropped:
@@ -81,6 +82,6 @@ class Table(Tabular):
                          actor=by.actor, request_id=by.request_id)
 
     @event(Registered)
-    def _registered(self, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, location: str,
-                    metadata_location: str, request: dict, actor: str, request_id: str) -> None:
+    def _registered(self, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,
+                    metadata_location: str, request: JsonObject, actor: str, request_id: str) -> None:
         self._init_tabular(warehouse_id, namespace_id, namespace, name, location, metadata_location)

@@ -12,7 +12,7 @@ removal already dropped."""
 from functools import singledispatch
 from typing import Annotated, Any, Union, get_args
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER_ID
 from pyiceberg.table.update import (
     AddPartitionSpecUpdate,
@@ -28,8 +28,6 @@ from pyiceberg.table.update import (
     SetDefaultSortOrderUpdate,
     SetDefaultSpecUpdate,
     UpgradeFormatVersionUpdate,
-    _apply_table_update,
-    _TableMetadataUpdateContext,
 )
 from pyiceberg.table.update import AddSnapshotUpdate as _PyicebergAddSnapshot
 from pyiceberg.table.update import TableRequirement as _PyicebergRequirement
@@ -43,6 +41,7 @@ from lakeledger.domain.encryption_keys import (
     with_key_removed,
 )
 from lakeledger.domain.partition_specs import numbered_partition_fields
+from lakeledger.domain.pyiceberg_compat import UpdateContext, apply_table_update
 from lakeledger.domain.requirements import REQUIREMENTS
 
 SUPPORTED_FORMAT_VERSION = metadata_v3.FORMAT_VERSION
@@ -50,7 +49,7 @@ TABLE_FORMAT_VERSIONS = tuple(range(1, SUPPORTED_FORMAT_VERSION + 1))
 LAST_ADDED = -1
 
 
-class CommitContext(_TableMetadataUpdateContext):
+class CommitContext(UpdateContext):
     """pyiceberg's record of the updates a commit applied so far, plus what ``-1`` means in a following
     set-current-schema / set-default-spec / set-default-sort-order: the id the last add-schema / add-spec /
     add-sort-order of this commit ended up with (the id it was given, or the id of the equal one it reused,
@@ -92,7 +91,7 @@ class AddNumberedPartitionSpecUpdate(AddPartitionSpecUpdate):
         return numbered_partition_fields(spec)
 
 
-def _union(pyiceberg_union: Any, discriminator: str, *own: type) -> Any:
+def _union(pyiceberg_union: Any, discriminator: str, *own: type[BaseModel]) -> Any:
     """pyiceberg's discriminated union with ``own`` models in place of those sharing their tag, or added."""
     tags = {m.model_fields[discriminator].default for m in own}
     members = [m for m in get_args(get_args(pyiceberg_union)[0]) if m.model_fields[discriminator].default not in tags]
@@ -112,14 +111,14 @@ TableRequirement = _union(_PyicebergRequirement, "type", *REQUIREMENTS)
 
 
 @singledispatch
-def apply_update(update: Any, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def apply_update(update: Any, metadata: Any, context: UpdateContext) -> Any:
     """The metadata after ``update``; pyiceberg's rule unless one below replaces it. Raises ValueError
     (and the other errors pyiceberg raises) for an update the metadata cannot take."""
-    return _apply_table_update(update, metadata, context)
+    return apply_table_update(update, metadata, context)
 
 
 @apply_update.register
-def _(update: UpgradeFormatVersionUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: UpgradeFormatVersionUpdate, metadata: Any, context: UpdateContext) -> Any:
     target, current = update.format_version, metadata.format_version
     if target > SUPPORTED_FORMAT_VERSION:
         raise ValueError(f"Unsupported table format version: v{target} (supported: up to v{SUPPORTED_FORMAT_VERSION})")
@@ -130,11 +129,11 @@ def _(update: UpgradeFormatVersionUpdate, metadata: Any, context: _TableMetadata
     if target == metadata_v3.FORMAT_VERSION:
         context.add_update(update)
         return metadata_v3.upgraded(metadata)
-    return _apply_table_update(update, metadata, context)
+    return apply_table_update(update, metadata, context)
 
 
 @apply_update.register
-def _(update: _PyicebergAddSnapshot, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: _PyicebergAddSnapshot, metadata: Any, context: UpdateContext) -> Any:
     snapshot = update.snapshot
     if metadata.format_version >= metadata_v3.FORMAT_VERSION:
         # pyiceberg checks first-row-id against next-row-id, but would turn a missing added-rows into a
@@ -147,54 +146,54 @@ def _(update: _PyicebergAddSnapshot, metadata: Any, context: _TableMetadataUpdat
                 and snapshot.sequence_number <= metadata.last_sequence_number):
             raise ValueError(f"Cannot add snapshot with sequence number {snapshot.sequence_number} "
                              f"older than last sequence number {metadata.last_sequence_number}")
-    return _apply_table_update(update, metadata, context)
+    return apply_table_update(update, metadata, context)
 
 
 @apply_update.register
-def _(update: AddEncryptionKeyUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: AddEncryptionKeyUpdate, metadata: Any, context: UpdateContext) -> Any:
     return _changed(update, metadata, with_key_added(metadata, update.encryption_key), context)
 
 
 @apply_update.register
-def _(update: RemoveEncryptionKeyUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: RemoveEncryptionKeyUpdate, metadata: Any, context: UpdateContext) -> Any:
     return _changed(update, metadata, with_key_removed(metadata, update.key_id), context)
 
 
-def _changed(update: Any, metadata: Any, new: Any | None, context: _TableMetadataUpdateContext) -> Any:
+def _changed(update: Any, metadata: Any, new: Any | None, context: UpdateContext) -> Any:
     if new is None:
         return metadata
     context.add_update(update)
     return new
 
 
-def _removing_present(update: Any, field: str, known: set, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _removing_present(update: Any, field: str, known: set[int], metadata: Any, context: UpdateContext) -> Any:
     """A removal narrowed to the ids the table still has: removing what is gone changes nothing, as in Java."""
     present = [i for i in getattr(update, field) if i in known]
     if not present:
         return metadata
-    return _apply_table_update(update.model_copy(update={field: present}), metadata, context)
+    return apply_table_update(update.model_copy(update={field: present}), metadata, context)
 
 
 @apply_update.register
-def _(update: RemovePropertiesUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: RemovePropertiesUpdate, metadata: Any, context: UpdateContext) -> Any:
     present = [key for key in update.removals if key in metadata.properties]
-    return _apply_table_update(update.model_copy(update={"removals": present}), metadata, context)
+    return apply_table_update(update.model_copy(update={"removals": present}), metadata, context)
 
 
 @apply_update.register
-def _(update: RemoveSchemasUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: RemoveSchemasUpdate, metadata: Any, context: UpdateContext) -> Any:
     return _removing_present(update, "schema_ids", {schema.schema_id for schema in metadata.schemas}, metadata,
                              context)
 
 
 @apply_update.register
-def _(update: RemovePartitionSpecsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: RemovePartitionSpecsUpdate, metadata: Any, context: UpdateContext) -> Any:
     return _removing_present(update, "spec_ids", {spec.spec_id for spec in metadata.partition_specs}, metadata,
                              context)
 
 
 @apply_update.register
-def _(update: RemoveSnapshotsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: RemoveSnapshotsUpdate, metadata: Any, context: UpdateContext) -> Any:
     known = {snapshot.snapshot_id for snapshot in metadata.snapshots}
     new = _removing_present(update, "snapshot_ids", known, metadata, context)
     if new is metadata:
@@ -206,17 +205,17 @@ def _(update: RemoveSnapshotsUpdate, metadata: Any, context: _TableMetadataUpdat
 
 
 @apply_update.register
-def _(update: RemoveStatisticsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: RemoveStatisticsUpdate, metadata: Any, context: UpdateContext) -> Any:
     if not any(f.snapshot_id == update.snapshot_id for f in metadata.statistics):
         return metadata
-    return _apply_table_update(update, metadata, context)
+    return apply_table_update(update, metadata, context)
 
 
 @apply_update.register
-def _(update: RemovePartitionStatisticsUpdate, metadata: Any, context: _TableMetadataUpdateContext) -> Any:
+def _(update: RemovePartitionStatisticsUpdate, metadata: Any, context: UpdateContext) -> Any:
     if not any(f.snapshot_id == update.snapshot_id for f in metadata.partition_statistics):
         return metadata
-    return _apply_table_update(update, metadata, context)
+    return apply_table_update(update, metadata, context)
 
 
 # -- ids of schemas, partition specs and sort orders ------------------------------------------------
@@ -242,7 +241,7 @@ def _(update: AddSchemaUpdate, metadata: Any, context: CommitContext) -> Any:
     new_id = _fresh_id(metadata.current_schema_id, [s.schema_id for s in metadata.schemas])
     added = update.model_copy(update={"schema_": schema.model_copy(update={"schema_id": new_id})})
     context.added("schema", new_id)
-    return _apply_table_update(added, metadata, context)
+    return apply_table_update(added, metadata, context)
 
 
 @apply_update.register
@@ -256,17 +255,18 @@ def _(update: AddPartitionSpecUpdate, metadata: Any, context: CommitContext) -> 
     new_id = _fresh_id(0, [s.spec_id for s in metadata.partition_specs])
     added = update.model_copy(update={"spec": spec.model_copy(update={"spec_id": new_id})})
     context.added("spec", new_id)
-    return _apply_table_update(added, metadata, context)
+    return apply_table_update(added, metadata, context)
 
 
 @apply_update.register
 def _(update: AddSortOrderUpdate, metadata: Any, context: CommitContext) -> Any:
     order = update.sort_order
+    new_id: int | None
     if order.is_unsorted:
         new_id = UNSORTED_SORT_ORDER_ID
     else:
         new_id = next((o.order_id for o in metadata.sort_orders if o.fields == order.fields), None)
-    if any(o.order_id == new_id for o in metadata.sort_orders):
+    if new_id is not None and any(o.order_id == new_id for o in metadata.sort_orders):
         context.reused("sort order", new_id)
         return metadata
     if new_id is None:
@@ -274,7 +274,7 @@ def _(update: AddSortOrderUpdate, metadata: Any, context: CommitContext) -> Any:
         new_id = _fresh_id(1, [o.order_id for o in metadata.sort_orders])  # 0 is the unsorted order's
     added = update.model_copy(update={"sort_order": order.model_copy(update={"order_id": new_id})})
     context.added("sort order", new_id)
-    return _apply_table_update(added, metadata, context)
+    return apply_table_update(added, metadata, context)
 
 
 # which kind of entry -1 refers to in each "make it current" update, and the field that holds the id
@@ -288,7 +288,7 @@ _MADE_CURRENT = {SetCurrentSchemaUpdate: ("schema", "schema_id"), SetDefaultSpec
 def _(update: Any, metadata: Any, context: CommitContext) -> Any:
     kind, field = _MADE_CURRENT[type(update)]
     resolved = context.resolve(kind, getattr(update, field))
-    return _apply_table_update(update.model_copy(update={field: resolved}), metadata, context)
+    return apply_table_update(update.model_copy(update={field: resolved}), metadata, context)
 
 
 def _current_schema(metadata: Any, what: str) -> Any:

@@ -8,32 +8,30 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import Field, TypeAdapter, ValidationError
-from pyiceberg.catalog import MetastoreCatalog as _PyicebergCatalog
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.locations import load_location_provider
-from pyiceberg.table.metadata import (
-    TableMetadataV1,
-    TableMetadataV2,
-    new_table_metadata,
-)
+from pyiceberg.table.metadata import TableMetadataV1, TableMetadataV2, new_table_metadata
+from pyiceberg.table.metadata import TableMetadataV3 as PyicebergV3
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import (
     AssertCreate,
     AssignUUIDUpdate,
-    _update_table_metadata_log,
 )
 from pyiceberg.types import IcebergType, ListType, MapType, StructType
 from pyiceberg.utils.datetime import datetime_to_millis
 
 from lakeledger.domain import metadata_json, metadata_v3, schemas
 from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
+from lakeledger.domain.pyiceberg_compat import empty_table_metadata, metadata_file_version, with_metadata_log_entry
 from lakeledger.domain.table_changes import CommitContext, TableRequirement, TableUpdate, apply_update
 
 TableMetadata = Annotated[TableMetadataV1 | TableMetadataV2 | metadata_v3.TableMetadataV3,
                           Field(discriminator="format_version")]
+# metadata as pyiceberg builds it: its v3 included, which this catalog replaces with its own
+IcebergTableMetadata = TableMetadataV1 | TableMetadataV2 | PyicebergV3
 
 _requirements = TypeAdapter(list[TableRequirement])
 _updates = TypeAdapter(list[TableUpdate])
@@ -90,27 +88,26 @@ def new_metadata(schema: Schema, partition_spec: PartitionSpec | None, sort_orde
     the client spelt it."""
     try:
         schemas.check_schema(schema, int(properties.get("format-version", DEFAULT_FORMAT_VERSION)))
-        metadata = new_table_metadata(
+        created = _with_defaults_of(schema, new_table_metadata(
             schema=schema,
             partition_spec=partition_spec or UNPARTITIONED_PARTITION_SPEC,
             sort_order=sort_order or UNSORTED_SORT_ORDER,
             location=location,
             properties=dict(properties),
             table_uuid=table_uuid,
-        )
-        metadata = _with_defaults_of(schema, metadata)
-        if metadata.format_version == metadata_v3.FORMAT_VERSION:
-            metadata = metadata_v3.from_pyiceberg(metadata)
-        return metadata
+        ))
+        if isinstance(created, PyicebergV3):  # pyiceberg's v3 (format-version 3), which it cannot write
+            return metadata_v3.from_pyiceberg(created)
+        return created
     except _INVALID as e:
         raise InvalidArgument(f"Invalid table definition: {e}") from None
 
 
-def _with_defaults_of(requested: Schema, metadata: TableMetadata) -> TableMetadata:
+def _with_defaults_of(requested: Schema, metadata: IcebergTableMetadata) -> IcebergTableMetadata:
     """pyiceberg gives a new table's schema fresh field ids but drops the fields' ``initial-default`` and
     ``write-default`` on the way (Java keeps them); they are carried over, field by field, from the request."""
     fresh = metadata.schema()
-    struct = _carry_defaults(fresh.as_struct(), requested.as_struct())
+    struct = _carry_struct_defaults(fresh.as_struct(), requested.as_struct())
     if struct == fresh.as_struct():
         return metadata
     schema = Schema(*struct.fields, schema_id=fresh.schema_id, identifier_field_ids=fresh.identifier_field_ids)
@@ -119,17 +116,21 @@ def _with_defaults_of(requested: Schema, metadata: TableMetadata) -> TableMetada
 
 def _carry_defaults(fresh: IcebergType, requested: IcebergType) -> IcebergType:
     """``fresh`` (the same structure as ``requested``, other ids) with the defaults of ``requested``."""
-    if isinstance(fresh, StructType):
-        return StructType(*(f.model_copy(update={
-            "field_type": _carry_defaults(f.field_type, r.field_type),
-            "initial_default": r.initial_default, "write_default": r.write_default})
-            for f, r in zip(fresh.fields, requested.fields, strict=True)))
-    if isinstance(fresh, ListType):
+    if isinstance(fresh, StructType) and isinstance(requested, StructType):
+        return _carry_struct_defaults(fresh, requested)
+    if isinstance(fresh, ListType) and isinstance(requested, ListType):
         return fresh.model_copy(update={"element_type": _carry_defaults(fresh.element_type, requested.element_type)})
-    if isinstance(fresh, MapType):
+    if isinstance(fresh, MapType) and isinstance(requested, MapType):
         return fresh.model_copy(update={"key_type": _carry_defaults(fresh.key_type, requested.key_type),
                                         "value_type": _carry_defaults(fresh.value_type, requested.value_type)})
     return fresh
+
+
+def _carry_struct_defaults(fresh: StructType, requested: StructType) -> StructType:
+    return StructType(*(f.model_copy(update={
+        "field_type": _carry_defaults(f.field_type, r.field_type),
+        "initial_default": r.initial_default, "write_default": r.write_default})
+        for f, r in zip(fresh.fields, requested.fields, strict=True)))
 
 
 def apply_commit(base: TableMetadata | None, base_location: str | None,
@@ -144,7 +145,7 @@ def apply_commit(base: TableMetadata | None, base_location: str | None,
     try:
         if base is None:
             # built from pyiceberg's empty metadata, so the result is validated as a whole, as pyiceberg does
-            return _updated(_PyicebergCatalog._empty_table_metadata(), updates, None, validate=True)
+            return _updated(empty_table_metadata(), updates, None, validate=True)
         new = _updated(base, updates, base_location)
     except CommitFailedException as e:
         raise CommitFailed(str(e)) from None
@@ -171,7 +172,7 @@ def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str
     if not context.has_changes() and not validate:
         return base  # nothing changed: the commit owes no new metadata
     if base_location:
-        new = _update_table_metadata_log(new, base_location, base.last_updated_ms)
+        new = with_metadata_log_entry(new, base_location, base.last_updated_ms)
     if base.last_updated_ms == new.last_updated_ms:
         new = new.model_copy(update={"last_updated_ms": datetime_to_millis(datetime.now().astimezone())})
     if validate:
@@ -194,7 +195,7 @@ def retired_metadata_files(base: TableMetadata | None, new: TableMetadata) -> li
 
 
 def next_metadata_location(metadata: TableMetadata, previous_location: str | None) -> str:
-    version = _PyicebergCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
+    version = metadata_file_version(previous_location) + 1 if previous_location else 0
     provider = load_location_provider(metadata.location, metadata.properties)
     return provider.new_table_metadata_file_location(version)
 

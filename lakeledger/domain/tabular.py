@@ -10,6 +10,7 @@ from eventsourcing.domain import event
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import DeletionState
 from lakeledger.domain.errors import NotFound
+from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.names import dotted
 from lakeledger.domain.provenance import Provenance
 
@@ -24,7 +25,7 @@ class Tabular(CatalogAggregate):
     class Created(CatalogAggregate.Created):
         warehouse_id: UUID
         namespace_id: UUID
-        namespace: list
+        namespace: list[str]
         name: str
         location: str
         metadata_location: str
@@ -32,10 +33,10 @@ class Tabular(CatalogAggregate):
     class Renamed(CatalogAggregate.Event):
         typ: str
         from_namespace_id: UUID
-        from_namespace: list
+        from_namespace: list[str]
         from_name: str
         to_namespace_id: UUID
-        to_namespace: list
+        to_namespace: list[str]
         to_name: str
 
     class Dropped(CatalogAggregate.Event):
@@ -47,7 +48,7 @@ class Tabular(CatalogAggregate):
         typ: str
         warehouse_id: UUID
         namespace_id: UUID
-        namespace: list
+        namespace: list[str]
         name: str
         location: str
         metadata_location: str
@@ -56,7 +57,7 @@ class Tabular(CatalogAggregate):
         with_namespace: UUID | None
 
         @staticmethod
-        def upcast_v1_v2(state: dict) -> None:
+        def upcast_v1_v2(state: JsonObject) -> None:
             state["expires_at"] = None
             state["with_namespace"] = None
 
@@ -64,7 +65,7 @@ class Tabular(CatalogAggregate):
         typ: str
         warehouse_id: UUID
         namespace_id: UUID
-        namespace: list
+        namespace: list[str]
         name: str
 
     class Expired(CatalogAggregate.Event):
@@ -84,7 +85,7 @@ class Tabular(CatalogAggregate):
         typ: str
         protected: bool
 
-    def _init_tabular(self, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, location: str,
+    def _init_tabular(self, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,
                       metadata_location: str) -> None:
         self.warehouse_id = warehouse_id
         self.namespace_id = namespace_id
@@ -161,21 +162,21 @@ class Tabular(CatalogAggregate):
         return self.deletion.protected
 
     @event(Renamed)
-    def _renamed(self, typ: str, from_namespace_id: UUID, from_namespace: list, from_name: str, to_namespace_id: UUID,
-                 to_namespace: list, to_name: str, actor: str, request_id: str) -> None:
+    def _renamed(self, typ: str, from_namespace_id: UUID, from_namespace: list[str], from_name: str,
+                 to_namespace_id: UUID, to_namespace: list[str], to_name: str, actor: str, request_id: str) -> None:
         self.namespace_id = to_namespace_id
         self.namespace = list(to_namespace)
         self.name = to_name
 
     @event(Dropped)
-    def _dropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, location: str,
+    def _dropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,
                  metadata_location: str, purge_requested: bool, expires_at: datetime | None,
                  with_namespace: UUID | None, actor: str, request_id: str) -> None:
         self.deletion.drop(expires_at, with_namespace)
         self.purge_requested = purge_requested
 
     @event(Undropped)
-    def _undropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str, actor: str,
+    def _undropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, actor: str,
                    request_id: str) -> None:
         self.deletion.restore()
         self.namespace_id, self.namespace = namespace_id, list(namespace)

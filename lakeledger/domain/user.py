@@ -49,9 +49,9 @@ def check_user_id(user_id: object) -> str:
 
 
 def check_user_type(user_type: object) -> str:
-    if user_type not in USER_TYPES:
+    if not isinstance(user_type, str) or user_type not in USER_TYPES:
         raise BadRequest(f"user-type must be \"human\" or \"application\", not {user_type!r}")
-    return user_type  # type: ignore[return-value]
+    return user_type
 
 
 def check_user_name(name: object) -> str:

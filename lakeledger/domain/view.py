@@ -3,6 +3,7 @@ from uuid import UUID
 from eventsourcing.domain import event
 
 from lakeledger.domain.errors import NoSuchView
+from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import VIEW, Tabular
 
@@ -15,7 +16,7 @@ class View(Tabular):
     not_found = NoSuchView
 
     class Created(Tabular.Created):
-        request: dict
+        request: JsonObject
 
     class Replaced(Tabular.Event):
         """v2 added ``location`` (a set-location update moves the view). v1 events were recorded when a
@@ -23,29 +24,29 @@ class View(Tabular):
 
         class_version = 2
 
-        requirements: list
-        updates: list
+        requirements: list[JsonObject]
+        updates: list[JsonObject]
         previous_metadata_location: str
         metadata_location: str
         location: str | None
 
         @staticmethod
-        def upcast_v1_v2(state: dict) -> None:
+        def upcast_v1_v2(state: JsonObject) -> None:
             state["location"] = None
 
     @event(Created)
-    def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list, name: str,
-                 location: str, metadata_location: str, request: dict, actor: str, request_id: str):
+    def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str,
+                 location: str, metadata_location: str, request: JsonObject, actor: str, request_id: str):
         self._init_tabular(warehouse_id, namespace_id, namespace, name, location, metadata_location)
 
     @classmethod
     def create(cls, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: tuple[str, ...], name: str,
-               location: str, metadata_location: str, request: dict, by: Provenance) -> "View":
+               location: str, metadata_location: str, request: JsonObject, by: Provenance) -> "View":
         return cls(id=id, warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=list(namespace),
                    name=name, location=location, metadata_location=metadata_location, request=request,
                    actor=by.actor, request_id=by.request_id)
 
-    def replace(self, requirements: list, updates: list, metadata_location: str, by: Provenance,
+    def replace(self, requirements: list[JsonObject], updates: list[JsonObject], metadata_location: str, by: Provenance,
                 location: str | None = None) -> None:
         self.ensure_live()
         self._replaced(requirements=requirements, updates=updates, previous_metadata_location=self.metadata_location,
@@ -53,8 +54,8 @@ class View(Tabular):
                        request_id=by.request_id)
 
     @event(Replaced)
-    def _replaced(self, requirements: list, updates: list, previous_metadata_location: str, metadata_location: str,
-                  location: str, actor: str, request_id: str) -> None:
+    def _replaced(self, requirements: list[JsonObject], updates: list[JsonObject], previous_metadata_location: str,
+                  metadata_location: str, location: str, actor: str, request_id: str) -> None:
         self.metadata_location = metadata_location
         if location is not None:
             self.location = location

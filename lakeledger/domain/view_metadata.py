@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError
-from pyiceberg.catalog import MetastoreCatalog as _PyicebergCatalog
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.schema import Schema
 from pyiceberg.table.update import (
@@ -40,6 +39,7 @@ from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
 from lakeledger.domain import metadata_v3
 from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
+from lakeledger.domain.pyiceberg_compat import metadata_file_version
 from lakeledger.domain.schemas import check_schema
 
 LAST_ADDED = -1
@@ -91,7 +91,7 @@ _updates = TypeAdapter(list[ViewUpdate])
 _requirements = TypeAdapter(list[ViewRequirement])
 
 
-def parse_updates(raw: Any) -> list:
+def parse_updates(raw: Any) -> list[ViewUpdate]:
     try:
         return _updates.validate_python(raw if raw is not None else [])
     except ValidationError as e:
@@ -155,7 +155,7 @@ def _check_consistent(metadata: ViewMetadata) -> None:
 def next_metadata_location(metadata: ViewMetadata, previous_location: str | None) -> str:
     """``<location>/metadata/<n>-<uuid>.metadata.json``, n one more than the previous file's, as for
     tables; ``write.metadata.path`` moves the directory, as in the Java implementation."""
-    version = _PyicebergCatalog._parse_metadata_version(previous_location) + 1 if previous_location else 0
+    version = metadata_file_version(previous_location) + 1 if previous_location else 0
     directory = metadata.properties.get(WRITE_METADATA_LOCATION) or f"{metadata.location.rstrip('/')}/metadata"
     return f"{directory.rstrip('/')}/{version:05d}-{uuid.uuid4()}.metadata.json"
 
@@ -417,7 +417,7 @@ def new_view(view_uuid: uuid.UUID, location: str, schema: Schema, version: ViewV
         raise BadRequest(f"Invalid view definition: {e}") from None
 
 
-def apply_replace(base: ViewMetadata, requirements: list[AssertViewUUID], updates: list,
+def apply_replace(base: ViewMetadata, requirements: list[AssertViewUUID], updates: list[ViewUpdate],
                   now_ms: int | None = None) -> ViewMetadata | None:
     """The metadata after a replace; None when the updates change nothing (nothing to write).
     CommitFailed when a requirement does not hold, BadRequest when an update is invalid."""

@@ -7,6 +7,7 @@ from pydantic import TypeAdapter, ValidationError
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
+from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.names import check_composed_name
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_credential import SecretRef
@@ -34,7 +35,7 @@ def parse_storage_profile(raw: Any) -> StorageProfile:
         raise BadRequest(f"Invalid storage-profile: {_first_error(e)}") from None
 
 
-def dump_storage_profile(profile: StorageProfile) -> dict:
+def dump_storage_profile(profile: StorageProfile) -> JsonObject:
     return profile.model_dump(by_alias=True, exclude_none=True)
 
 
@@ -50,7 +51,7 @@ def parse_delete_profile(raw: Any, required: bool = False) -> DeleteProfile:
 def parse_drop_purge_default(raw: Any, required: bool = False) -> str:
     if raw is None and not required:
         return PURGE
-    if raw not in DROP_PURGE_DEFAULTS:
+    if not isinstance(raw, str) or raw not in DROP_PURGE_DEFAULTS:
         raise BadRequest(f"drop-purge-default must be \"purge\" or \"keep\", not {raw!r}")
     return raw
 
@@ -72,17 +73,17 @@ class Warehouse(CatalogAggregate):
 
         project_id: UUID
         name: str
-        storage_profile: dict
-        delete_profile: dict
+        storage_profile: JsonObject
+        delete_profile: JsonObject
         drop_purge_default: str
-        storage_secret: dict | None
+        storage_secret: JsonObject | None
 
         @staticmethod
-        def upcast_v1_v2(state: dict) -> None:
+        def upcast_v1_v2(state: JsonObject) -> None:
             state["drop_purge_default"] = PURGE
 
         @staticmethod
-        def upcast_v2_v3(state: dict) -> None:
+        def upcast_v2_v3(state: JsonObject) -> None:
             state["storage_secret"] = None
 
     class Renamed(CatalogAggregate.Event):
@@ -99,7 +100,7 @@ class Warehouse(CatalogAggregate):
         name: str
 
     class DeleteProfileSet(CatalogAggregate.Event):
-        delete_profile: dict
+        delete_profile: JsonObject
 
     class DropPurgeDefaultSet(CatalogAggregate.Event):
         drop_purge_default: str
@@ -110,15 +111,15 @@ class Warehouse(CatalogAggregate):
     class StorageChanged(CatalogAggregate.Event):
         """A new storage profile and credential, for the same location. The credential is a reference only."""
 
-        storage_profile: dict
-        storage_secret: dict | None
+        storage_profile: JsonObject
+        storage_secret: JsonObject | None
 
     class StorageCredentialRotated(CatalogAggregate.Event):
-        storage_secret: dict
+        storage_secret: JsonObject
 
     @event(Created)
-    def __init__(self, id: UUID, project_id: UUID, name: str, storage_profile: dict, delete_profile: dict,
-                 drop_purge_default: str, storage_secret: dict | None, actor: str, request_id: str):
+    def __init__(self, id: UUID, project_id: UUID, name: str, storage_profile: JsonObject, delete_profile: JsonObject,
+                 drop_purge_default: str, storage_secret: JsonObject | None, actor: str, request_id: str):
         self.project_id = project_id
         self.storage_secret = storage_secret
         self.name = name
@@ -236,7 +237,7 @@ class Warehouse(CatalogAggregate):
         self.deleted = True
 
     @event(DeleteProfileSet)
-    def _delete_profile_set(self, delete_profile: dict, actor: str, request_id: str) -> None:
+    def _delete_profile_set(self, delete_profile: JsonObject, actor: str, request_id: str) -> None:
         self.delete_profile = delete_profile
 
     @event(DropPurgeDefaultSet)
@@ -244,13 +245,13 @@ class Warehouse(CatalogAggregate):
         self.drop_purge_default = drop_purge_default
 
     @event(StorageChanged)
-    def _storage_changed(self, storage_profile: dict, storage_secret: dict | None, actor: str,
+    def _storage_changed(self, storage_profile: JsonObject, storage_secret: JsonObject | None, actor: str,
                          request_id: str) -> None:
         self.storage_profile = storage_profile
         self.storage_secret = storage_secret
 
     @event(StorageCredentialRotated)
-    def _storage_credential_rotated(self, storage_secret: dict, actor: str, request_id: str) -> None:
+    def _storage_credential_rotated(self, storage_secret: JsonObject, actor: str, request_id: str) -> None:
         self.storage_secret = storage_secret
 
     @event(ProtectionSet)

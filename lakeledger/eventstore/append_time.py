@@ -17,6 +17,7 @@ Comparing with the database clock alone could not do this: nothing bounds how lo
 its commit (the catalog projection runs in between)."""
 
 from datetime import datetime
+from typing import Any
 
 from psycopg import Connection
 from psycopg.rows import tuple_row
@@ -37,11 +38,13 @@ class FutureInstant(ValueError):
     """The instant is not in the past on the database's clock: events may still be appended at or before it."""
 
 
-def position_at(conn: Connection, instant: datetime) -> int:
+def position_at(conn: Connection[Any], instant: datetime) -> int:
     """The position of the last event appended at or before ``instant`` (0 when none was); the same whenever it
     is asked again. ``conn`` is in autocommit mode; FutureInstant when the instant is not past yet."""
     cur = conn.cursor(row_factory=tuple_row)
-    position, passed = cur.execute(_RESOLVE, {"t": instant}).fetchone()
+    resolved = cur.execute(_RESOLVE, {"t": instant}).fetchone()
+    assert resolved is not None  # aggregates only: always one row
+    position, passed = resolved
     if passed:
         return position or 0
     answer = conn.cursor(row_factory=tuple_row)
@@ -49,7 +52,9 @@ def position_at(conn: Connection, instant: datetime) -> int:
         cur.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         cur.execute(f"LOCK TABLE {EVENTS} IN SHARE MODE")
         answer.execute(f"SELECT clock_timestamp(), ({_LAST_AT_OR_BEFORE})", {"t": instant})
-    now, position = answer.fetchone()
+    clock = answer.fetchone()
+    assert clock is not None  # no FROM: always one row
+    now, position = clock
     if instant >= now:
         raise FutureInstant(f"The instant {instant.isoformat()} is in the future (the log's clock reads "
                             f"{now.isoformat()})")

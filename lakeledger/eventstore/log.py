@@ -11,18 +11,18 @@ from collections.abc import Callable, Iterable
 from copy import deepcopy
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, Notification
+from eventsourcing.domain import Aggregate, MutableOrImmutableAggregate
+from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 from eventsourcing.utils import get_topic
 from psycopg import Connection, Cursor
 
 from lakeledger.eventstore import append_time
 from lakeledger.eventstore.postgres_failures import BoundedConnection, bounded_connection, pool_connection_options
-from lakeledger.eventstore.recorder import IN_ONE_ROUND_TRIP, IN_TRANSACTION, AppendRefused
+from lakeledger.eventstore.recorder import IN_ONE_ROUND_TRIP, IN_TRANSACTION, AppendRefused, EventLogRecorder
 from lakeledger.eventstore.settings import PostgresSettings
 
 A = TypeVar("A", bound=Aggregate)
@@ -60,7 +60,7 @@ class _Stored:
         self.state = state
 
 
-class _LogApplication(Application):
+class _LogApplication(Application[UUID]):
     name = "Lakeledger"
 
 
@@ -84,7 +84,9 @@ class EventLog:
             "APPLICATION_RECORDER_TOPIC": "lakeledger.eventstore.recorder:EventLogRecorder",
         }
         self._app = _LogApplication(env=env)
-        self._recorder = self._app.recorder
+        recorder = self._app.recorder
+        assert isinstance(recorder, EventLogRecorder)  # APPLICATION_RECORDER_TOPIC
+        self._recorder = recorder
         self._mapper = self._app.mapper
         # the library builds its pool with none of these (it opens it on first use, so they apply to every connection
         # it makes): how long a caller waits for a connection, and connections bounded as the other pools' are
@@ -115,7 +117,7 @@ class EventLog:
             return None
         return aggregate
 
-    def _cached(self, aggregate_id: UUID) -> Aggregate | None:
+    def _cached(self, aggregate_id: UUID) -> MutableOrImmutableAggregate[UUID] | None:
         cache = self._app.repository.cache
         try:
             return cache.get(aggregate_id) if cache is not None else None
@@ -134,7 +136,7 @@ class EventLog:
         events = [e for a in aggregates if a is not None for e in a.collect_events()]
         if not events:
             return None
-        kwargs = {}
+        kwargs: dict[str, Callable[..., None]] = {}
         if in_transaction is not None:
             def hook(conn: Connection, positions: list[int]) -> None:
                 in_transaction(conn, [StoredNotification(p, e.originator_id, e.originator_version,
@@ -185,10 +187,10 @@ class EventLog:
     def event_of(self, originator_id: UUID, originator_version: int, topic: str, state: bytes) -> Any:
         """The domain event a stored row holds (upcast to its class's current version), for readers of the whole log
         (a rebuild decodes every event): the mapper reads only these four fields, so no library record is made."""
-        return self._mapper.to_domain_event(_Stored(originator_id, originator_version, topic, state))
+        return self._mapper.to_domain_event(cast(StoredEvent, _Stored(originator_id, originator_version, topic, state)))
 
     def decode(self, n: Notification) -> StoredNotification:
-        return StoredNotification(position=n.id, originator_id=n.originator_id,
+        return StoredNotification(position=n.id, originator_id=cast(UUID, n.originator_id),  # a uuid column
                                   originator_version=n.originator_version, topic=n.topic,
                                   event=self._mapper.to_domain_event(n))
 

@@ -6,12 +6,13 @@ for a core or for the GIL. Here the server runs the whole transaction on one syn
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 
 
 @contextmanager
-def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
+def one_round_trip(conn: psycopg.Connection[Any]) -> Iterator[None]:
     """Statements executed on ``conn`` (in autocommit mode) inside the block make one transaction; their results
     are there once the block is left. If one fails the server skips the rest, COMMIT included; whatever failed,
     the transaction is ended before the error goes on, so the connection is idle when it goes back to its pool."""
@@ -25,7 +26,7 @@ def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
         raise
 
 
-def _roll_back(conn: psycopg.Connection) -> None:
+def _roll_back(conn: psycopg.Connection[Any]) -> None:
     if conn.closed or conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
         return
     try:

@@ -16,6 +16,8 @@ from eventsourcing.persistence import OperationalError as LibraryOperationalErro
 from psycopg import errors
 from psycopg_pool import PoolTimeout
 
+from lakeledger.eventstore.compat import WaitTimeout
+
 # How long a client waits for an answer beyond the server's own statement timeout before it gives the connection up.
 ANSWER_MARGIN_SECONDS = 5.0
 
@@ -103,10 +105,11 @@ class BoundedConnection(psycopg.Connection[Any]):
 
     answer_timeout: float | None = None
 
+    # overrides psycopg's (lakeledger/eventstore/compat.py)
     def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
         try:
             return super().wait(gen, interval, timeout if timeout is not None else self.answer_timeout)
-        except errors._WaitTimeout:
+        except WaitTimeout:
             if timeout is not None:
                 raise  # the caller's own timeout (notifies(timeout=...)), as psycopg reports it
             self.pgconn.finish()  # its state is unknown: never used again
@@ -121,7 +124,7 @@ class AsyncBoundedConnection(psycopg.AsyncConnection[Any]):
     async def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
         try:
             return await super().wait(gen, interval, timeout if timeout is not None else self.answer_timeout)
-        except errors._WaitTimeout:
+        except WaitTimeout:
             if timeout is not None:
                 raise
             self.pgconn.finish()

@@ -4,7 +4,11 @@ every append. The catalog read model is kept there, so it is never behind the lo
 and conditions checked there cannot be raced. The inserted rows already carry their append times: the
 database sets them in the insert, after the lock (lakeledger/migrations/0005_append_time.sql), so an append
 time is as ordered as a position; the hook runs between that and the commit, which is why resolving a
-recent instant waits for an append in flight (lakeledger/eventstore/append_time.py)."""
+recent instant waits for an append in flight (lakeledger/eventstore/append_time.py).
+
+The library's private methods overridden or called here, and what is assumed of them, are named in
+lakeledger/eventstore/compat.py (RELIED_ON, SUBCLASSES), which tests/unit/test_compat.py checks against the installed
+library."""
 
 import time
 from collections.abc import Callable, Sequence
@@ -15,8 +19,10 @@ import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import Cursor
+from psycopg.rows import DictRow
 from psycopg.sql import SQL, Identifier
 
+from lakeledger.eventstore.compat import without_library_retry
 from lakeledger.eventstore.one_round_trip import one_round_trip
 from lakeledger.eventstore.postgres_failures import connection_lost
 
@@ -25,7 +31,7 @@ IN_TRANSACTION = "in_transaction"
 # the whole append (lock, insert, read model, commit) is one round trip and the lock is held for the server's
 # time alone, never for this process's (a thread waiting for the GIL, or for a core, while other appends queue).
 IN_ONE_ROUND_TRIP = "in_one_round_trip"
-InOneRoundTrip = Callable[[Cursor], None]
+InOneRoundTrip = Callable[[Cursor[DictRow]], None]
 
 # Raised by the database (lakeledger/migrations/0017_append_in_one_round_trip.sql) when a read model written in the
 # append has not applied every event before it: the append is rolled back and made again with the full hook.
@@ -54,7 +60,7 @@ def on_lost_connection(method: F, attempts: int) -> F:
     fresh connection when a pooled one was found broken, and only then (a timeout is not worth waiting for twice),
     up to ``attempts`` times in all. Whatever the attempts, a broken connection has the pool checked, so that the
     calls that follow do not find the other connections it holds broken one by one."""
-    method = getattr(method, "__wrapped__", method)
+    method = without_library_retry(method)
 
     @wraps(method)
     def attempted(self: "EventLogRecorder", *args: Any, **kwargs: Any) -> Any:
@@ -128,8 +134,8 @@ class EventLogRecorder(PostgresApplicationRecorder):
                                                                        + " RETURNING notification_id")).as_string()
         return statement
 
-    def _insert_stored_events(self, curs: Cursor, stored_events: Sequence[StoredEvent], **_: Any) -> None:
-        # the library's application recorder: the table's lock, the notification, then the rows
+    def _insert_stored_events(self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **_: Any) -> None:
+        # overrides the library's (compat.RELIED_ON): the table's lock, the notification, then the rows
         curs.execute(self._lock_and_notify, self._lock_timeout, prepare=True)
         if len(stored_events) <= VALUES_ROWS_MAX:
             curs.execute(self._insert_statement(len(stored_events)),
@@ -154,6 +160,8 @@ class EventLogRecorder(PostgresApplicationRecorder):
     select_events = read_again_on_lost_connection(PostgresApplicationRecorder.select_events)
     select_notifications = read_again_on_lost_connection(PostgresApplicationRecorder.select_notifications)
     max_notification_id = read_again_on_lost_connection(PostgresApplicationRecorder.max_notification_id)
+    # typed here: the library's retry decorator leaves its methods untyped
+    _library_insert_events: Callable[..., Sequence[int] | None]
     _library_insert_events = appended_once(PostgresApplicationRecorder.insert_events)
 
     @appended_once
@@ -186,8 +194,9 @@ class EventLogRecorder(PostgresApplicationRecorder):
                 self._insert_stored_events(curs, stored_events, **kwargs)
                 return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
 
-    def _fetch_ids_after_insert_events(self, curs: Cursor, stored_events: Sequence[StoredEvent],
+    def _fetch_ids_after_insert_events(self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent],
                                        **kwargs: Any) -> Sequence[int] | None:
+        # overrides the library's (compat.RELIED_ON), which its insert calls once the rows have their positions
         ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
         hook = kwargs.get(IN_TRANSACTION)
         if hook is not None and ids:

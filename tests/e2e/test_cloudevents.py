@@ -30,7 +30,7 @@ def postgres(postgres_home):
     """This module's own embedded Postgres: one test restarts it under the processes using it. Kept in the
     session's postgres_home, not pytest's temporary directory (see that fixture)."""
     import pgserver
-    from pgserver._commands import pg_ctl
+    from pgserver import pg_ctl
 
     server = pgserver.get_server(postgres_home / "cloudevents", cleanup_mode=None)
     yield server
@@ -276,7 +276,7 @@ def test_nats_restarted_mid_burst_loses_and_repeats_nothing(tmp_path, database, 
 
 
 def test_postgres_restarted_mid_burst_loses_and_repeats_nothing(tmp_path, postgres, database, nats_server, split):
-    from pgserver._commands import pg_ctl
+    from pgserver import pg_ctl
 
     api, wh, _ = split
     burst = _catching_up(database, nats_server.url, 250,

@@ -258,7 +258,7 @@ print(pgserver.get_server(sys.argv[1], cleanup_mode=None).get_uri(), flush=True)
 
 _RESTART = """
 import sys, pgserver
-from pgserver._commands import pg_ctl
+from pgserver import pg_ctl
 server = pgserver.get_server(sys.argv[1], cleanup_mode=None)
 pg_ctl(["-w", "-m", "fast", "restart"], pgdata=server.pgdata, user=server.system_user, timeout=60)
 """
