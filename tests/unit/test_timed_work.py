@@ -5,6 +5,7 @@ driven end to end by tests/e2e/test_expiry_workers.py and tests/e2e/test_s3_purg
 import logging
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -61,18 +62,20 @@ def _eventually(predicate, seconds: float = 10.0) -> bool:
     return predicate()
 
 
-def _stop(stop: threading.Event, wake: threading.Event, thread: threading.Thread) -> None:
-    """As Workers.stop does: the stop, then every wake, for work asleep on its wake."""
-    stop.set()
-    wake.set()
-    thread.join(5)
-
-
+@contextmanager
 def _running(work: TimedWork):
+    """``work`` running in a thread as the workers run it; at the end stopped as Workers.stop does (the stop, then
+    every wake, for work asleep on its wake), and checked to have ended."""
     stop, wake = threading.Event(), threading.Event()
     thread = threading.Thread(target=work.run, args=(stop, wake), daemon=True)
     thread.start()
-    return stop, wake, thread
+    try:
+        yield wake
+    finally:
+        stop.set()
+        wake.set()
+        thread.join(5)
+    assert not thread.is_alive()
 
 
 def test_a_pass_takes_batches_until_a_short_one():
@@ -113,8 +116,7 @@ def test_the_sleep_until_the_next_due_item(poll, next_due, expirer, retries):
 @pytest.mark.parametrize("wakes_on_append", [True, False])
 def test_an_append_wakes_only_the_work_that_asks_for_it(wakes_on_append):
     work = Scripted([], wakes_on_append=wakes_on_append)
-    stop, wake, thread = _running(work)
-    try:
+    with _running(work) as wake:
         assert work.wait_for(1) == 1
         wake.set()
         if wakes_on_append:
@@ -122,49 +124,27 @@ def test_an_append_wakes_only_the_work_that_asks_for_it(wakes_on_append):
         else:
             time.sleep(0.5)
             assert work.passes == 1, "the purge retries made a pass on an append"
-    finally:
-        _stop(stop, wake, thread)
-    assert not thread.is_alive()
 
 
-def test_a_failed_pass_is_logged_on_the_work_s_logger_and_retried(caplog):
-    work = Scripted([RuntimeError("storage down")])
-    with caplog.at_level(logging.ERROR, logger=work.logger.name):
-        stop, _, thread = _running(work)
-        try:
-            assert work.wait_for(2) == 2
-        finally:
-            stop.set()
-            thread.join(5)
+@pytest.mark.parametrize("error", [RuntimeError("storage down"),
+                                   ReadModelStuck("elsewhere", 7, "Table.Dropped", "boom")],
+                         ids=["an error", "a read model stuck, for work that follows none"])
+def test_a_failed_pass_is_logged_on_the_work_s_logger_and_retried(caplog, error):
+    work = Scripted([error])
+    with caplog.at_level(logging.ERROR, logger=work.logger.name), _running(work):
+        assert work.wait_for(2) == 2
     failures = [r for r in caplog.records if r.name == work.logger.name]
     assert [r.getMessage() for r in failures] == ["Scripted pass failed"]
-    assert failures[0].exc_info[1].args == ("storage down",)
+    assert failures[0].exc_info[1] is error
 
 
 def test_a_stuck_read_model_raises_its_alarm_instead_of_a_failure(caplog):
     stuck = ReadModelStuck("scripted-schedule", 7, "Table.Dropped", "boom")
     work = Scripted([stuck], read_model="scripted-schedule")
     gauge = PROJECTION_STUCK.labels("scripted-schedule")
-    with caplog.at_level(logging.ERROR):
-        stop, _, thread = _running(work)
-        try:
-            assert _eventually(lambda: gauge._value.get() == 1)
-            assert work.wait_for(2) == 2  # retried after the alarm's first pause
-            assert _eventually(lambda: gauge._value.get() == 0)  # and it advanced
-        finally:
-            stop.set()
-            thread.join(5)
+    with caplog.at_level(logging.ERROR), _running(work):
+        assert _eventually(lambda: gauge._value.get() == 1)
+        assert work.wait_for(2) == 2  # retried after the alarm's first pause
+        assert _eventually(lambda: gauge._value.get() == 0)  # and it advanced
     assert "Scripted pass failed" not in caplog.text
     assert "Projection scripted-schedule cannot advance: the event at position 7" in caplog.text
-
-
-def test_without_a_read_model_a_stuck_one_is_a_failed_pass(caplog):
-    work = Scripted([ReadModelStuck("elsewhere", 7, "Table.Dropped", "boom")])
-    with caplog.at_level(logging.ERROR, logger=work.logger.name):
-        stop, _, thread = _running(work)
-        try:
-            assert work.wait_for(2) == 2
-        finally:
-            stop.set()
-            thread.join(5)
-    assert [r.getMessage() for r in caplog.records if r.name == work.logger.name] == ["Scripted pass failed"]
