@@ -112,8 +112,7 @@ def measure(pg: procs.EmbeddedPostgres, work: Path, layout: Layout, tables: int,
     finally:
         server.stop()
         if workers is not None:
-            workers.terminate()
-            workers.wait(30)
+            workers.stop(grace=30)
 
 
 def table(results: dict[str, Measured]) -> str:

@@ -3,19 +3,16 @@ authorization section an OpenID provider and OpenFGA. Every one of them listens 
 by ``stop()``."""
 
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
+from harness import processes
+from harness.processes import LOOPBACK, ROOT, Child, HttpServer, free_port, lakeledger_command
 
-LOOPBACK = "127.0.0.1"
+__all__ = ["LOOPBACK", "ROOT", "free_port"]  # re-exported: the bench's modules import them from here
+
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def cpu_seconds(pid: int) -> float:
@@ -47,12 +44,6 @@ def self_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
-
-
 class EmbeddedPostgres:
     """pgserver in ``directory``; it listens on a unix socket only (no TCP port at all)."""
 
@@ -74,55 +65,16 @@ class EmbeddedPostgres:
         self._server.cleanup()
 
 
-class ServerProcess:
-    """A server as a child process, ready once GET ``ready_path`` answers 200."""
+class ServerProcess(HttpServer):
+    """A server as a child process (``env``: variables on top of this process's), ready once GET ``ready_path``
+    answers 200."""
+
+    stop_grace = STOP_TIMEOUT_S
 
     def __init__(self, name: str, argv: list[str], port: int, log_path: Path, env: dict[str, str] | None = None,
-                 ready_path: str = "/health"):
-        self.name = name
-        self.port = port
-        self.url = f"http://{LOOPBACK}:{port}"
-        self.ready_path = ready_path
-        self.log_path = log_path
-        self._log = open(log_path, "wb")
-        self.process = subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdout=self._log,
-                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self._wait_ready()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                self.stop()
-                raise RuntimeError(f"{self.name} exited at start:\n{self.tail()}")
-            try:
-                if httpx.get(self.url + self.ready_path, timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not become ready in {START_TIMEOUT_S:.0f} s:\n{self.tail()}")
-
-    def tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(STOP_TIMEOUT_S)
-        self._log.close()
+                 ready_path: str = "/health", timeout: float = START_TIMEOUT_S, interval: float = 0.2):
+        super().__init__(argv, port, log_path, {**os.environ, **(env or {})}, ready_path, timeout, interval,
+                         name=name)
 
 
 def lakeledger_env(pg_url: str, data_dir: Path, **settings: str) -> dict[str, str]:
@@ -139,41 +91,38 @@ def start_lakeledger(pg_url: str, data_dir: Path, log_dir: Path, name: str = "la
                      **settings: str) -> ServerProcess:
     port = free_port()
     env = lakeledger_env(pg_url, data_dir, LISTEN_HOST=LOOPBACK, LISTEN_PORT=str(port), **settings)
-    return ServerProcess(f"lakeledger serve ({name})", [sys.executable, "-m", "lakeledger.cli", "serve"], port,
-                         log_dir / f"{name}.log", env)
+    return ServerProcess(f"lakeledger serve ({name})", lakeledger_command("serve"), port, log_dir / f"{name}.log", env)
 
 
-def start_workers(pg_url: str, data_dir: Path, log_dir: Path, name: str = "workers") -> subprocess.Popen:
+def start_workers(pg_url: str, data_dir: Path, log_dir: Path, name: str = "workers",
+                  **settings: str) -> Child:
     """``lakeledger workers``: the background read models, publisher and timers, in a process of their own."""
-    return subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "workers"], env={**os.environ,
-                            **lakeledger_env(pg_url, data_dir)}, stdout=open(log_dir / f"{name}.log", "wb"),
-                            stderr=subprocess.STDOUT)
+    workers = Child(lakeledger_command("workers"), log_dir / f"{name}.log",
+                    {**os.environ, **lakeledger_env(pg_url, data_dir, **settings)}, name=f"lakeledger workers ({name})")
+    workers.stop_grace = STOP_TIMEOUT_S
+    return workers
 
 
-def start_openfga(home: Path) -> ServerProcess:
+def start_openfga(home: Path) -> processes.OpenFga:
     """``openfga run`` (``make openfga-deps``) with its memory datastore; playground and metrics off."""
-    binary = Path(os.environ.get("LAKELEDGER_OPENFGA", ROOT / ".cache/openfga/bin/openfga"))
-    if not binary.exists():
-        raise SystemExit(f"OpenFGA ({binary}) is missing: run `make openfga-deps` (make bench does)")
-    port = free_port()
-    return ServerProcess("OpenFGA", [str(binary), "run", "--datastore-engine", "memory",
-                                     "--http-addr", f"{LOOPBACK}:{port}", "--grpc-addr", f"{LOOPBACK}:{free_port()}",
-                                     "--playground-enabled=false", "--metrics-enabled=false", "--log-level", "warn"],
-                         port, home / "openfga.log", ready_path="/healthz")
+    binary = processes.cached_tool("LAKELEDGER_OPENFGA", ".cache/openfga/bin/openfga")
+    if binary is None:
+        raise SystemExit("OpenFGA (.cache/openfga/bin/openfga) is missing: run `make openfga-deps` (make bench does)")
+    fga = processes.OpenFga(binary, home / "openfga.log", timeout=START_TIMEOUT_S, interval=0.2)
+    fga.stop_grace = STOP_TIMEOUT_S
+    return fga
 
 
-def start_oidc_provider(home: Path, audience: str) -> ServerProcess:
+def start_oidc_provider(home: Path, audience: str) -> processes.OidcProvider:
     """The OpenID provider of the tests (tests/oidc/provider.mjs on the npm oidc-provider, ``make oidc-deps``):
     clients ``spark`` and ``bob``, secret ``<client>-secret``, hour-long JWT access tokens for ``audience`` by
     client credentials. Its ``url`` is the issuer."""
-    modules = Path(os.environ.get("LAKELEDGER_OIDC_MODULES", ROOT / ".cache/oidc"))
-    node = shutil.which("node")
-    if node is None or not (modules / "node_modules/oidc-provider/package.json").is_file():
-        raise SystemExit(f"Node.js or oidc-provider ({modules}) is missing: run `make oidc-deps` (make bench does)")
-    port = free_port()
-    return ServerProcess("oidc-provider", [node, str(ROOT / "tests/oidc/provider.mjs")], port, home / "oidc.log",
-                         {"OIDC_MODULES": str(modules), "OIDC_PORT": str(port), "OIDC_AUDIENCE": audience},
-                         ready_path="/.well-known/openid-configuration")
+    parts = processes.oidc_provider_parts()
+    if parts is None:
+        raise SystemExit("Node.js or oidc-provider (.cache/oidc) is missing: run `make oidc-deps` (make bench does)")
+    oidc = processes.OidcProvider(*parts, audience, home / "oidc.log", timeout=START_TIMEOUT_S, interval=0.2)
+    oidc.stop_grace = STOP_TIMEOUT_S
+    return oidc
 
 
 def start_bare(body_file: Path, log_dir: Path) -> ServerProcess:

@@ -6,10 +6,6 @@ client commits to a table one commit at a time while a NATS subscriber notes whe
 arrives."""
 
 import asyncio
-import os
-import shutil
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +13,10 @@ from pathlib import Path
 import httpx
 import orjson
 
+from harness import processes
+
 from .catalog import TableHandle
-from .procs import LOOPBACK, free_port
+from .procs import free_port, start_workers
 from .stats import percentile
 
 SUBJECT = "lakeledger"
@@ -35,33 +33,19 @@ class LagResult:
 
 
 def nats_server_path() -> str | None:
-    return shutil.which("nats-server") or ("/usr/sbin/nats-server" if Path("/usr/sbin/nats-server").exists() else None)
+    return processes.nats_server_binary()
 
 
 def run(pg_url: str, data_dir: Path, work: Path, base_url: str, table: TableHandle, commits: int) -> LagResult:
-    port = free_port()
     store = work / "jetstream"
     store.mkdir()
-    nats_log = open(work / "nats.log", "wb")
-    nats = subprocess.Popen([nats_server_path(), "-js", "-a", LOOPBACK, "-p", str(port), "-sd", str(store)],
-                            stdout=nats_log, stderr=subprocess.STDOUT)
-    env = {**os.environ, "LAKELEDGER__PG_URL": pg_url, "LAKELEDGER__DATA_DIR": str(data_dir),
-           "LAKELEDGER__NATS_ADDRESS": f"nats://{LOOPBACK}:{port}", "LAKELEDGER__NATS_SUBJECT": SUBJECT,
-           "LAKELEDGER__LOG_LEVEL": "warning"}
-    workers_log = open(work / "publisher.log", "wb")
-    workers = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "workers"], env=env, stdout=workers_log,
-                               stderr=subprocess.STDOUT)
+    nats = processes.Nats(nats_server_path() or "nats-server", free_port(), store, work / "nats.log")
+    workers = start_workers(pg_url, data_dir, work, "publisher", NATS_ADDRESS=nats.url, NATS_SUBJECT=SUBJECT)
     try:
-        return asyncio.run(_measure(f"nats://{LOOPBACK}:{port}", pg_url, base_url, table, commits))
+        return asyncio.run(_measure(nats.url, pg_url, base_url, table, commits))
     finally:
         for process in (workers, nats):
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        nats_log.close()
-        workers_log.close()
+            process.stop(grace=15)
 
 
 async def _measure(nats_url: str, pg_url: str, base_url: str, table: TableHandle, commits: int) -> LagResult:

@@ -4,9 +4,6 @@ credential cache) and the remote signer.
 
 What is timed is compared, in the same run, with loadTable of a file-warehouse table of as many snapshots."""
 
-import os
-import subprocess
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +11,11 @@ from pathlib import Path
 import httpx
 import orjson
 
+from harness import processes
+
 from . import catalog
 from .procs import LOOPBACK, START_TIMEOUT_S, STOP_TIMEOUT_S, free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 BUCKET = "lakeledger-bench"
 REGION = "us-east-1"
 DELEGATION = "X-Iceberg-Access-Delegation"
@@ -26,40 +24,19 @@ SIGNING = {DELEGATION: "remote-signing"}
 
 
 def minio_path() -> Path | None:
-    binary = Path(os.environ.get("LAKELEDGER_MINIO", ROOT / ".cache/minio/bin/minio"))
-    return binary if binary.exists() else None
+    return processes.cached_tool("LAKELEDGER_MINIO", ".cache/minio/bin/minio")
 
 
-class Minio:
-    """MinIO on a free loopback port with its own data directory; its root user may call STS AssumeRole with a
-    session policy (what the catalog's credential vending does). The same set-up as tests/support.py's."""
+class Minio(processes.Minio):
+    """MinIO on a free loopback port with its own data directory (the same set-up as tests/support.py's)."""
 
     user = "lakeledger-bench"
     password = "lakeledger-bench-secret-0123456789"
+    stop_grace = STOP_TIMEOUT_S
 
     def __init__(self, binary: Path, home: Path):
-        self.port = free_port()
-        self.endpoint = f"http://{LOOPBACK}:{self.port}"
-        self.log_path = home / "minio.log"
-        self._log = open(self.log_path, "wb")
-        env = {**os.environ, "MINIO_ROOT_USER": self.user, "MINIO_ROOT_PASSWORD": self.password,
-               "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
-        self.process = subprocess.Popen([str(binary), "server", str(home / "minio-data"), "--address",
-                                         f"{LOOPBACK}:{self.port}", "--quiet"],
-                                        env=env, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                self.stop()
-                raise RuntimeError(f"MinIO exited at start:\n{self.log_path.read_text(errors='replace')[-3000:]}")
-            try:
-                if httpx.get(f"{self.endpoint}/minio/health/live", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"MinIO did not become ready in {START_TIMEOUT_S:.0f} s")
+        super().__init__(binary, home / "minio-data", free_port(), home / "minio.log", self.user, self.password,
+                         timeout=START_TIMEOUT_S, interval=0.2)
 
     def make_bucket(self, name: str) -> None:
         import boto3
@@ -68,16 +45,6 @@ class Minio:
         boto3.client("s3", endpoint_url=self.endpoint, region_name=REGION, aws_access_key_id=self.user,
                      aws_secret_access_key=self.password,
                      config=Config(s3={"addressing_style": "path"})).create_bucket(Bucket=name)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(STOP_TIMEOUT_S)
-        self._log.close()
 
     def __repr__(self) -> str:
         return f"MinIO(pid {self.process.pid}, {self.endpoint})"

@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from harness.processes import lakeledger_command
+
 from . import console_pages, footprint, loadgen, procs
 from .seed import Plan, namespace_name, seed, table_name
 from .stats import percentile
@@ -163,26 +165,10 @@ class TimedServer(procs.ServerProcess):
         env = procs.lakeledger_env(catalog.url, catalog.data_dir, LISTEN_HOST=procs.LOOPBACK,
                                    LISTEN_PORT=str(port))
         self.started_at = time.monotonic()
-        self.startup_s = 0.0
-        super().__init__(f"lakeledger serve ({name})", [sys.executable, "-m", "lakeledger.cli", "serve"], port,
-                         log_dir / f"{name}.log", env)
-
-    def _wait_ready(self) -> None:
-        deadline = self.started_at + procs.START_TIMEOUT_S * 5  # a first start may migrate a big database
-        with httpx.Client(timeout=1) as http:
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    self.stop()
-                    raise RuntimeError(f"{self.name} exited at start:\n{self.tail()}")
-                try:
-                    if http.get(self.url + self.ready_path).status_code == 200:
-                        self.startup_s = time.monotonic() - self.started_at
-                        return
-                except httpx.HTTPError:
-                    pass
-                time.sleep(HEALTH_POLL_S)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not become ready:\n{self.tail()}")
+        # a first start may migrate a big database
+        super().__init__(f"lakeledger serve ({name})", lakeledger_command("serve"), port, log_dir / f"{name}.log",
+                         env, timeout=procs.START_TIMEOUT_S * 5, interval=HEALTH_POLL_S)
+        self.startup_s = time.monotonic() - self.started_at
 
 
 # -- measurements -------------------------------------------------------------------------------------------

@@ -37,7 +37,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import urllib.request
 import venv
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -217,6 +216,16 @@ def port_in_use(port: int = PORT) -> str | None:
     return None
 
 
+def _processes():
+    """harness/processes.py, the process helpers shared with the tests and the bench (standard library only);
+    imported where a server starts, not at module level, where this file is also the other venv's plugin."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    from harness import processes
+
+    return processes
+
+
 class Serve:
     """`lakeledger serve` of the project venv on a fresh data directory."""
 
@@ -230,35 +239,21 @@ class Serve:
         binary = ROOT / ".venv" / "bin" / "lakeledger"
         if not binary.exists():
             fail(f"{binary} is missing: run `make setup`")
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen([str(binary), "serve"], env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.child = _processes().Child([str(binary), "serve"], self.log_path, env, name="lakeledger serve")
+        self.process = self.child.process
 
     def wait_healthy(self, seconds: float = 90) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                fail(f"lakeledger serve exited with {self.process.returncode}:\n{self.tail()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        fail(f"lakeledger serve did not answer /health within {seconds:.0f}s:\n{self.tail()}")
+        processes = _processes()
+        try:
+            self.child.wait_ready(processes.url_answers(f"http://127.0.0.1:{self.port}/health"), seconds, 0.3)
+        except RuntimeError as e:
+            fail(str(e))
 
     def tail(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
+        return self.child.tail(4000)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
+        self.child.stop(grace=20)
         self._stop_embedded_postgres()
 
     def _stop_embedded_postgres(self) -> None:

@@ -12,14 +12,17 @@ credentials confined to each table, and its writes to ``s3://warehouse/<namespac
 would be refused by MinIO, by design."""
 
 import json
-import os
-import subprocess
-import time
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # harness/, the process helpers shared with the tests and the bench
+    sys.path.append(str(ROOT))
+
+from harness import processes  # noqa: E402
+
 PORT = 9000
 ENDPOINT = f"http://localhost:{PORT}"
 USER = "admin"
@@ -32,35 +35,15 @@ ENCRYPTION_KEY = "lakeledger-conformance-encryption-key"
 
 
 def minio_binary() -> Path | None:
-    binary = Path(os.environ.get("LAKELEDGER_MINIO", ROOT / ".cache/minio/bin/minio"))
-    return binary if binary.exists() else None
+    return processes.cached_tool("LAKELEDGER_MINIO", ".cache/minio/bin/minio")
 
 
-class Minio:
+class Minio(processes.Minio):
     """MinIO (`make minio-deps`) on 127.0.0.1:9000 with its own data directory and the suite's bucket."""
 
     def __init__(self, binary: Path, home: Path):
         home.mkdir(parents=True, exist_ok=True)
-        self.log_path = home / "minio.log"
-        self._log = open(self.log_path, "wb")
-        env = {**os.environ, "MINIO_ROOT_USER": USER, "MINIO_ROOT_PASSWORD": PASSWORD, "MINIO_BROWSER": "off",
-               "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
-        self.process = subprocess.Popen([str(binary), "server", str(home / "data"), "--address", f"127.0.0.1:{PORT}",
-                                         "--quiet"], env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"MinIO exited at start:\n{self.tail()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/minio/health/live", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            self.stop()
-            raise RuntimeError(f"MinIO did not become ready in 60 s:\n{self.tail()}")
+        super().__init__(binary, home / "data", PORT, home / "minio.log", USER, PASSWORD, interval=0.2)
         self._make_bucket()
 
     def _make_bucket(self) -> None:
@@ -70,20 +53,6 @@ class Minio:
         boto3.client("s3", endpoint_url=f"http://127.0.0.1:{PORT}", region_name="us-east-1", aws_access_key_id=USER,
                      aws_secret_access_key=PASSWORD,
                      config=Config(s3={"addressing_style": "path"})).create_bucket(Bucket=BUCKET)
-
-    def tail(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-3000:]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
 
 
 def warehouse_body() -> dict:

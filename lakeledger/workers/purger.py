@@ -12,7 +12,6 @@ written to ``ll_purge_retries`` in the transaction that moves the purger past th
 tries it again with a pause that doubles each time, until the storage lets it through."""
 
 import logging
-import threading
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -26,6 +25,7 @@ from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections.catalog_queries import OVERLAPPING_TABULAR, overlap_params
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage import Storages
+from lakeledger.workers.timed_work import TimedWork
 
 logger = logging.getLogger("lakeledger.purger")
 
@@ -113,45 +113,30 @@ class Purger:
         return None
 
 
-class PurgeRetries:
+class PurgeRetries(TimedWork):
     """Tries failed purges again (see ``Purger.retry_due``); any number of workers may run it at once, each
     taking the rows no other holds."""
 
     name = "purge-retries"
+    logger = logger
+    batch = RETRY_BATCH
+    failure_message = "Purge retry pass failed"
+    shortest_pause_seconds = 0.5
 
     def __init__(self, purger: Purger, pool, poll_seconds: float = 60.0):
-        self.purger = purger
-        self.pool = pool
         # A failure recorded from now on is due no sooner than the purger's first pause, so sleeping at most that
         # long (and less when a known retry is due sooner) never looks late, and an idle server wakes once a pause.
-        self.poll_seconds = min(poll_seconds, purger.retry_seconds)
+        super().__init__(min(poll_seconds, purger.retry_seconds))
+        self.purger = purger
+        self.pool = pool
 
-    def run(self, stop: threading.Event, wake: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                self.retry_due()
-                pause = self.until_next_due()
-            except Exception:
-                logger.exception("Purge retry pass failed")
-                pause = 1.0
-            stop.wait(pause)
-
-    def until_next_due(self) -> float:
-        """Seconds until the earliest recorded retry is due (by the database's clock, which set it), at most the
-        poll interval."""
+    def seconds_until_next_due(self) -> float | None:
+        """By the database's clock, which set the retries' times."""
         with self.pool.connection() as conn, conn.cursor() as cur:
             cur.execute(_NEXT_DUE)
             seconds = cur.fetchone()[0]
-        if seconds is None:
-            return self.poll_seconds
-        return min(self.poll_seconds, max(0.5, float(seconds)))
+        return None if seconds is None else float(seconds)
 
-    def retry_due(self) -> int:
-        """Every due retry, in batches; returns how many purges went through."""
-        done = 0
-        while True:
-            with self.pool.connection() as conn, conn.cursor() as cur:
-                tried, succeeded = self.purger.retry_due(cur)
-            done += succeeded
-            if tried < RETRY_BATCH:
-                return done
+    def run_batch(self) -> tuple[int, int]:
+        with self.pool.connection() as conn, conn.cursor() as cur:
+            return self.purger.retry_due(cur)
