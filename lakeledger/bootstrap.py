@@ -88,8 +88,9 @@ class Container:
         # (lakeledger/services/time_travel.py) and kept near the head by the workers
         self.catalog_versions = ProjectionDriver(CatalogVersionsProjection(), self.log, self.pool)
         # what `rebuild` replays
-        self.read_models = (self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view,
-                            self.access_history, self.catalog_versions)
+        self.read_models: tuple[ProjectionDriver, ...] = (
+            self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view, self.access_history,
+            self.catalog_versions)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
         # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog
@@ -111,6 +112,7 @@ class Container:
         # store from the log (a store it has not written to starts it over from the beginning).
         self.authz_tuples: TupleProjectionRunner | None = None
         if settings.authz_backend == "openfga":
+            assert isinstance(self.authorizer, RememberedDecisions)  # OpenFGA's decisions are remembered (above)
             self.authz_tuples = TupleProjectionRunner(AuthzTuplesProjection(settings.server_id), self.log, self.pool,
                                                       self.authorizer)
             self.ledger.after_append.append(self.authz_tuples.follow)

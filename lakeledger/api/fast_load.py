@@ -83,7 +83,7 @@ class FastLoadTable:
         if body is None:
             return None
         az = guard_of_scope(self.container, scope)
-        rights = WRITE
+        rights: str | None = WRITE
         if not az.off:
             try:
                 rights = await az.storage_rights(table_object(table_id), LookupError())

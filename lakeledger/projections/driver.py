@@ -10,7 +10,7 @@ row, and ``rebuild`` replays everything into new tables that replace the live on
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from psycopg import Connection, Cursor
 from psycopg.rows import tuple_row
@@ -27,9 +27,15 @@ BATCH = 1000
 
 
 class Projection(Protocol):
-    name: str
-    tables: tuple[str, ...]
-    topics: tuple[str, ...]  # the event topics it reads; empty means all
+    # read-only, so that a class attribute of a narrower type (a tuple of two names) satisfies them
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tables(self) -> tuple[str, ...]: ...
+
+    @property
+    def topics(self) -> tuple[str, ...]: ...  # the event topics it reads; empty means all
 
     def apply(self, event: object, cur: Cursor) -> None: ...
 
@@ -151,7 +157,7 @@ class ProjectionDriver:
             for stored in appended:
                 self.projection.apply(bounded_fields(stored.event), cur)
 
-    def apply_in_one_trip(self, cur: Cursor, events: list) -> None:
+    def apply_in_one_trip(self, cur: Cursor, events: list[Any]) -> None:
         """``apply_in_transaction``'s work sent without waiting for an answer: the events are applied, then the
         database moves the position past them, or refuses the append when this read model has not applied every
         event before them (lakeledger/migrations/0017_append_in_one_round_trip.sql); the caller then appends again with
@@ -165,7 +171,9 @@ class ProjectionDriver:
         (lakeledger/projections/rebuild.py): readers and writers wait only for the swap."""
         from lakeledger.projections.rebuild import Rebuild
 
-        return Rebuild([self], self.log, self.pool.conninfo, progress).run()
+        conninfo = self.pool.conninfo
+        assert isinstance(conninfo, str)  # our pools are opened with a connection string (lakeledger/bootstrap.py)
+        return Rebuild([self], self.log, conninfo, progress).run()
 
     def _apply_after(self, position: int, cur: Cursor, upto: int | None = None) -> int:
         topics = self.projection.topics
