@@ -99,7 +99,10 @@ class ApiProcesses(Connections):
         self._acceptor.start()
 
     def serve_on(self, loop: asyncio.AbstractEventLoop, adopt: Callable[[socket.socket], None]) -> None:
-        self._own = lambda connection: loop.call_soon_threadsafe(adopt, connection)
+        def own(connection: socket.socket) -> None:
+            loop.call_soon_threadsafe(adopt, connection)
+
+        self._own = own
 
     def stop_serving(self) -> None:
         self._own = None

@@ -3,11 +3,17 @@
 import argparse
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from lakeledger.compat import run_exit_handlers  # imported now: the exit path has a deadline
 from lakeledger.settings import Settings
+
+if TYPE_CHECKING:
+    from lakeledger.bootstrap import Container
+    from lakeledger.sinks.replay import Sink
+    from lakeledger.workers.runner import Workers
 
 # A stop (SIGTERM) must end the process within 5 s whatever the database does: requests in flight get this long,
 # the workers and pools a second or so each, the embedded Postgres' own stop the rest (lakeledger/postgres.py).
@@ -15,7 +21,7 @@ GRACEFUL_STOP_SECONDS = 1
 STUCK_THREADS_WAIT_SECONDS = 0.5
 
 
-def _container(settings: Settings, statement_timeout_seconds: float | None = None):
+def _container(settings: Settings, statement_timeout_seconds: float | None = None) -> "Container":
     """``statement_timeout_seconds``: None for the setting (serve, workers); 0 for commands whose statements are
     long by design (rebuild, replay)."""
     from lakeledger.authz.setup import AuthorizationSetupError
@@ -31,11 +37,11 @@ def _container(settings: Settings, statement_timeout_seconds: float | None = Non
         raise SystemExit(f"lakeledger: {e}") from None
 
 
-def _workers(container):
+def _workers(container: "Container") -> "Workers":
     from lakeledger.projections.driver import ProjectionDriver
     from lakeledger.workers.expirer import Expirer
     from lakeledger.workers.purger import Purger, PurgeRetries
-    from lakeledger.workers.runner import Workers
+    from lakeledger.workers.runner import Follower, Workers
 
     # The catalog projection runs inside every append's transaction; it is here only to pick up
     # anything appended without it (it then finds nothing to do).
@@ -50,7 +56,7 @@ def _workers(container):
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)
     # woken by NOTIFY and their own timers; the poll is a long safety net (lakeledger/workers/runner.py)
-    followers = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds,
+    followers: list[Follower] = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds,
                          min(1.0, settings.worker_poll_seconds)),
                  PurgeRetries(purger, container.pool, settings.worker_poll_seconds)]
     if settings.nats_address:
@@ -63,6 +69,7 @@ def _workers(container):
             poll_seconds=settings.worker_poll_seconds, connect_options=connect_options(settings)))
     if settings.kafka_topic:
         from lakeledger.workers.kafka_publisher import KafkaPublisher
+        assert settings.kafka_config is not None  # the settings' validator requires it with a topic
         followers.append(KafkaPublisher(
             container.log, container.conninfo, topic=settings.kafka_topic, config=settings.kafka_config,
             transactional_id=settings.kafka_transactional_id or f"lakeledger-{settings.server_id}",
@@ -87,7 +94,7 @@ def serve(settings: Settings) -> None:
 def _serve(settings: Settings) -> None:
     from lakeledger import http_server
     from lakeledger.api.app import create_app
-    from lakeledger.api_processes import ApiProcesses, HandedConnections
+    from lakeledger.api_processes import ApiProcesses, Connections, HandedConnections
     from lakeledger.identity.oidc import ProviderUnavailable
     from lakeledger.postgres import supervise
 
@@ -110,7 +117,8 @@ def _serve(settings: Settings) -> None:
     workers = _workers(container) if settings.workers == "on" else None
     if workers:
         workers.start()
-    group, connections = None, None
+    group: ApiProcesses | None = None
+    connections: Connections | None = None
     try:
         if settings.connections_fd is not None:
             connections = HandedConnections(settings.connections_fd)
@@ -184,13 +192,15 @@ def run_rebuild(settings: Settings) -> None:
         container.close()
 
 
-def run_projections(settings: Settings, args) -> None:
+def run_projections(settings: Settings, args: argparse.Namespace) -> None:
     import psycopg
 
     from lakeledger.postgres import postgres_url
 
     with psycopg.connect(postgres_url(settings), autocommit=True) as conn:
-        head = conn.execute("SELECT coalesce(max(notification_id), 0) FROM lakeledger_events").fetchone()[0]
+        log_head = conn.execute("SELECT coalesce(max(notification_id), 0) FROM lakeledger_events").fetchone()
+        assert log_head is not None  # an aggregate's one row
+        head = log_head[0]
         rows = conn.execute("SELECT name, position, updated_at FROM ll_projection_positions ORDER BY name").fetchall()
     print(f"{'projection':<16} {'position':>10} {'lag':>8}  updated")
     for name, position, updated_at in rows:
@@ -198,7 +208,7 @@ def run_projections(settings: Settings, args) -> None:
     print(f"{'(log head)':<16} {head:>10}")
 
 
-def run_replay(settings: Settings, args) -> None:
+def run_replay(settings: Settings, args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from lakeledger.progress import Progress
@@ -209,6 +219,7 @@ def run_replay(settings: Settings, args) -> None:
         stop = parse_bound(args.stop) if args.stop else None
     except ValueError as e:
         raise SystemExit(f"lakeledger replay: {e}") from None
+    sink: Sink
     if args.sink == "jsonl":
         if not args.out:
             raise SystemExit("lakeledger replay: --sink jsonl needs --out FILE")

@@ -53,7 +53,9 @@ class QuietServer(uvicorn.Server):
         try:
             connection.setblocking(False)
             await asyncio.get_running_loop().connect_accepted_socket(
-                lambda: config.http_protocol_class(config=config, server_state=self.server_state,
+                # uvicorn types the class as a bare asyncio.Protocol; its HTTP protocols take these (its own
+                # server.py makes the same call, with the same ignore)
+                lambda: config.http_protocol_class(config=config, server_state=self.server_state,  # type: ignore[call-arg]
                                                    app_state=self.lifespan.state), connection)
         except OSError:  # the client was gone before it was served
             connection.close()

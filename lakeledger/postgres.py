@@ -190,7 +190,8 @@ def _launch(pgdata: Path, socket_dir: str) -> None:
     """Starts the postmaster of ``pgdata`` again as pgserver started it (same socket directory, so the same URL),
     without waiting (-W) for it to accept connections: it recovers from its WAL first, and meanwhile connecting fails
     (a 503) as it did while it was gone. A stop of this process then never waits for a recovery to finish."""
-    from pgserver import pg_ctl  # pgserver re-exports each of its commands
+    # pgserver re-exports each of its commands, made at import time from a list (so invisible to mypy)
+    from pgserver import pg_ctl  # type: ignore[attr-defined]
 
     # Postgres takes a lock file whose process exists as held, and a dead postmaster stays a zombie until whoever
     # inherited it (pg_ctl started it detached) reaps it: not always soon in a container. A zombie holds nothing;

@@ -16,7 +16,8 @@ def with_access(body: bytes, access: Access) -> bytes:
     if not access.config and not access.storage_credentials:
         return body
     assert body.endswith(_EMPTY_CONFIG)
-    parts = [memoryview(body)[:-len(_EMPTY_CONFIG)], b'"config":', orjson.dumps(access.config)]
+    parts: list[bytes | memoryview] = [memoryview(body)[:-len(_EMPTY_CONFIG)], b'"config":',
+                                       orjson.dumps(access.config)]
     if access.storage_credentials:
         parts += [b',"storage-credentials":', orjson.dumps(access.storage_credentials)]
     # one join, one copy of the (often tens of kilobytes) body; concatenating copied it three times per load

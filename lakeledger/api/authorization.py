@@ -87,7 +87,9 @@ class Guard:
         """One answer per (action, object), asked in one batch."""
         if self.off:
             return [True] * len(checks)
-        return await self.authorizer.check_many([Check(self.user, action, o) for action, o in checks])
+        caller = self.user
+        assert caller is not None  # set whenever decisions are asked for (authorization on)
+        return await self.authorizer.check_many([Check(caller, action, o) for action, o in checks])
 
     async def may(self, action: str, object_: str) -> bool:
         return (await self.allowed([(action, object_)]))[0]
@@ -121,7 +123,10 @@ class Guard:
         raise self.forbidden(action, objects[0])
 
     async def require_on_server(self, action: str) -> None:
-        if not self.off and not await self.may(action, self.server):
+        if self.off:
+            return
+        assert self.server is not None  # set whenever decisions are asked for (authorization on)
+        if not await self.may(action, self.server):
             raise self.forbidden(action, self.server)
 
     async def storage_rights(self, table_object: str, missing: Exception) -> str | None:
@@ -158,7 +163,7 @@ def guard_of_scope(container, scope) -> Guard:
 async def fetch_visible(az: Guard, page: Page, rows: Callable[[Any, int | None], Awaitable[Sequence]],
                         valid_key: Callable[[Any], bool], key: Callable[[Any], Any],
                         objects: Callable[[Sequence], Awaitable[list[str | None]]],
-                        action: str = SEE) -> tuple[list, str | None]:
+                        action: str = SEE) -> tuple[Sequence[Any], str | None]:
     """``api.pagination.fetch`` of only the rows the caller may see. ``objects(rows)`` names each row's object
     (None: the row left the list meanwhile). Pages stay keyset pages: batches are read on past what is hidden
     until the page is full, and the token is the last served row's key, so the next page starts right after it."""
@@ -225,9 +230,10 @@ async def namespace_action(ll, az: Guard, prefix: str, path: Sequence[str], acti
     if az.off:
         return
     wh = await active_warehouse(ll, prefix)
-    row = await ll.queries.namespace(wh["id"], list(path))
+    levels = list(path)
+    row = await ll.queries.namespace(wh["id"], levels)
     if row is not None:
-        await az.require(action, namespace(row["id"]), NoSuchNamespace(f"Namespace does not exist: {dotted(path)}"))
+        await az.require(action, namespace(row["id"]), NoSuchNamespace(f"Namespace does not exist: {dotted(levels)}"))
 
 
 async def create_in(ll, az: Guard, prefix: str, parent: Sequence[str], action: str) -> None:

@@ -57,11 +57,11 @@ def choose(accept_encoding: str | None) -> tuple[str | None, bool]:
     identity = qualities.get("identity", star)
     best, best_q = None, 0.0
     for coding in _PREFERENCE:
-        q = qualities.get(coding, qualities.get("x-gzip") if coding == "gzip" else None)
-        if q is None:
-            q = star or 0.0
-        if q > best_q:
-            best, best_q = coding, q
+        quality = qualities.get(coding, qualities.get("x-gzip") if coding == "gzip" else None)
+        if quality is None:
+            quality = star or 0.0
+        if quality > best_q:
+            best, best_q = coding, quality
     if best is not None and identity is not None and best_q < identity:
         best = None  # the client prefers the bytes as they are
     return best, identity == 0
@@ -138,8 +138,11 @@ class CompressedResponses:
             if message.get("more_body", False) or (len(body) < self.min_bytes and not identity_refused) or not body:
                 await send(held)
                 return await send(message)
+            assert coding is not None  # a start is held only when there is a coding to compress with
             if keep and held["status"] == 200 and strong:
-                packed = self.kept.get(_header(held["headers"], b"etag"), coding, body)
+                tag = _header(held["headers"], b"etag")
+                assert tag is not None  # a strong tag is one that is there
+                packed = self.kept.get(tag, coding, body)
             else:
                 packed = compress(body, coding)
             headers = [(k, v) for k, v in held["headers"] if k != b"content-length"]

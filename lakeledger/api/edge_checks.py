@@ -17,6 +17,7 @@ A body that is not JSON is left to the route to refuse, as it always was."""
 
 import json
 import math
+from typing import Any
 from urllib.parse import unquote_to_bytes
 
 MAX_JSON_DEPTH = 128
@@ -87,10 +88,10 @@ def _constant(text: str):
 
 
 
-def _walk(value: object) -> None:
+def _walk(value: Any) -> None:
     """Checks every string, key and number of a parsed body; iterative, so no body can exhaust the stack. Where a
     value sits is kept as a linked (parent, step) pair and spelled out only for the message of a refusal."""
-    stack: list[tuple[object, tuple | None, int, str | None]] = [(value, None, 1, None)]
+    stack: list[tuple[Any, tuple[Any, ...] | None, int, str | None]] = [(value, None, 1, None)]
     pop, push = stack.pop, stack.append
     while stack:
         value, at, depth, key = pop()

@@ -27,6 +27,8 @@ from openfga_sdk.sync import OpenFgaClient as SyncClient
 from lakeledger.authz.authorizer import AuthorizationUnavailable, Check
 from lakeledger.authz.objects import RelationTuple
 
+# the SDK's per-request options (page size, continuation token, headers)
+_Options = dict[str, int | str | dict[str, int | str]]
 # OpenFGA's default limit of tuples in one write request (OPENFGA_MAX_TUPLES_PER_WRITE)
 MAX_TUPLES_PER_WRITE = 100
 _IDEMPOTENT = {"conflict": ConflictOptions(on_duplicate_writes=ClientWriteRequestOnDuplicateWrites.IGNORE,
@@ -111,7 +113,7 @@ class OpenFga:
         found, token = [], None
         with _Answering(f"read tuples of {object}"):
             while True:
-                options = {"page_size": 100, **({"continuation_token": token} if token else {})}
+                options: _Options = {"page_size": 100, **({"continuation_token": token} if token else {})}
                 page = await self._client().read(ReadRequestTupleKey(object=object, relation=relation), options)
                 found += [RelationTuple(t.key.user, t.key.relation, t.key.object) for t in page.tuples]
                 token = page.continuation_token
@@ -127,14 +129,16 @@ class OpenFga:
                                 for k, t in chunk if k == kind] or None for kind in ("write", "delete")}
             with _Answering(f"a write of {len(chunk)} tuples"):
                 self._sync.write(ClientWriteRequest(writes=as_client["write"], deletes=as_client["delete"]),
-                                 dict(_IDEMPOTENT))
+                                 # the SDK reads "conflict" as ConflictOptions (its client.py), which
+                                 # its annotation of the options leaves out
+                                 dict(_IDEMPOTENT))  # type: ignore[arg-type]
 
     def tuples(self) -> list[RelationTuple]:
         """Every tuple in the store (synchronous: ``lakeledger rebuild`` and tests compare and wipe stores)."""
         found, token = [], None
         with _Answering("a read of every tuple"):
             while True:
-                options = {"page_size": 100, **({"continuation_token": token} if token else {})}
+                options: _Options = {"page_size": 100, **({"continuation_token": token} if token else {})}
                 page = self._sync.read(ReadRequestTupleKey(), options)
                 found += [RelationTuple(t.key.user, t.key.relation, t.key.object) for t in page.tuples]
                 token = page.continuation_token

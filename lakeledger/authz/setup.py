@@ -53,7 +53,8 @@ def set_up_openfga(conn, settings) -> StoreAndModel:
         if latest and normalized(latest[0].to_dict()) == normalized(model):
             model_id, wrote = latest[0].id, False
         else:
-            model_id, wrote = client.write_authorization_model(model).authorization_model_id, True
+            # the SDK serialises a dict body as it is; its annotation names only its model class
+            model_id, wrote = client.write_authorization_model(model).authorization_model_id, True  # type: ignore[arg-type]
     except AuthorizationSetupError:
         raise
     except Exception as e:
@@ -96,7 +97,9 @@ def authorizer(settings, conninfo: str) -> Authorizer:
 
     name, endpoint = settings.openfga.store_name, settings.openfga.endpoint
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        exists = conn.execute("SELECT to_regclass('ll_openfga') IS NOT NULL").fetchone()[0]
+        found = conn.execute("SELECT to_regclass('ll_openfga') IS NOT NULL").fetchone()
+        assert found is not None  # an expression's one row
+        exists = found[0]
         row = exists and conn.execute("SELECT store_id, model_id, model_digest FROM ll_openfga"
                                       " WHERE store_name = %s", (name,)).fetchone()
     if not row:

@@ -158,10 +158,13 @@ class Warehouse(CatalogAggregate):
                               storage_secret=secret.as_event() if secret else None,
                               actor=by.actor, request_id=by.request_id)
 
-    def rotate_credential(self, secret: SecretRef, by: Provenance) -> None:
+    def rotate_credential(self, secret: SecretRef | None, by: Provenance) -> None:
         self.ensure_live()
         if self.storage_secret is None:
             raise BadRequest(f"Warehouse {self.name} has {self.profile().type} storage, which takes no credential")
+        # the service read the profile before this command ran: it may have become one that needs a credential
+        if secret is None:
+            raise BadRequest(f"Warehouse {self.name} has {self.profile().type} storage, which needs a credential")
         self._storage_credential_rotated(storage_secret=secret.as_event(), actor=by.actor, request_id=by.request_id)
 
     def ensure_live(self) -> None:

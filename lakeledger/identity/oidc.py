@@ -99,7 +99,8 @@ class OpenIdVerifier:
             raise InvalidToken(f"Tokens signed with {str(alg)[:16]!r} are not accepted; "
                                f"the algorithms accepted are {', '.join(ALGORITHMS)}")
         try:
-            key = self.jwks.get_signing_key(header.get("kid"))
+            # no kid matches no key (refused below), as PyJWT's own get_signing_key_from_jwt passes it
+            key = self.jwks.get_signing_key(header.get("kid"))  # type: ignore[arg-type]
         except PyJWKClientConnectionError as e:
             raise ProviderUnavailable(f"cannot fetch the OpenID provider's keys: {e}") from None
         except PyJWKClientError:

@@ -89,11 +89,13 @@ class ReadinessChecks:
         async def quiet(e):  # nats-py prints every failed attempt otherwise; the answer names the failure
             pass
 
+        assert self.nats_address is not None  # asked only when there is one (check above)
         nc = await nats.connect(self.nats_address, connect_timeout=TIMEOUT_SECONDS, allow_reconnect=False,
                                 max_reconnect_attempts=0, name="lakeledger-readiness", error_cb=quiet,
                                 **self.nats_options)
         try:
-            await nc.flush(timeout=TIMEOUT_SECONDS)
+            # nats-py annotates whole seconds but hands the timeout to asyncio.wait_for, which takes any
+            await nc.flush(timeout=TIMEOUT_SECONDS)  # type: ignore[arg-type]
         finally:
             with contextlib.suppress(Exception):
                 await nc.close()

@@ -10,6 +10,7 @@ allowall the grants are recorded too, and their history is there the day OpenFGA
 Run by the workers; the access-history and assignments endpoints catch it up before they answer."""
 
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -26,6 +27,10 @@ _CLOSE = ("UPDATE ll_access_ranges SET to_seq = %s, to_at = %s, to_actor = %s, t
           ' WHERE object = %s AND relation = %s AND "user" = %s AND to_seq IS NULL')
 
 
+# where a range starts or ends: (log position, append time, actor, request id)
+When = tuple[int, datetime, str, str]
+
+
 class AccessHistoryProjection(AuthzTuplesProjection):
     name = "access-history"
     tables = ("ll_access_ranges",)
@@ -37,7 +42,7 @@ class AccessHistoryProjection(AuthzTuplesProjection):
     def rebuilder(self) -> "AccessHistoryRebuild":
         return AccessHistoryRebuild(self.server_id)
 
-    def _when(self, cur: Cursor) -> tuple:
+    def _when(self, cur: Cursor) -> When:
         event: Any = self._local.event
         found = getattr(self._local, "when", None)
         if found is None or found[0] is not event:
@@ -68,12 +73,19 @@ class _Range:
 
     __slots__ = ("tuple", "source", "start", "end", "written")
 
-    def __init__(self, t: RelationTuple, source: str, start: tuple):
-        self.tuple, self.source, self.start, self.end, self.written = t, source, start, None, False
+    def __init__(self, t: RelationTuple, source: str, start: When):
+        self.tuple, self.source, self.start, self.written = t, source, start, False
+        self.end: When | None = None
 
-    def row(self) -> tuple:
+    def row(self) -> tuple[Any, ...]:
         t = self.tuple
         return (t.object, t.relation, t.user, self.source, *self.start, *(self.end or (None, None, None, None)))
+
+    def closing(self) -> tuple[Any, ...]:
+        """The parameters of ``_CLOSE`` for a range that has ended."""
+        assert self.end is not None
+        t = self.tuple
+        return (*self.end, t.object, t.relation, t.user)
 
 
 class AccessHistoryRebuild(AccessHistoryProjection):
@@ -105,7 +117,7 @@ class AccessHistoryRebuild(AccessHistoryProjection):
                     r.written = True
             self.unwritten = []
         if self.ended:
-            cur.executemany(_CLOSE, [(*r.end, r.tuple.object, r.tuple.relation, r.tuple.user) for r in self.ended])
+            cur.executemany(_CLOSE, [r.closing() for r in self.ended])
             self.ended = []
 
     # the stored ranges, in memory

@@ -39,5 +39,7 @@ def lookup(event: Any, cur: Cursor) -> tuple[int, datetime]:
     if found is not None and found[0] is event:
         return found[1], found[2]
     cur.execute(LOOKUP, (event.originator_id, event.originator_version))
-    position, appended_at = cur.fetchone()
+    row = cur.fetchone()
+    assert row is not None  # the event was read from the log
+    position, appended_at = row
     return position, appended_at

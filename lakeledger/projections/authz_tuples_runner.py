@@ -12,7 +12,8 @@ The mirror names the store it describes. When the store is another one (a memory
 the log for it: the new store is filled from the log alone."""
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import Protocol
 
 from psycopg import Cursor
 
@@ -21,20 +22,26 @@ from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.authz_tuples import RELEVANT, AuthzTuplesProjection
 from lakeledger.projections.driver import ProjectionDriver
 
-if TYPE_CHECKING:  # openfga_sdk loads only with the openfga backend (lakeledger/authz/setup.py)
-    from lakeledger.authz.decisions import RememberedDecisions
-    from lakeledger.authz.openfga import OpenFga
-
 logger = logging.getLogger("lakeledger.authz")
 
 _LOCK = "SELECT position FROM ll_projection_positions WHERE name = %s FOR UPDATE"
 
 
+class TupleStore(Protocol):
+    """The OpenFGA store the tuples go to (lakeledger/authz/openfga.py), as the remembered decisions pass it on."""
+
+    @property
+    def store_id(self) -> str: ...
+
+    def tuples(self) -> list[RelationTuple]: ...
+
+    def write(self, writes: Iterable[RelationTuple] = (), deletes: Iterable[RelationTuple] = ()) -> None: ...
+
+
 class TupleProjectionRunner(ProjectionDriver):
     projection: AuthzTuplesProjection
 
-    def __init__(self, projection: AuthzTuplesProjection, log: EventLog, pool,
-                 authorizer: "OpenFga | RememberedDecisions"):
+    def __init__(self, projection: AuthzTuplesProjection, log: EventLog, pool, authorizer: TupleStore):
         super().__init__(projection, log, pool)
         self.authorizer = authorizer
 

@@ -248,7 +248,8 @@ class LastCommits:
                 e.originator_id, "view" if isinstance(e, View.Created) else "table", e.warehouse_id, e.namespace_id,
                 text_array(e.namespace), e.name, e.location, e.metadata_location, e.timestamp, None]
             return
-        if _shown(type(e)):  # a name claim, which comes with every creation, changes nothing here
+        kind: type = type(e)  # (mypy takes a class inferred as type[X] for unhashable, annotated it is not)
+        if _shown(kind):  # a name claim, which comes with every creation, changes nothing here
             self.settle(cur)
             appended.apply(self.projection, logged, cur)
 

@@ -95,7 +95,8 @@ def _describe(action: str, update: dict) -> str:
 
 
 def _snapshot(snapshot: dict) -> str:
-    summary = snapshot.get("summary") if isinstance(snapshot.get("summary"), dict) else {}
+    given = snapshot.get("summary")
+    summary: dict[str, Any] = given if isinstance(given, dict) else {}
     verb = _SNAPSHOT_VERBS.get(summary.get("operation", "append"), f"committed {summary.get('operation')} snapshot")
     counts = []
     for key, sign, one, many in _COUNTS:

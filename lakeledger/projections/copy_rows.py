@@ -3,6 +3,19 @@ the statement: a text array as its literal (psycopg checks every element against
 quoting; here every element is quoted)."""
 
 from collections.abc import Sequence
+from typing import overload
+
+
+@overload
+def text_array(items: Sequence[str]) -> str: ...
+
+
+@overload
+def text_array(items: None) -> None: ...
+
+
+@overload
+def text_array(items: Sequence[str] | None) -> str | None: ...
 
 
 def text_array(items: Sequence[str] | None) -> str | None:

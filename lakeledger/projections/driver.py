@@ -10,7 +10,7 @@ row, and ``rebuild`` replays everything into new tables that replace the live on
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from psycopg import Connection, Cursor
 from psycopg.rows import tuple_row
@@ -159,7 +159,7 @@ class ProjectionDriver:
             for stored in appended:
                 self.projection.apply(bounded_fields(stored.event), cur)
 
-    def apply_in_one_trip(self, cur: Cursor, events: list) -> None:
+    def apply_in_one_trip(self, cur: Cursor, events: list[Any]) -> None:
         """``apply_in_transaction``'s work sent without waiting for an answer: the events are applied, then the
         database moves the position past them, or refuses the append when this read model has not applied every
         event before them (lakeledger/migrations/0017_append_in_one_round_trip.sql); the caller then appends again with

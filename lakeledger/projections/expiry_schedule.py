@@ -59,4 +59,6 @@ class ExpirySchedule:
     @staticmethod
     def next_due(cur: Cursor) -> Any:
         cur.execute("SELECT min(due_at) FROM ll_expiry_schedule")
-        return cur.fetchone()[0]
+        row = cur.fetchone()
+        assert row is not None  # an aggregate's one row
+        return row[0]

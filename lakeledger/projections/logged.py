@@ -86,7 +86,10 @@ def decode(log_: EventLog, rows: list[tuple]) -> list[Logged]:
 def head(conn: Connection) -> int:
     """The log's last position (0 for an empty log)."""
     with conn.cursor(row_factory=tuple_row) as cur:
-        return cur.execute(f"SELECT coalesce(max(notification_id), 0) FROM {EVENTS}").fetchone()[0]
+        row = cur.execute(f"SELECT coalesce(max(notification_id), 0) FROM {EVENTS}").fetchone()
+    assert row is not None  # an aggregate's one row
+    position: int = row[0]
+    return position
 
 
 def write(writer: BatchWriter, batch: list[Logged], cur: Cursor) -> None:

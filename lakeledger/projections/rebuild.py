@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from multiprocessing.pool import AsyncResult, Pool
+from typing import Any
 
 import psycopg
 from psycopg import Connection, Cursor, errors, sql
@@ -147,7 +149,11 @@ class Lane:
     def complete_shadows(self) -> None:
         """Queues the shadows' deferred indexes and planner statistics (every lane at once: one per core)."""
         self._raise()
-        self.work.put(lambda conn: (shadow.build_deferred(conn, self.shadows), shadow.analyze(conn, self.shadows)))
+        def complete(conn: Connection) -> None:
+            shadow.build_deferred(conn, self.shadows)
+            shadow.analyze(conn, self.shadows)
+
+        self.work.put(complete)
 
     def close(self, abandon: bool = False) -> None:
         """Ends the thread once the queued work is done, or skipped (``abandon``: a failed rebuild)."""
@@ -234,9 +240,9 @@ class Rebuild:
     def run(self) -> int:
         """Rebuilds every target; returns the log position the new read models stand at."""
         with psycopg.connect(self.conninfo, autocommit=True) as guard:
-            if not guard.execute("SELECT pg_try_advisory_lock(%s)", (REBUILD_LOCK,)).fetchone()[0]:
+            if not _first(guard.execute("SELECT pg_try_advisory_lock(%s)", (REBUILD_LOCK,)).fetchone()):
                 raise RebuildRunning("another rebuild is running (one at a time); wait for it to finish")
-            if not guard.execute("SELECT pg_try_advisory_lock(%s)", (APART_LOCK,)).fetchone()[0]:
+            if not _first(guard.execute("SELECT pg_try_advisory_lock(%s)", (APART_LOCK,)).fetchone()):
                 raise RebuildRunning("a process of an interrupted rebuild is still filling the history; it stops "
                                      "within a second of noticing, retry shortly")
             guard.execute("SELECT pg_advisory_unlock(%s)", (APART_LOCK,))
@@ -244,7 +250,7 @@ class Rebuild:
                     psycopg.connect(self.conninfo, autocommit=True) as self._fetching, \
                     ThreadPoolExecutor(1, thread_name_prefix="rebuild fetch") as self._fetcher, \
                     psycopg.connect(self.conninfo, prepare_threshold=None) as writer:
-                path = writer.execute("SHOW search_path").fetchone()[0]
+                path = _first(writer.execute("SHOW search_path").fetchone())
                 _writes_shadows(writer, path)
                 shadows = shadow.create(writer, [t for target in self.targets for t in target.runner.projection.tables],
                                         defer=frozenset(t for target in self.targets
@@ -412,8 +418,8 @@ class Apart:
         worth_it = (len(rebuild.targets) > 1 and head >= rebuild.apart_from and (os.cpu_count() or 1) > 1)
         self.targets = [t for t in rebuild.targets
                         if worth_it and getattr(t.runner.projection, "rebuilt_apart", False)]
-        self._pool = None
-        self._pending: list = []
+        self._pool: Pool | None = None
+        self._pending: list[tuple[Target, AsyncResult[int]]] = []
 
     def start(self) -> None:
         if not self.targets:
@@ -443,6 +449,12 @@ class _Filled:
     def __init__(self, projection):
         self.projection = projection
         self.name = projection.name
+
+
+def _first(row: tuple[Any, ...] | None) -> Any:
+    """The value of a statement that answers one row (a function's result, a setting)."""
+    assert row is not None
+    return row[0]
 
 
 def _fill_apart(projection, postgres, conninfo: str, path: str, upto: int, batch: int) -> int:

@@ -25,7 +25,7 @@ class Shadow:
     live_schema: str
     oid: int
     # indexes made once the shadow is filled (``build_deferred``): cheaper in one sorted pass than row by row
-    deferred: list[sql.Composable] = field(default_factory=list)
+    deferred: list[sql.SQL] = field(default_factory=list)
     views: list[tuple[str, str, str]] = field(default_factory=list)  # (qualified name, kind, definition)
 
     @property
@@ -78,12 +78,14 @@ def _refuse_foreign_keys(conn: Connection, s: Shadow) -> None:
                            " blue/green rebuild does not carry them over")
 
 
-def _index_definitions(conn: Connection, s: Shadow) -> list[tuple[sql.Composable, bool]]:
+def _index_definitions(conn: Connection, s: Shadow) -> list[tuple[sql.SQL, bool]]:
     """The live table's indexes that no constraint owns, as statements creating them on the shadow, each with
     whether it is unique."""
-    qualified = conn.execute("SELECT quote_ident(%s) || '.' || quote_ident(%s)", (s.live_schema, s.table)).fetchone()[0]
-    target = conn.execute("SELECT quote_ident(%s) || '.' || quote_ident(%s)", (SCHEMA, s.table)).fetchone()[0]
-    out = []
+    live = conn.execute("SELECT quote_ident(%s) || '.' || quote_ident(%s)", (s.live_schema, s.table)).fetchone()
+    copy = conn.execute("SELECT quote_ident(%s) || '.' || quote_ident(%s)", (SCHEMA, s.table)).fetchone()
+    assert live is not None and copy is not None  # an expression's one row
+    qualified, target = live[0], copy[0]
+    out: list[tuple[sql.SQL, bool]] = []
     for name, definition, unique in conn.execute(
             "SELECT i.relname, pg_get_indexdef(x.indexrelid), x.indisunique"
             " FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"

@@ -97,6 +97,6 @@ def proposed_drop(tabular: Any, by: Provenance, **options: Any) -> ProposedChang
                           {k.replace("_", "-"): v for k, v in options.items()})
 
 
-def proposed_commit(table: Any, by: Provenance, requirements: list, updates: list) -> ProposedChange:
+def proposed_commit(table: Any, by: Provenance, requirements: list[Any], updates: list[Any]) -> ProposedChange:
     return ProposedChange(COMMIT, table.kind, table.id, table.warehouse_id, [*table.namespace, table.name], by,
                           {"requirements": requirements, "updates": updates})

@@ -6,6 +6,7 @@ namespace cannot lose its last child check to a table created at the same moment
 created in a namespace being dropped. A failed condition raises, and nothing is appended."""
 
 from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from psycopg import Cursor
@@ -30,9 +31,12 @@ from lakeledger.projections.catalog_queries import (
 Condition = Callable[[Cursor], None]
 
 
-def _holds(cur: Cursor, sql: str, params: dict) -> bool:
+def _holds(cur: Cursor, sql: str, params: dict[str, Any]) -> bool:
+    """``sql`` is one SELECT EXISTS: one row, one boolean."""
     cur.execute(sql, params)
-    return bool(cur.fetchone()[0])
+    row = cur.fetchone()
+    assert row is not None
+    return bool(row[0])
 
 
 def namespace_is_empty(namespace_id: UUID, label: str) -> Condition:

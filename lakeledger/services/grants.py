@@ -7,6 +7,7 @@ so it goes there rather than becoming a second record of the same fact. Whether 
 question (lakeledger/api/routers/permissions.py), asked of OpenFGA before this runs."""
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from lakeledger.authz.objects import id_of, role_members, type_of, user
@@ -17,6 +18,9 @@ from lakeledger.domain.role import ROLE, USER, NoSuchRole, Role
 from lakeledger.domain.user import check_user_id
 from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.services.unit_of_work import Ledger
+
+if TYPE_CHECKING:
+    from lakeledger.services.roles import RoleService
 
 _DATA = ("describe", "select", "modify")
 RELATIONS = {
@@ -43,7 +47,7 @@ class Assignment:
     def grantee(self) -> str:
         return user(self.id) if self.kind == USER else role_members(self.id)
 
-    def json(self) -> dict:
+    def json(self) -> dict[str, str]:
         return {"type": self.relation, self.kind: self.id}
 
 
@@ -74,7 +78,7 @@ def from_tuple(grantee: str, relation: str) -> Assignment | None:
 
 
 class GrantService:
-    def __init__(self, ledger: Ledger, roles, access_history: ProjectionDriver):
+    def __init__(self, ledger: Ledger, roles: "RoleService", access_history: ProjectionDriver):
         self.ledger = ledger
         self.access_history = access_history
         self.roles = roles  # membership (``assignee`` on a role)
@@ -129,6 +133,8 @@ class GrantService:
         """Whether ``a`` is held without a grant: a creator's ownership, as the access read model has it now."""
         self.access_history.caught_up()
         with self.ledger.queries.pool.connection() as conn:
-            return conn.execute('SELECT EXISTS (SELECT 1 FROM ll_access_ranges WHERE object = %s AND relation = %s'
-                                ' AND "user" = %s AND source = \'creation\' AND to_seq IS NULL)',
-                                (object_, a.relation, a.grantee)).fetchone()[0]
+            row = conn.execute('SELECT EXISTS (SELECT 1 FROM ll_access_ranges WHERE object = %s AND relation = %s'
+                               ' AND "user" = %s AND source = \'creation\' AND to_seq IS NULL)',
+                               (object_, a.relation, a.grantee)).fetchone()
+        assert row is not None  # EXISTS answers one row
+        return bool(row[0])

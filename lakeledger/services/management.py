@@ -2,7 +2,7 @@
 
 import contextlib
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 from uuid import UUID, uuid4
 
 from lakeledger.authz.objects import obj, user
@@ -149,7 +149,7 @@ class ManagementService:
         profile = resolve.warehouse_aggregate(self.ledger, warehouse_id).profile()
         credential = parse_storage_credential(storage_credential, profile)
 
-        def command(secret: SecretRef) -> SecretRef | None:
+        def command(secret: SecretRef | None) -> SecretRef | None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             replaced = wh.secret()
             wh.rotate_credential(secret, by)
@@ -179,7 +179,7 @@ class ManagementService:
         if replaced is not None:
             self.secrets.delete(replaced.secret_id)
 
-    def ensure_warehouse(self, project_id: UUID, name: str, storage_profile: dict, by: Provenance) -> None:
+    def ensure_warehouse(self, project_id: UUID, name: str, storage_profile: dict[str, Any], by: Provenance) -> None:
         if self.ledger.holder(WAREHOUSE, project_id, name) is not None:
             return
         with contextlib.suppress(AlreadyExists):  # another process created it at the same moment

@@ -38,7 +38,7 @@ PARSED_WEIGHT = 6
 class _Entry:
     data: bytes
     parsed: TableMetadata | None = None
-    response: dict = field(default_factory=dict)  # rendered response bodies, keyed by their variant
+    response: dict[str, bytes] = field(default_factory=dict)  # rendered response bodies, keyed by their variant
     weight: int = 0  # estimated bytes held: the file, its parsed form, the rendered responses
 
 
@@ -126,6 +126,9 @@ class MetadataFiles:
         entry = self._get(location)
         if entry is None:
             return None
+        return self._response_body(location, entry, snapshots)
+
+    def _response_body(self, location: str, entry: _Entry, snapshots: str) -> bytes:
         body = entry.response.get(snapshots)
         if body is None:
             if snapshots == REFS_SNAPSHOTS:
@@ -137,8 +140,8 @@ class MetadataFiles:
         return body
 
     def load_response_body(self, location: str, storage: Storage, snapshots: str = ALL_SNAPSHOTS) -> bytes:
-        self.entry(location, storage)
-        return self.response_body(location, snapshots)
+        # from the entry itself: looked up again, it may have been evicted meanwhile by another thread's put
+        return self._response_body(location, self.entry(location, storage), snapshots)
 
     def forget(self, location: str) -> None:
         with self._lock:

@@ -11,7 +11,7 @@ from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.services import placement, resolve
 from lakeledger.services.approval import DROP, ProposedChange
 from lakeledger.services.conditions import namespace_exists, namespace_is_empty, tree_unchanged, warehouse_is_active
-from lakeledger.services.unit_of_work import Ledger
+from lakeledger.services.unit_of_work import Ledger, all_found
 
 
 class NamespaceService:
@@ -36,10 +36,10 @@ class NamespaceService:
         return self.ledger.retrying(command, AlreadyExists, f"Namespace already exists: {dotted(levels)}")
 
     def update_properties(self, warehouse_id: str, path: list[str], updates: dict[str, str], removals: list[str],
-                          by: Provenance) -> tuple[list, list, list]:
+                          by: Provenance) -> tuple[list[str], list[str], list[str]]:
         levels = check_namespace(path)
 
-        def command() -> tuple[list, list, list]:
+        def command() -> tuple[list[str], list[str], list[str]]:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
             placement.check_namespace_location(wh, updates)
@@ -73,7 +73,7 @@ class NamespaceService:
                 self.ledger.log.get(Namespace, i) for kind, i, _ in tree if kind == "namespace" and i != ns.id
             ]
             tabulars = [self.ledger.log.get(Tabular, i) for kind, i, _ in tree if kind != "namespace"]
-            if None in namespaces or None in tabulars:  # the read model moved on since the tree was read
+            if not (all_found(namespaces) and all_found(tabulars)):  # the read model moved on since the tree was read
                 raise ConcurrentChange("The namespace tree changed while it was being dropped")
             # Each drop refuses a protected object; the namespace asked for is checked first, so that when it is
             # protected its refusal is the one reported.
@@ -87,8 +87,9 @@ class NamespaceService:
             self.ledger.approval.review(_proposed(ns, by, recursive=True, purge=purge,
                                                   namespaces=len(namespaces), tabulars=len(tabulars)))
             released = [self.ledger.release(TABULAR, t.namespace_id, t.name, t.id, by) for t in tabulars]
-            released += [self.ledger.release(NAMESPACE, child.parent_id, child.name, child.id, by)
-                         for child in namespaces]
+            for child in namespaces:
+                assert child.parent_id is not None  # below the dropped namespace: it has a parent
+                released.append(self.ledger.release(NAMESPACE, child.parent_id, child.name, child.id, by))
             released.append(self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by))
             self.ledger.append(*released, *namespaces, *tabulars, ns,
                                conditions=[tree_unchanged([ns.id, *(n.id for n in namespaces)],

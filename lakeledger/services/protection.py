@@ -6,6 +6,7 @@ from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import TABLE, Tabular
+from lakeledger.domain.warehouse import Warehouse
 from lakeledger.services import resolve
 from lakeledger.services.unit_of_work import Ledger
 
@@ -18,6 +19,7 @@ class ProtectionService:
 
     def set(self, warehouse_id: str, kind: str, entity_id: UUID, protected: bool, by: Provenance) -> None:
         def command() -> None:
+            item: Warehouse | Namespace | Tabular
             if kind == "warehouse":
                 item = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             else:

@@ -5,17 +5,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID, uuid4
 
+from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.errors import AlreadyExists, BadRequest, NotFound
-from lakeledger.domain.name_claim import NAMESPACE, TABULAR
+from lakeledger.domain.name_claim import NAMESPACE, TABULAR, NameClaim
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import SYSTEM, Provenance
 from lakeledger.domain.tabular import Tabular
 from lakeledger.projections.expiry_schedule import NAMESPACE as SCHEDULED_NAMESPACE
 from lakeledger.services import resolve
-from lakeledger.services.conditions import namespace_exists
+from lakeledger.services.conditions import Condition, namespace_exists
 from lakeledger.services.resolve import WarehouseSettings
-from lakeledger.services.unit_of_work import Ledger
+from lakeledger.services.unit_of_work import Ledger, all_found
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,8 @@ class _Claims:
     """The name claims one undrop takes, each loaded once even when several targets touch it."""
 
     def __init__(self, ledger: Ledger, by: Provenance):
-        self.ledger, self.by, self.taken = ledger, by, {}
+        self.ledger, self.by = ledger, by
+        self.taken: dict[tuple[str, UUID, str], NameClaim] = {}
 
     def take(self, scope: str, container_id: UUID, name: str, holder_id: UUID, what: str, label: str) -> None:
         key = (scope, container_id, name)
@@ -58,8 +60,8 @@ class RecycleBin:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             now = self.ledger.now()
             claims = _Claims(self.ledger, by)
-            restored: list = []
-            conditions = []
+            restored: list[CatalogAggregate] = []
+            conditions: list[Condition] = []
             for target in targets:
                 if target.type == "namespace":
                     restored.extend(self._namespace(wh, target.id, now, claims, conditions, by))
@@ -70,7 +72,7 @@ class RecycleBin:
         self.ledger.retrying(command)
 
     def _tabular(self, wh: WarehouseSettings, target: UndropTarget, now: datetime, claims: _Claims,
-                 conditions: list, by: Provenance) -> Tabular:
+                 conditions: list[Condition], by: Provenance) -> Tabular:
         tabular = self.ledger.log.get(Tabular, target.id)
         if tabular is None or tabular.kind != target.type or tabular.warehouse_id != wh.id:
             raise NotFound(f"No soft-deleted {target.type} with id {target.id} in warehouse {wh.name}")
@@ -97,7 +99,7 @@ class RecycleBin:
                                 f"{dotted(tabular.namespace)} no longer exists; create or undrop it first") from None
 
     def _namespace(self, wh: WarehouseSettings, namespace_id: UUID, now: datetime, claims: _Claims,
-                   conditions: list, by: Provenance) -> list:
+                   conditions: list[Condition], by: Provenance) -> list[CatalogAggregate]:
         root = self.ledger.log.get(Namespace, namespace_id)
         if root is None or root.warehouse_id != wh.id:
             raise NotFound(f"No soft-deleted namespace with id {namespace_id} in warehouse {wh.name}")
@@ -115,10 +117,11 @@ class RecycleBin:
         contents = root.contents or {}
         children = [self.ledger.log.get(Namespace, UUID(i)) for i in contents.get("namespaces", [])]
         tabulars = [self.ledger.log.get(Tabular, UUID(i)) for i in contents.get("tabulars", [])]
-        if any(item is None for item in [*children, *tabulars]):
+        if not (all_found(children) and all_found(tabulars)):
             raise NotFound(f"Namespace {dotted(root.path)} cannot be restored: part of it is missing from the log")
         root.undrop(now, by)
         for child in children:
+            assert child.parent_id is not None  # a namespace inside another has a parent
             claims.take(NAMESPACE, child.parent_id, child.name, child.id, "Namespace", dotted(child.path))
             child.undrop(now, by)
         for tabular in tabulars:
@@ -135,7 +138,7 @@ class RecycleBin:
         by = Provenance(SYSTEM, f"expiry-{uuid4()}")
 
         def command() -> bool:
-            cls = Namespace if entity_type == SCHEDULED_NAMESPACE else Tabular
+            cls: type[Namespace] | type[Tabular] = Namespace if entity_type == SCHEDULED_NAMESPACE else Tabular
             item = self.ledger.log.get(cls, entity_id)
             if item is None or not item.expire(self.ledger.now(), by):
                 return False

@@ -7,6 +7,8 @@ an engine that purges a table itself (Spark's DROP TABLE ... PURGE) drops it fir
 deletes its files through the same signer URL. Vended credentials allow as much until they expire."""
 
 import time
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest, Forbidden
@@ -29,14 +31,15 @@ TABLE_STATE = ("SELECT location, dropped_at, purged_at FROM ll_tabulars"
 
 
 class RemoteSigning:
-    def __init__(self, ledger: Ledger, storages: Storages, secrets: SecretStore, clock=time.time):
+    def __init__(self, ledger: Ledger, storages: Storages, secrets: SecretStore,
+                 clock: Callable[[], float] = time.time):
         self.ledger = ledger
         self.storages = storages
         self.secrets = secrets
         self._clock = clock
 
     def scope_token(self, warehouse_id: UUID, table_id: UUID, location: str, staged: bool) -> str:
-        scope = {"w": str(warehouse_id), "t": str(table_id), "l": normalize_location(location)}
+        scope: dict[str, str | int] = {"w": str(warehouse_id), "t": str(table_id), "l": normalize_location(location)}
         if staged:
             scope["x"] = int(self._clock()) + STAGED_SCOPE_SECONDS
         return self.secrets.seal(scope)
@@ -50,7 +53,7 @@ class RemoteSigning:
         return UUID(scope["t"]), "x" in scope
 
     def sign(self, token: str, region: str, method: str, uri: str, headers: dict[str, list[str]],
-             body: str | None, may_write: bool = True) -> dict:
+             body: str | None, may_write: bool = True) -> dict[str, Any]:
         """``may_write`` False (a caller who may only read the table's data): anything that writes is refused."""
         scope = self.secrets.unseal(token)
         if scope is None:
@@ -77,16 +80,19 @@ class RemoteSigning:
                             f"location {location}")
         if region and region != profile.region:
             raise BadRequest(f"The request is for region {region}; the warehouse's storage is in {profile.region}")
-        signed = s3_signer.sign(self.storages.credential(wh), profile.region, method.upper(), uri, headers)
+        credential = self.storages.credential(wh)
+        assert credential is not None  # an S3 warehouse always has one (parse_storage_credential)
+        signed = s3_signer.sign(credential, profile.region, method.upper(), uri, headers)
         return {"uri": uri, "headers": signed}
 
-    def _current_location(self, warehouse_id: UUID, table_id: UUID, scope: dict, writes: bool) -> str:
+    def _current_location(self, warehouse_id: UUID, table_id: UUID, scope: dict[str, Any], writes: bool) -> str:
         with self.ledger.queries.pool.connection() as conn:
             row = conn.execute(TABLE_STATE, {"id": table_id, "warehouse_id": warehouse_id}).fetchone()
         if row is not None and row[0] != scope["l"]:
             raise Forbidden("The table of this signer URL has moved: load it again")
         if row is not None and row[1] is None:
-            return row[0]
+            current: str = row[0]
+            return current
         if row is not None:
             if writes or row[2] is not None or row[1].timestamp() + DROPPED_SCOPE_SECONDS < self._clock():
                 raise Forbidden("The table of this signer URL no longer exists")
@@ -97,7 +103,8 @@ class RemoteSigning:
         other = self.ledger.queries.overlapping_tabular(warehouse_id, scope["l"], table_id)
         if other is not None:
             raise Forbidden(f"The table's location is now owned by another table: {other}")
-        return scope["l"]
+        sealed: str = scope["l"]
+        return sealed
 
 
 def _inside(key: str, table_key: str, listing: bool) -> bool:

@@ -4,7 +4,7 @@ append transaction itself)."""
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 import orjson
@@ -71,10 +71,12 @@ def warehouse_and_tabular(ledger: Ledger, warehouse_id: UUID | str, namespace: t
                           name: str) -> tuple[WarehouseSettings, TabularHint]:
     """``warehouse`` and the hint for one tabular in it, in one query."""
     row = ledger.queries.warehouse_and_tabular(_warehouse_id(warehouse_id), namespace, name)
-    return _active(row, warehouse_id), TabularHint(row["tabular_id"], row["tabular_version"])
+    settings = _active(row, warehouse_id)
+    assert row is not None  # _active refused a missing warehouse
+    return settings, TabularHint(row["tabular_id"], row["tabular_version"])
 
 
-def _active(row: dict | None, warehouse_id: UUID | str) -> WarehouseSettings:
+def _active(row: dict[str, Any] | None, warehouse_id: UUID | str) -> WarehouseSettings:
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
     if row["status"] != ACTIVE:
@@ -93,7 +95,7 @@ def storage_settings(warehouse_id: UUID, profile_json: str, secret_json: str | N
                              storage_secret=SecretRef.from_event(orjson.loads(secret_json)) if secret_json else None)
 
 
-def settings_of(row: dict) -> WarehouseSettings:
+def settings_of(row: dict[str, Any]) -> WarehouseSettings:
     """A warehouse's settings from its read-model row."""
     return WarehouseSettings(row["id"], row["name"], parse_storage_profile(row["storage_profile"]),
                              parse_delete_profile(row["delete_profile"]), row["drop_purge_default"],

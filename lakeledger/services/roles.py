@@ -8,6 +8,8 @@ at once: the second append sees the first and is refused)."""
 
 from uuid import UUID, uuid4
 
+from psycopg import Cursor
+
 from lakeledger.domain.errors import AlreadyExists, BadRequest, NoSuchProject
 from lakeledger.domain.project import Project
 from lakeledger.domain.provenance import Provenance
@@ -91,13 +93,13 @@ class RoleService:
 
         self.ledger.retrying(command)
 
-    def _roles_holding(self, member_type: str, member_id: str) -> set:
+    def _roles_holding(self, member_type: str, member_id: str) -> set[UUID]:
         with self.ledger.queries.pool.connection() as conn, conn.cursor() as cur:
             return roles_holding(cur, member_type, member_id)
 
 
 def _may_join(role_id: UUID, project_id: UUID, added: list[tuple[str, str]]) -> Condition:
-    def check(cur) -> None:
+    def check(cur: Cursor) -> None:
         for member_type, member_id in added:
             if member_type == USER:
                 if not user_exists(cur, member_id):
@@ -113,8 +115,8 @@ def _may_join(role_id: UUID, project_id: UUID, added: list[tuple[str, str]]) -> 
     return check
 
 
-def _still_held(member_type: str, member_id: str, holding: set) -> Condition:
-    def check(cur) -> None:
+def _still_held(member_type: str, member_id: str, holding: set[UUID]) -> Condition:
+    def check(cur: Cursor) -> None:
         if roles_holding(cur, member_type, member_id) != holding:
             raise ConcurrentChange(f"The roles holding {member_type} {member_id} changed while it was being deleted")
     return check

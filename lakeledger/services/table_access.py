@@ -10,6 +10,7 @@ or remote signing asked for) engines sign remotely. File warehouses need nothing
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
@@ -29,7 +30,7 @@ SIGNER_ENDPOINT = "v1/aws/s3/sign"
 @dataclass(frozen=True)
 class Access:
     config: dict[str, str] = field(default_factory=dict)
-    storage_credentials: list[dict] = field(default_factory=list)
+    storage_credentials: list[dict[str, Any]] = field(default_factory=list)
     # part of a load's ETag: what the client holds changes whenever this does (fresh credentials), so a client
     # whose credentials have been replaced is never told "304 Not Modified"
     variant: str = ""
@@ -62,7 +63,9 @@ class TableAccess:
         """Access to the table at ``location`` (may call STS). A ``staged`` table is not in the catalog yet.
         Without ``write`` (a caller who may only read the table's data) vended credentials are read-only; a
         signer checks each request against its caller's rights itself."""
-        return self._access(wh, table_id, location, delegation, request_base_url, staged, False, write)
+        access = self._access(wh, table_id, location, delegation, request_base_url, staged, False, write)
+        assert access is not None  # only a cached-only lookup comes back without one
+        return access
 
     def cached_for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
                          request_base_url: str | Callable[[], str], write: bool = True) -> Access | None:
@@ -98,6 +101,7 @@ class TableAccess:
                 return None
         else:
             credential = self.storages.credential(wh)
+            assert credential is not None  # an S3 warehouse always has one (parse_storage_credential)
             session = self.vendor.vend(_secret_key(secret), profile, credential, location, write)
         vended = {**config, **_session_config(session)}
         # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do

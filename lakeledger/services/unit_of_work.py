@@ -6,18 +6,19 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeGuard, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 from psycopg import Connection, Cursor
 
+from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.errors import CommitFailed, RequestAlreadyApplied
 from lakeledger.domain.idempotency import IdempotencyKey
 from lakeledger.domain.name_claim import NameClaim
 from lakeledger.domain.names import claim_id
 from lakeledger.domain.provenance import Provenance
-from lakeledger.eventstore.log import ConcurrentChange, EventLog, StoredNotification
+from lakeledger.eventstore.log import Blind, ConcurrentChange, EventLog, InTransaction, StoredNotification
 from lakeledger.projections.catalog_queries import CatalogQueries
 from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.services import idempotency
@@ -64,7 +65,7 @@ class Ledger:
                 view.apply_in_transaction(conn, appended, conditions if view is views[0] else ())
             self.catalog_view.apply_in_transaction(conn, appended, () if views else conditions)
 
-        def one_trip(cur: Cursor, events: list) -> None:
+        def one_trip(cur: Cursor, events: list[Any]) -> None:
             self.catalog_view.apply_in_one_trip(cur, events)
 
         kinds = {type(e) for a in aggregates if a is not None for e in a.pending_events}
@@ -75,7 +76,8 @@ class Ledger:
                 follower(kinds, position)
         return position
 
-    def _save(self, aggregates, in_transaction, one_trip) -> int | None:
+    def _save(self, aggregates: Sequence[Aggregate | None], in_transaction: InTransaction,
+              one_trip: Blind | None) -> int | None:
         keyed = idempotency.current.get()
         by = _provenance_of(aggregates)
         if keyed is None or keyed.recorded or by is None:
@@ -123,10 +125,16 @@ class Ledger:
         return claim
 
 
-def _provenance_of(aggregates) -> Provenance | None:
+def all_found(aggregates: list[T | None]) -> TypeGuard[list[T]]:
+    """Whether every aggregate looked up was in the log."""
+    return all(a is not None for a in aggregates)
+
+
+def _provenance_of(aggregates: Sequence[Aggregate | None]) -> Provenance | None:
     """Who made the change and under which request, as its own first event says: the key is recorded with it."""
     for aggregate in aggregates:
         if aggregate is not None and aggregate.pending_events:
-            first = aggregate.pending_events[0]
+            # every aggregate of the catalog is a CatalogAggregate, whose events carry who and which request
+            first = cast(CatalogAggregate.Event, aggregate.pending_events[0])
             return Provenance(first.actor, first.request_id)
     return None

@@ -9,6 +9,9 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass
+from uuid import UUID
+
+from psycopg import Cursor
 
 from lakeledger.domain.errors import AlreadyExists, BadRequest
 from lakeledger.domain.provenance import Provenance
@@ -146,13 +149,13 @@ class UserService:
         user.ensure_live()
         return user
 
-    def _roles_holding(self, user_id: str) -> set:
+    def _roles_holding(self, user_id: str) -> set[UUID]:
         with self.ledger.queries.pool.connection() as conn, conn.cursor() as cur:
             return roles_holding(cur, USER, user_id)
 
 
-def _still_held_by(user_id: str, holding: set) -> Condition:
-    def check(cur) -> None:
+def _still_held_by(user_id: str, holding: set[UUID]) -> Condition:
+    def check(cur: Cursor) -> None:
         if roles_holding(cur, USER, user_id) != holding:
             raise ConcurrentChange(f"The roles of user {user_id} changed while it was being deleted")
     return check

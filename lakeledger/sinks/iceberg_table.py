@@ -3,9 +3,13 @@ engines can query it with SQL. One snapshot per batch; the data of each event is
 
 import contextlib
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakeledger.sinks.envelope import to_json
+
+if TYPE_CHECKING:
+    from pyiceberg.schema import Schema
+    from pyiceberg.table import Table
 
 _SCHEMA_FIELDS = [
     ("id", "string", True), ("sequence", "long", True), ("time", "timestamptz", True), ("type", "string", True),
@@ -17,7 +21,7 @@ _SCHEMA_FIELDS = [
 class IcebergTableSink:
     def __init__(self, uri: str, warehouse: str | None, table: str):
         self.uri, self.warehouse, self.identifier = uri, warehouse, table
-        self._table = None
+        self._table: Table | None = None
 
     def __enter__(self) -> "IcebergTableSink":
         try:
@@ -43,10 +47,11 @@ class IcebergTableSink:
     def write(self, batch: list[dict[str, Any]]) -> None:
         import pyarrow as pa
 
-        rows = {name: [] for name, _, _ in _SCHEMA_FIELDS}
+        assert self._table is not None, "write inside the with block"
+        rows: dict[str, list[Any]] = {name: [] for name, _, _ in _SCHEMA_FIELDS}
         for e in batch:
             for name, _, _ in _SCHEMA_FIELDS:
-                value = e.get(name)
+                value: Any = e.get(name)  # an envelope (lakeledger/sinks/envelope.py) holds every field
                 if name == "time":
                     value = datetime.fromisoformat(value)
                 elif name == "data":
@@ -54,11 +59,11 @@ class IcebergTableSink:
                 rows[name].append(value)
         self._table.append(pa.Table.from_pydict(rows, schema=self._table.schema().as_arrow()))
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._table = None
 
 
-def _schema():
+def _schema() -> "Schema":
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 

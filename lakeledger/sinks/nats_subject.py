@@ -2,9 +2,12 @@
 ``Nats-Msg-Id`` so a JetStream stream listening there de-duplicates a replay run twice."""
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakeledger.sinks.envelope import to_json
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client
 
 
 class NatsSubjectSink:
@@ -12,7 +15,7 @@ class NatsSubjectSink:
         self.address, self.subject = address, subject
         self.connect_options = connect_options or {}  # authentication (lakeledger/sinks/nats_auth.py)
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._nc = None
+        self._nc: Client | None = None
 
     def __enter__(self) -> "NatsSubjectSink":
         import nats
@@ -23,16 +26,23 @@ class NatsSubjectSink:
         return self
 
     def write(self, batch: list[dict[str, Any]]) -> None:
+        loop, nc = self._opened()
+
         async def publish() -> None:
             for e in batch:
-                await self._nc.publish(f"{self.subject}.{e['type']}", to_json(e),
+                await nc.publish(f"{self.subject}.{e['type']}", to_json(e),
                                        headers={"Nats-Msg-Id": e["id"]})
-            await self._nc.flush()
+            await nc.flush()
 
-        self._loop.run_until_complete(publish())
+        loop.run_until_complete(publish())
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
+        loop, nc = self._opened()
         try:
-            self._loop.run_until_complete(self._nc.drain())
+            loop.run_until_complete(nc.drain())
         finally:
-            self._loop.close()
+            loop.close()
+
+    def _opened(self) -> "tuple[asyncio.AbstractEventLoop, Client]":
+        assert self._loop is not None and self._nc is not None, "used inside the with block"
+        return self._loop, self._nc

@@ -5,6 +5,8 @@ own and touches no projection's or publisher's position, so live sinks are unaff
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Any, Protocol, Self
 
 from lakeledger.domain.instants import parse_instant
 from lakeledger.eventstore.append_time import FutureInstant
@@ -21,6 +23,17 @@ class Bound:
 
     seq: int | None = None
     at: datetime | None = None
+
+
+class Sink(Protocol):
+    """Where replay writes: opened by ``with``, then handed batches of envelopes in log order."""
+
+    def __enter__(self) -> Self: ...
+
+    def write(self, batch: list[dict[str, Any]]) -> None: ...
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None: ...
 
 
 def parse_bound(text: str) -> Bound:
@@ -56,6 +69,7 @@ def _position(log: EventLog, bound: Bound, inclusive: bool = False) -> int:
     """The position a bound names: the last one replayed for ``--to``, the last one skipped for ``--from``."""
     if bound.seq is not None:
         return bound.seq if inclusive else bound.seq - 1
+    assert bound.at is not None  # a Bound holds a seq or an instant
     # append times have microsecond resolution: "before T" is "at or before T minus 1 µs"
     instant = bound.at if inclusive else bound.at - MICROSECOND
     try:
@@ -64,7 +78,7 @@ def _position(log: EventLog, bound: Bound, inclusive: bool = False) -> int:
         return log.head()
 
 
-def replay(log: EventLog, sink, start: Bound | None = None, stop: Bound | None = None,
+def replay(log: EventLog, sink: Sink, start: Bound | None = None, stop: Bound | None = None,
            progress: Callable[[int, int], None] = lambda done, total: None) -> int:
     """Events written; ``progress`` hears (positions covered, positions in the range) after each batch."""
     after, upto = span(log, start, stop)

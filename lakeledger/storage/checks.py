@@ -20,6 +20,7 @@ def prove_access(profile: StorageProfile, credential: StorageCredential | None) 
     elif isinstance(profile, S3StorageProfile):
         from lakeledger.storage.s3_check import prove_access as prove_s3
 
+        assert credential is not None  # an S3 profile always comes with one (parse_storage_credential)
         prove_s3(profile, credential)
 
 

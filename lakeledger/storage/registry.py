@@ -24,6 +24,7 @@ def open_storage(profile: StorageProfile, credential: StorageCredential | None) 
     if isinstance(profile, S3StorageProfile):
         from lakeledger.storage.s3 import S3Storage  # boto3 loads only where S3 is used
 
+        assert credential is not None  # an S3 warehouse always has one (parse_storage_credential)
         return S3Storage(profile, credential)
     raise Unsupported(f"Storage of type {profile.type} is not available in this release")
 

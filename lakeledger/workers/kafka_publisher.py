@@ -66,7 +66,7 @@ class KafkaPublisher:
 
     def _session(self, stop: threading.Event, wake: threading.Event) -> None:
         with psycopg.connect(self.conninfo, autocommit=True) as conn:
-            while not conn.execute("SELECT pg_try_advisory_lock(%s)", (self._lock_key,)).fetchone()[0]:
+            while not _locked(conn.execute("SELECT pg_try_advisory_lock(%s)", (self._lock_key,)).fetchone()):
                 if stop.wait(self.poll_seconds):  # another process publishes: stand by
                     return
             producer = Producer({**self.config, "transactional.id": self.transactional_id,
@@ -130,13 +130,23 @@ def _last_position(consumer: Consumer, topic: str, partition: int, batch: int) -
             message = consumer.poll(TIMEOUT_SECONDS)
             if message is None:
                 raise TimeoutError(f"reading {topic}[{partition}] from offset {start} took too long")
-            if message.error():
-                if message.error().code() == KafkaError._PARTITION_EOF:
+            error = message.error()
+            if error:
+                if error.code() == KafkaError._PARTITION_EOF:
                     break
-                raise RuntimeError(f"reading {topic}[{partition}]: {message.error()}")
-            for key, value in message.headers() or []:
+                raise RuntimeError(f"reading {topic}[{partition}]: {error}")
+            headers = message.headers() or []
+            assert isinstance(headers, list)  # a consumed message's headers are (key, value) pairs, not a dict
+            for key, value in headers:
                 if key == POSITION_HEADER:
+                    assert value is not None  # written by _publish: a position
                     found = max(found, int(value))
         if found or start == low:
             return found
         back *= 4
+
+
+def _locked(row: tuple[Any, ...] | None) -> bool:
+    """pg_try_advisory_lock's answer (a function's one row)."""
+    assert row is not None
+    return bool(row[0])

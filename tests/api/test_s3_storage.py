@@ -437,6 +437,16 @@ def test_rotating_a_credential_of_a_missing_or_file_warehouse_is_refused(client,
     assert log_length() == before
 
 
+def test_rotating_to_no_credential_on_a_file_warehouse_is_refused_by_the_warehouse(client, warehouse, log_length):
+    """A rotation without a credential passes the request's check for a file profile (it takes none); the warehouse
+    itself refuses it (lakeledger/domain/warehouse.py), before any secret is kept or event appended."""
+    before = log_length()
+    r = client.post(f"/management/v1/warehouse/{warehouse['id']}/storage-credential", json={})
+    assert r.status_code == 400 and r.json()["error"]["type"] == "BadRequestException"
+    assert r.json()["error"]["message"].endswith("has file storage, which takes no credential")
+    assert log_length() == before
+
+
 @pytest.mark.parametrize("profile_change, says", [
     ({"colour": "blue"}, "colour"),
     ({"sts-token-validity-seconds": -1}, "sts-token-validity-seconds"),

@@ -2,6 +2,8 @@
 go first, a file read back after eviction is the same, and what it holds is accounted as files are parsed and
 answers rendered."""
 
+import sys
+import threading
 from uuid import uuid4
 
 from pyiceberg.schema import Schema
@@ -9,7 +11,7 @@ from pyiceberg.types import LongType, NestedField
 
 from lakeledger.domain import table_metadata as tm
 from lakeledger.domain.storage_profile import FileStorageProfile
-from lakeledger.services.metadata_files import PARSED_WEIGHT, MetadataFiles
+from lakeledger.services.metadata_files import PARSED_WEIGHT, MetadataFiles, load_result_body
 from lakeledger.storage.file import FileStorage
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=True))
@@ -53,3 +55,32 @@ def test_parsing_and_rendering_count_towards_the_bound(tmp_path):
     assert files.bytes_held == len(data) * (1 + PARSED_WEIGHT) + len(body)
     files.forget(location)
     assert files.bytes_held == 0
+
+
+def test_a_load_answers_the_file_it_read_even_when_another_load_evicts_it_meanwhile(tmp_path):
+    """``load_response_body`` renders from the entry it read, not from a second look into the cache: with room for
+    one file, two threads loading two files evict each other's between the read and the rendering. The interpreter
+    is made to switch threads as often as it can, so that such a switch is all but certain to land there."""
+    storage = FileStorage(FileStorageProfile(location=f"file://{tmp_path}"))
+    written = dict(_write(MetadataFiles(), storage, tmp_path, n) for n in range(2))
+    expected = {location: load_result_body(location, data) for location, data in written.items()}
+    files = MetadataFiles(capacity=1)
+    wrong: list[tuple[str, bytes | None]] = []
+
+    def load(location: str) -> None:
+        for _ in range(10_000):
+            body = files.load_response_body(location, storage)
+            if body != expected[location]:
+                wrong.append((location, body))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=load, args=(location,)) for location in written]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []
