@@ -162,7 +162,7 @@ docs: setup
 
 # PYTEST_ARGS narrows a run to some tests (make test PYTEST_ARGS="tests/api/test_tables.py -x"); CI passes none
 PYTEST_ARGS ?=
-test: docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps iceberg-go-deps \
+test: lint docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps iceberg-go-deps \
 		iceberg-rust-deps
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
@@ -174,7 +174,7 @@ unit: setup
 service: setup
 	$(PY) -m pytest -q -p no:schemathesis -p no:hypothesispytest tests/service $(PYTEST_ARGS)
 
-# ruff (lint rules and import order) and mypy (strict for domain, eventstore and services; the rest checked), both
+# make test runs it first. ruff (lint rules and import order) and mypy (strict for domain, eventstore and services; the rest checked), both
 # configured in pyproject.toml
 lint: setup
 	$(VENV)/bin/ruff check .
