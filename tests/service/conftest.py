@@ -43,7 +43,8 @@ def service_database(pg_url: str, data_dir: Path) -> str:
     return url
 
 
-@pytest.fixture(scope="session")
+# per module, not per session: their pools' connections are given back before the API tests' servers need them
+@pytest.fixture(scope="module")
 def services(service_database: str, data_dir: Path) -> Iterator[Container]:
     """The composition root under test."""
     container = Container(Settings(pg_url=service_database, data_dir=data_dir))
@@ -52,7 +53,7 @@ def services(service_database: str, data_dir: Path) -> Iterator[Container]:
     container.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def rival(service_database: str, data_dir: Path, services: Container) -> Iterator[Container]:
     """Another writer on the same log, with pools and an aggregate cache of its own: another API process."""
     container = Container(Settings(pg_url=service_database, data_dir=data_dir))
@@ -77,7 +78,7 @@ class ReadModel:
         self._runner.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def read_model(services: Container) -> Iterator[ReadModel]:
     model = ReadModel(services.conninfo)
     yield model
