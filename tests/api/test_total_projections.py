@@ -138,6 +138,14 @@ def _strategy(name: str, hint: object) -> st.SearchStrategy:
 
 
 def _one(name: str, hint: object) -> st.SearchStrategy:
+    # list[str], list[JsonObject], dict[str, Any]: drawn as the bare list and dict were before the events were typed
+    origin = typing.get_origin(hint)
+    if origin in (list, dict):
+        items = typing.get_args(hint)
+        if origin is list and items and items[0] is not str and name not in OBJECT_LISTS:
+            return st.lists(json_objects if typing.get_origin(items[0]) is dict or items[0] is dict
+                            else _one(name, items[0]), max_size=3)
+        hint = origin
     if hint is str:
         return hostile_text
     if hint is bool:
