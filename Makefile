@@ -207,9 +207,10 @@ rck-deps:
 		|| { echo "Maven is needed for the RCK: apt-get install maven"; exit 1; }
 	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) test-compile
 
-# pyiceberg 0.12.0's suite drives Spark 4.0.1 over Spark Connect, as its own harness does: the server runs from the
-# conformance venv's PySpark 4.0.1 (a Spark distribution, jars included) with Iceberg's Spark 4.0 runtime (Scala 2.13)
-# and the AWS bundle, both from Maven Central into $(JARS_DIR).
+# pyiceberg 0.12.0's suite drives Spark 4.0.1 over Spark Connect, as its harness (dev/spark/Dockerfile) does: the
+# server runs from the conformance venv's PySpark 4.0.1 (a Spark distribution, jars included) with Iceberg's Spark 4.0
+# runtime (Scala 2.13) and the AWS bundle, of the project's Iceberg version (scripts/conformance_spark.py says why
+# not the harness's 1.11.0), from Maven Central into $(JARS_DIR).
 CONFORMANCE_SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-4.0_2.13-$(ICEBERG_VERSION).jar
 
 conformance-spark-deps: java-check $(CONFORMANCE_SPARK_RUNTIME) $(AWS_BUNDLE)

@@ -111,11 +111,15 @@ SEPARATE_PASSES = {
 # the run is started from it (scripts/conformance_spark.py), at the client's version.
 DEV_GROUP_NAMES = ["pytest", "pytest-lazy-fixtures", "pytest-mock", "moto", "fastavro", "sqlalchemy", "protobuf",
                    "pyspark"]
-PYICEBERG_EXTRAS = "pyarrow,pandas,duckdb,hive,pyiceberg-core"
+# daft, ray and polars: test_reads.py reads tables through each of them.
+PYICEBERG_EXTRAS = "pyarrow,pandas,duckdb,hive,pyiceberg-core,daft,ray,polars"
 # test_writes.py and test_inspect_table.py import pytz, which upstream gets transitively through its lock file.
 # DuckDB is pinned to the build whose extensions PyPI ships as wheels: its tests `INSTALL iceberg`, which finds
 # them already installed (see duckdb_home) instead of downloading at run time.
-UNDECLARED = ["pytz", "duckdb==1.4.4", "duckdb-ext-iceberg==1.4.4.20260205", "duckdb-ext-httpfs==1.4.4.20260205",
+# PyArrow and pandas as the sdist's uv.lock pins them (for Python 3.11+): newer ones convert UUID columns to
+# uuid.UUID, where the suite's comparisons with Spark expect bytes.
+UNDECLARED = ["pytz", "pyarrow==25.0.1", "pandas==3.0.3",
+              "duckdb==1.4.4", "duckdb-ext-iceberg==1.4.4.20260205", "duckdb-ext-httpfs==1.4.4.20260205",
               "duckdb-ext-avro==1.4.4.20260205"]
 
 

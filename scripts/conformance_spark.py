@@ -2,8 +2,8 @@
 suite reaches through its ``spark`` fixture (``SparkSession.builder.remote("sc://localhost:15002")``), and the
 provisioning of the tables its read tests expect (upstream's dev/provision.py, run over that server).
 
-The server is the one pyiceberg 0.12.0's harness builds (dev/spark: Spark 4.0.1, Iceberg's Spark 4.0 runtime, the
-AWS bundle), run from the conformance venv's own PySpark 4.0.1 (its jars are a Spark distribution's) with the
+The server is the one pyiceberg 0.12.0's harness builds (dev/spark: Spark 4.0.1, Iceberg's Spark 4.0 runtime and AWS
+bundle), run from the conformance venv's own PySpark 4.0.1 (its jars are a Spark distribution's) with the
 catalogs of upstream's dev/spark/spark-defaults.conf mapped onto this run:
 
 * ``rest`` (the default catalog) is our `lakeledger serve` at localhost:8181, with no ``warehouse``, so it gets the
@@ -28,8 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PORT = 15002  # Spark Connect's default, hardcoded in pyiceberg's `spark` fixture and dev/provision.py
 JARS = Path(os.environ.get("LAKELEDGER_CONFORMANCE_JARS", ROOT / ".cache" / "jars"))
+# pyiceberg 0.12.0's harness (dev/spark/Dockerfile) runs Iceberg 1.11.0; this is the project's Iceberg (the Makefile's
+# ICEBERG_VERSION) because 1.11.0's S3 remote signer sends a sign request that Lakeledger's signer refuses (400,
+# "provider: Extra inputs are not permitted"), which would stop the S3 pass at provisioning. Spark 4.0 is built for
+# Scala 2.13.
 ICEBERG_VERSION = "1.10.0"
-# Spark 4.0 (what pyiceberg 0.12.0's harness runs and its client pins) is built for Scala 2.13.
 RUNTIME_JAR = f"iceberg-spark-runtime-4.0_2.13-{ICEBERG_VERSION}.jar"
 AWS_BUNDLE_JAR = f"iceberg-aws-bundle-{ICEBERG_VERSION}.jar"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
