@@ -599,9 +599,10 @@ def s3_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Coun
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--suite", choices=["all", "rck", "pyiceberg", "pyiceberg-s3"], default="all",
+    parser.add_argument("--suite", choices=["all", "rck", "pyiceberg", "pyiceberg-file", "pyiceberg-s3"],
+                        default="all",
                         help="run only Iceberg's REST Compatibility Kit, or only pyiceberg's suite (both passes), "
-                             "or only its pass on the S3 default warehouse")
+                             "or only its pass on the file or on the S3 default warehouse")
     parser.add_argument("--keep", action="store_true", help="keep the servers' data directories and logs")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments for pyiceberg's suite (after --)")
     args = parser.parse_args()
@@ -619,8 +620,8 @@ def main() -> int:
                                if outcome == "failed" and f"{result.suite.key}::{name}" in known)
             rows.append((result.suite.title, result.count("passed"), failed, known_failed, result.count("skipped")))
         rc |= summarise_rck(results, known)
-    if args.suite in ("all", "pyiceberg", "pyiceberg-s3"):
-        passes = ("s3",) if args.suite == "pyiceberg-s3" else ("file", "s3")
+    if args.suite.startswith("pyiceberg") or args.suite == "all":
+        passes = {"pyiceberg-s3": ("s3",), "pyiceberg-file": ("file",)}.get(args.suite, ("file", "s3"))
         for title, pyiceberg_rc, total in run_pyiceberg(args.pytest_args, args.keep, passes):
             rows.append((title, total["passed"], total["failed"] + total["error"], total["known"],
                          total["skipped"]))
