@@ -292,14 +292,10 @@ def spark_connect(python: Path, work: Path, name: str) -> Iterator[None]:
                                           conformance_s3.PASSWORD)
     log(f"Spark Connect server on localhost:{conformance_spark.PORT}, log in {work / name / 'spark-connect.log'}")
     try:
-        server = conformance_spark.SparkConnect(python, work / name, conf)
-    except FileNotFoundError as missing:
-        fail(str(missing))
+        server = conformance_spark.start(python, work / name, conf)
+    except (FileNotFoundError, RuntimeError) as error:
+        fail(str(error))
     try:
-        try:
-            server.wait_ready()
-        except RuntimeError as error:
-            fail(str(error))
         provision_py = work / name / "provision.py"
         provision_py.write_text(conformance_spark.provision_source(SOURCE / "dev" / "provision.py"))
         log("provisioning upstream's tables (dev/provision.py, the `rest` catalog) over Spark Connect")
@@ -311,7 +307,7 @@ def spark_connect(python: Path, work: Path, name: str) -> Iterator[None]:
             fail(f"dev/provision.py exited with {rc}:\n{output.read_text(errors='replace')[-3000:]}\n"
                  f"Spark Connect log:\n{server.tail()}")
         yield
-        if not server.alive():
+        if not server.running():
             fail(f"the Spark Connect server died during the run:\n{server.tail()}")
     finally:
         server.stop()

@@ -19,10 +19,8 @@ Stdlib only: it runs in the project venv next to scripts/conformance.py, which i
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
-import time
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,76 +83,48 @@ def catalog_conf(lakeledger_uri: str, s3_endpoint: str, access_key: str, secret_
     }
 
 
-def port_open(port: int = PORT) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def _processes():
+    """harness/processes.py, the process helpers shared with the tests and the bench (standard library only)."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    from harness import processes
+
+    return processes
 
 
-class SparkConnect:
-    """A Spark Connect server (local[2], driver memory DRIVER_MEMORY) in a process group of its own, its scratch
-    space and log under ``work``."""
-
-    def __init__(self, python: Path, work: Path, conf: dict[str, str]):
-        home = spark_home(python)
-        work.mkdir(parents=True, exist_ok=True)
-        self.log_path = work / "spark-connect.log"
-        self._log = open(self.log_path, "wb")
-        # Spark's session catalog (an embedded Derby metastore) and its warehouse live in ``work`` too
-        settings = {**conf, "spark.local.dir": str(work / "local"),
-                    "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
-                    "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC -Djava.io.tmpdir={work}"}
-        command = [str(home / "bin" / "spark-submit"), "--master", "local[2]", "--driver-memory", DRIVER_MEMORY,
-                   "--class", SERVER_CLASS, "--name", "lakeledger-conformance-spark-connect",
-                   "--jars", ",".join(str(jar) for jar in jars()),
-                   *(arg for key, value in settings.items() for arg in ("--conf", f"{key}={value}"))]
-        env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYSPARK_PYTHON", "SPARK_CONF_DIR")}
-        # upstream's container has these; the AWS SDK's default chain reads them
-        env.update({"SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "AWS_REGION": "us-east-1",
-                    "AWS_ACCESS_KEY_ID": conf["spark.sql.catalog.rest.s3.access-key-id"],
-                    "AWS_SECRET_ACCESS_KEY": conf["spark.sql.catalog.rest.s3.secret-access-key"],
-                    "SPARK_CONF_DIR": str(work / "conf")})
-        # Spark logs every task at INFO; warnings are what the log is read for
-        (work / "conf").mkdir(exist_ok=True)
-        (work / "conf" / "log4j2.properties").write_text(
-            "rootLogger.level = warn\nrootLogger.appenderRef.stderr.ref = console\n"
-            "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
-            "appender.console.layout.type = PatternLayout\n"
-            "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
-            "logger.connect.name = org.apache.spark.sql.connect.service.SparkConnectServer\n"
-            "logger.connect.level = info\n")
-        self.process = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True, cwd=work)
-
-    def wait_ready(self, seconds: float = 300) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the Spark Connect server exited with {self.process.returncode}:\n{self.tail()}")
-            if port_open():
-                return
-            time.sleep(1)
-        raise RuntimeError(f"the Spark Connect server did not listen on {PORT} within {seconds:.0f}s:\n{self.tail()}")
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def tail(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        """Its own process group only (spark-submit execs the JVM, which may start helpers)."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-            except ProcessLookupError:
-                pass
-        self._log.close()
+def start(python: Path, work: Path, conf: dict[str, str]):
+    """A Spark Connect server (local[2], driver memory DRIVER_MEMORY) listening on PORT, in a process group of its
+    own (spark-submit execs the JVM), its scratch space, configuration and log under ``work``; a harness
+    ``Child``, stopped (and RuntimeError raised) if it does not listen within five minutes."""
+    processes = _processes()
+    home = spark_home(python)
+    work.mkdir(parents=True, exist_ok=True)
+    settings = {**conf, "spark.local.dir": str(work / "local"),
+                "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
+                "spark.driver.extraJavaOptions": f"-Duser.timezone=UTC -Djava.io.tmpdir={work}"}
+    command = [str(home / "bin" / "spark-submit"), "--master", "local[2]", "--driver-memory", DRIVER_MEMORY,
+               "--class", SERVER_CLASS, "--name", "lakeledger-conformance-spark-connect",
+               "--jars", ",".join(str(jar) for jar in jars()),
+               *(arg for key, value in settings.items() for arg in ("--conf", f"{key}={value}"))]
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYSPARK_PYTHON", "SPARK_CONF_DIR")}
+    # upstream's container has these; the AWS SDK's default chain reads them
+    env.update({"SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "AWS_REGION": "us-east-1",
+                "AWS_ACCESS_KEY_ID": conf["spark.sql.catalog.rest.s3.access-key-id"],
+                "AWS_SECRET_ACCESS_KEY": conf["spark.sql.catalog.rest.s3.secret-access-key"],
+                "SPARK_CONF_DIR": str(work / "conf")})
+    # Spark logs every task at INFO; warnings are what the log is read for
+    (work / "conf").mkdir(exist_ok=True)
+    (work / "conf" / "log4j2.properties").write_text(
+        "rootLogger.level = warn\nrootLogger.appenderRef.stderr.ref = console\n"
+        "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
+        "logger.connect.name = org.apache.spark.sql.connect.service.SparkConnectServer\n"
+        "logger.connect.level = info\n")
+    server = processes.Child(command, work / "spark-connect.log", env, new_session=True,
+                             name="the Spark Connect server")
+    server.wait_ready(processes.port_accepts(PORT), 300, 1)
+    return server
 
 
 # dev/provision.py provisions every table in the `rest` catalog and again in the `hive` one, in one loop over
