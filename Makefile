@@ -207,9 +207,23 @@ rck-deps:
 		|| { echo "Maven is needed for the RCK: apt-get install maven"; exit 1; }
 	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) test-compile
 
-# Iceberg's REST Compatibility Kit (conformance/, scripts/rck.py) and pyiceberg 0.12.0's own integration suite,
-# each against a `lakeledger serve` of its own (scripts/conformance.py), pyiceberg's on a file and on an S3 default
-# warehouse with MinIO (scripts/conformance_s3.py); fails on any failure not in
-# scripts/conformance.known-failures.txt.
-conformance: setup spark-deps rck-deps minio-deps
-	$(PY) scripts/conformance.py
+# pyiceberg 0.12.0's suite drives Spark 4.0.1 over Spark Connect, as its harness (dev/spark/Dockerfile) does: the
+# server runs from the conformance venv's PySpark 4.0.1 (a Spark distribution, jars included) with Iceberg's Spark 4.0
+# runtime (Scala 2.13) and the AWS bundle, of the project's Iceberg version (scripts/conformance_spark.py says why
+# not the harness's 1.11.0), from Maven Central into $(JARS_DIR).
+CONFORMANCE_SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-4.0_2.13-$(ICEBERG_VERSION).jar
+
+conformance-spark-deps: java-check $(CONFORMANCE_SPARK_RUNTIME) $(AWS_BUNDLE)
+
+$(CONFORMANCE_SPARK_RUNTIME):
+	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+		|| { echo "Maven is needed to fetch iceberg-spark-runtime-4.0: apt-get install maven"; exit 1; }
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(ICEBERG_VERSION) \
+		-DoutputDirectory=$(JARS_DIR)
+
+# Iceberg's REST Compatibility Kit (conformance/, scripts/rck.py) and pyiceberg 0.12.0's whole integration suite,
+# each against a `lakeledger serve` of its own (scripts/conformance.py), pyiceberg's with a Spark Connect server
+# (scripts/conformance_spark.py), on a file and on an S3 default warehouse with MinIO (scripts/conformance_s3.py);
+# fails on any failure not in scripts/conformance.known-failures.txt. docs/conformance.md has the figures.
+conformance: setup conformance-spark-deps rck-deps minio-deps
+	LAKELEDGER_CONFORMANCE_JARS=$(abspath $(JARS_DIR)) $(PY) scripts/conformance.py

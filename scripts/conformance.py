@@ -9,24 +9,27 @@ server of its own on a fresh data directory, and then
 2. builds .cache/conformance/venv with pyiceberg and the test dependencies its integration tests import,
 3. starts `lakeledger serve` on 127.0.0.1:8181 (the address pyiceberg's fixtures hardcode) on a fresh data
    directory whose default warehouse is ``default``,
-4. creates, with our PySpark 3.5 and Iceberg's Spark runtime, the tables that upstream's Spark provisioning
-   creates and that the modules run here read,
-5. runs the modules below with ``-m integration``, prints pass/fail/error counts per module and overall,
+4. starts a Spark Connect server on localhost:15002, as upstream's harness does (scripts/conformance_spark.py:
+   the venv's PySpark 4.0.1 with Iceberg's Spark runtime, its ``rest`` catalog being our server), and creates
+   the tables the read tests expect with upstream's own dev/provision.py over it,
+5. runs every module of tests/integration with ``-m integration``, prints pass/fail/error counts per module and
+   overall,
 6. runs them again on a server whose default warehouse is an S3 warehouse (scripts/conformance_s3.py), on the
    MinIO the suite expects at localhost:9000 (up for both passes: some tests write their own files to
-   ``s3://warehouse/...``),
+   ``s3://warehouse/...``), with a Spark Connect server and provisioning of its own,
 
 and last prints passed/failed/skipped per suite. It exits non-zero when a test of any suite fails that is not
 listed in scripts/conformance.known-failures.txt.
 
 This same file is also loaded into that pytest run as a plugin (``-p conformance``): it records every outcome
-in a JSON-lines report and leaves out the tests that need a Spark Connect server (see ``SPARK_FIXTURE``).
+in a JSON-lines report.
 Only the standard library is imported at module level, because the plugin runs in the other venv.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -39,6 +42,7 @@ import tempfile
 import time
 import venv
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 PYICEBERG_VERSION = "0.12.0"
@@ -52,6 +56,7 @@ PORT = 8181
 URI = f"http://localhost:{PORT}"  # what pyiceberg's session_catalog / rest_catalog fixtures use
 REPORT_ENV = "LAKELEDGER_CONFORMANCE_REPORT"
 
+# Every module of the sdist's tests/integration, in this order in the summary.
 MODULES = [
     # the REST catalog's own behaviour
     "tests/integration/test_catalog.py",
@@ -63,7 +68,7 @@ MODULES = [
     "tests/integration/test_statistics_operations.py",
     "tests/integration/test_rest_manifest.py",
     "tests/integration/test_rest_scan_planning_integration.py",
-    # writes and deletes through the catalog's commit endpoint (the items that need no Spark)
+    # writes and deletes through the catalog's commit endpoint
     "tests/integration/test_writes/test_writes.py",
     "tests/integration/test_writes/test_partitioned_writes.py",
     "tests/integration/test_writes/test_optimistic_concurrency.py",
@@ -72,12 +77,11 @@ MODULES = [
     "tests/integration/test_add_files.py",
     "tests/integration/test_inspect_table.py",
     "tests/integration/test_partitioning_key.py",
+    # reads of the tables dev/provision.py writes with Spark
+    "tests/integration/test_reads.py",
+    # Spark's Hive session catalog to Iceberg (needs upstream's Hive metastore)
+    "tests/integration/test_hive_migration.py",
 ]
-NOT_RUN = {
-    "tests/integration/test_reads.py": "reads ~25 tables that upstream's Spark Connect provisioning (dev/provision.py) "
-                                       "writes to MinIO, plus Hive and Ray; not reproduced here",
-    "tests/integration/test_hive_migration.py": "Hive metastore + Spark Connect only",
-}
 
 # Parametrisations against catalogs other than the REST one at localhost:8181 (Hive, in-memory, SQLite, the
 # PYICEBERG_TEST_CATALOG one) are deselected by fixture id.
@@ -85,14 +89,16 @@ OTHER_CATALOGS = ["session_catalog_hive", "hive_catalog", "memory_catalog", "sql
                   "sqlite_catalog_file", "rest_test_catalog"]
 KEYWORDS = " and ".join(f"not {name}" for name in OTHER_CATALOGS)
 
-# Left out of the S3 pass: they read the tables PySpark provisions, and Spark has no S3 FileIO in make conformance
-# (no iceberg-aws-bundle); both run in the file pass.
-S3_NOT_RUN = {
-    "tests/integration/test_snapshot_operations.py": "reads a table PySpark provisions (Spark has no S3 FileIO here)",
-    "tests/integration/test_rest_manifest.py": "reads a table PySpark provisions (Spark has no S3 FileIO here)",
-}
-# Lines of the known-failures list starting with this apply to the S3 pass only; the others to both passes.
+# Lines of the known-failures list starting with one of these apply to that pyiceberg pass only; the others to both
+# passes (and to the RCK, whose test ids differ).
 S3_ONLY = "s3::"
+FILE_ONLY = "file::"
+# Every reason starts with the class of its failure, counted apart in the summary.
+FAILURE_CLASSES = {
+    "LAKELEDGER BUG": "ours",
+    "ENVIRONMENT": "the test's environment",
+    "UPSTREAM": "upstream",
+}
 
 # Tests that need the server started with other settings: run in passes of their own, each on a fresh server.
 SEPARATE_PASSES = {
@@ -100,20 +106,20 @@ SEPARATE_PASSES = {
     "tests/integration/test_catalog.py::test_rest_custom_namespace_separator": {"LAKELEDGER__NAMESPACE_SEPARATOR": "."},
 }
 
-# pyiceberg's `spark` fixture connects to a Spark Connect 4.0 server at sc://localhost:15002 whose client retries
-# for minutes before failing; tests that request it are left out and counted as "needs Spark Connect".
-SPARK_FIXTURE = "spark"
-
 # From the sdist's [dependency-groups] dev, the entries the integration tests import (read with their pins
-# from its pyproject.toml). pyspark[connect] becomes pyspark-client of the same version: the same Python
-# package without Spark's 400 MB of jars, enough to import the modules (no Spark Connect server runs here).
+# from its pyproject.toml). pyspark[connect] is the whole of PySpark, jars included: the Spark Connect server of
+# the run is started from it (scripts/conformance_spark.py), at the client's version.
 DEV_GROUP_NAMES = ["pytest", "pytest-lazy-fixtures", "pytest-mock", "moto", "fastavro", "sqlalchemy", "protobuf",
                    "pyspark"]
-PYICEBERG_EXTRAS = "pyarrow,pandas,duckdb,hive,pyiceberg-core"
+# daft, ray and polars: test_reads.py reads tables through each of them.
+PYICEBERG_EXTRAS = "pyarrow,pandas,duckdb,hive,pyiceberg-core,daft,ray,polars"
 # test_writes.py and test_inspect_table.py import pytz, which upstream gets transitively through its lock file.
 # DuckDB is pinned to the build whose extensions PyPI ships as wheels: its tests `INSTALL iceberg`, which finds
 # them already installed (see duckdb_home) instead of downloading at run time.
-UNDECLARED = ["pytz", "duckdb==1.4.4", "duckdb-ext-iceberg==1.4.4.20260205", "duckdb-ext-httpfs==1.4.4.20260205",
+# PyArrow and pandas as the sdist's uv.lock pins them (for Python 3.11+): newer ones convert UUID columns to
+# uuid.UUID, where the suite's comparisons with Spark expect bytes.
+UNDECLARED = ["pytz", "pyarrow==25.0.1", "pandas==3.0.3",
+              "duckdb==1.4.4", "duckdb-ext-iceberg==1.4.4.20260205", "duckdb-ext-httpfs==1.4.4.20260205",
               "duckdb-ext-avro==1.4.4.20260205"]
 
 
@@ -170,8 +176,6 @@ def requirements() -> list[str]:
     missing = sorted(set(DEV_GROUP_NAMES) - set(picked))
     if missing:
         fail(f"the sdist's dev group no longer lists {missing}; update DEV_GROUP_NAMES in {__file__}")
-    pyspark = picked.pop("pyspark")
-    picked["pyspark"] = "pyspark-client" + pyspark[pyspark.index("=="):]
     return [f"pyiceberg[{PYICEBERG_EXTRAS}]=={PYICEBERG_VERSION}", *picked.values(), *UNDECLARED]
 
 
@@ -277,71 +281,40 @@ class Serve:
             time.sleep(0.2)
 
 
-def spark_jar() -> Path:
-    jar = Path(os.environ.get("LAKELEDGER_SPARK_JARS")
-               or ROOT / ".cache" / "jars" / "iceberg-spark-runtime-3.5_2.12-1.10.0.jar")
-    if not jar.exists():
-        fail(f"Iceberg's Spark runtime jar {jar} is missing: run `make spark-deps`")
-    if shutil.which("java") is None:
-        fail("java is missing (Spark provisions the shared tables): run `make java-check`")
-    return jar
+@contextlib.contextmanager
+def spark_connect(python: Path, work: Path, name: str) -> Iterator[None]:
+    """A Spark Connect server for one pass (scripts/conformance_spark.py), its ``rest`` catalog being the pass's
+    server at PORT, with upstream's tables provisioned over it; stopped when the pass ends, however it ends."""
+    import conformance_s3
+    import conformance_spark
 
-
-def provision_tables() -> None:
-    """Runs in a child process of the project venv (PySpark 3.5): the tables upstream's harness creates with
-    Spark before the suite and that the modules run here load by name."""
-    from pyspark.sql import SparkSession
-    from pyspark.sql.functions import col, current_date, date_add, expr
-
-    spark = (
-        SparkSession.builder.master("local[2]").appName("lakeledger-conformance-provision")
-        .config("spark.jars", str(spark_jar()))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.rest", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.rest.type", "rest")
-        .config("spark.sql.catalog.rest.uri", URI)
-        .config("spark.sql.catalog.rest.cache-enabled", "false")
-        .config("spark.sql.defaultCatalog", "rest")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    conf = conformance_spark.catalog_conf(URI, conformance_s3.ENDPOINT, conformance_s3.USER,
+                                          conformance_s3.PASSWORD)
+    log(f"Spark Connect server on localhost:{conformance_spark.PORT}, log in {work / name / 'spark-connect.log'}")
     try:
-        spark.sql("CREATE NAMESPACE IF NOT EXISTS rest.default")
-
-        # test_snapshot_operations: a v2 table whose history has more than three snapshots, one of them a delete.
-        table = "rest.default.test_table_snapshot_operations"
-        spark.sql(f"CREATE OR REPLACE TABLE {table} (number int) USING iceberg TBLPROPERTIES ('format-version'='2')")
-        for statement in (f"INSERT INTO {table} VALUES (1)", f"INSERT INTO {table} VALUES (2)",
-                          f"DELETE FROM {table} WHERE number = 2", f"INSERT INTO {table} VALUES (3)",
-                          f"INSERT INTO {table} VALUES (4)"):
-            spark.sql(statement)
-
-        # test_rest_manifest: one column of every Spark type, partitioned by intCol, five rows in five files.
-        columns = {
-            "intCol": "CAST(longCol AS INT)", "floatCol": "CAST(longCol AS FLOAT)",
-            "doubleCol": "CAST(longCol AS DOUBLE)", "timestampCol": "TO_TIMESTAMP(dateCol)",
-            "stringCol": "CAST(dateCol AS STRING)", "booleanCol": "longCol > 5",
-            "binaryCol": "CAST(longCol AS BINARY)", "byteCol": "CAST(longCol AS BYTE)",
-            "decimalCol": "CAST(longCol AS DECIMAL(10, 2))", "shortCol": "CAST(longCol AS SHORT)",
-            "mapCol": "MAP(longCol, decimalCol)", "arrayCol": "ARRAY(longCol)", "structCol": "STRUCT(mapCol, arrayCol)",
-        }
-        frame = spark.range(0, 5, 1, 5).withColumnRenamed("id", "longCol").withColumn(
-            "dateCol", date_add(current_date(), 1))
-        for name, expression in columns.items():
-            frame = frame.withColumn(name, expr(expression))
-        frame.writeTo("rest.default.test_all_types").tableProperty("format-version", "2") \
-            .partitionedBy(col("intCol")).createOrReplace()
+        server = conformance_spark.start(python, work / name, conf)
+    except (FileNotFoundError, RuntimeError) as error:
+        fail(str(error))
+    try:
+        provision_py = work / name / "provision.py"
+        provision_py.write_text(conformance_spark.provision_source(SOURCE / "dev" / "provision.py"))
+        log("provisioning upstream's tables (dev/provision.py, the `rest` catalog) over Spark Connect")
+        output = work / name / "provision.log"
+        with open(output, "wb") as sink:
+            rc = subprocess.run([str(python), str(provision_py)], cwd=SOURCE, stdout=sink, stderr=subprocess.STDOUT,
+                                env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, check=False).returncode
+        if rc != 0:
+            fail(f"dev/provision.py exited with {rc}:\n{output.read_text(errors='replace')[-3000:]}\n"
+                 f"Spark Connect log:\n{server.tail()}")
+        yield
+        if not server.running():
+            fail(f"the Spark Connect server died during the run:\n{server.tail()}")
     finally:
-        spark.stop()
+        server.stop()
 
 
 def read_known_failures(s3: bool = False) -> dict[str, str]:
-    """The known failures of the RCK and the file pass, or (``s3``) of pyiceberg's S3 pass."""
+    """The known failures of the RCK and pyiceberg's file pass, or (``s3``) of its S3 pass."""
     known: dict[str, str] = {}
     for number, line in enumerate(KNOWN_FAILURES.read_text().splitlines(), 1):
         line = line.strip()
@@ -350,13 +323,21 @@ def read_known_failures(s3: bool = False) -> dict[str, str]:
         node, sep, reason = line.partition(" | ")
         if not sep or not reason.strip():
             fail(f"{KNOWN_FAILURES.name}:{number}: expected '<test id> | <reason>'")
-        node = node.strip()
-        if node.startswith(S3_ONLY):
-            if not s3:
-                continue
-            node = node[len(S3_ONLY):]
-        known[node] = reason.strip()
+        node, reason = node.strip(), reason.strip()
+        if not any(reason.startswith(f"{label}:") for label in FAILURE_CLASSES):
+            fail(f"{KNOWN_FAILURES.name}:{number}: the reason must start with one of "
+                 f"{', '.join(f'{label}:' for label in FAILURE_CLASSES)}")
+        for prefix, only_s3 in ((S3_ONLY, True), (FILE_ONLY, False)):
+            if node.startswith(prefix):
+                node = node[len(prefix):] if s3 == only_s3 else ""  # "": the other pass's
+                break
+        if node:
+            known[node] = reason
     return known
+
+
+def failure_class(reason: str) -> str:
+    return next(name for label, name in FAILURE_CLASSES.items() if reason.startswith(f"{label}:"))
 
 
 def module_of(nodeid: str) -> str:
@@ -384,15 +365,17 @@ def summarise(report_path: Path, pytest_rc: int, s3: bool = False) -> tuple[int,
             if r.get("message"):
                 message[node] = r["message"]
 
-    columns = ["passed", "failed", "error", "skipped", "known", "spark", "other-catalog"]
+    columns = ["passed", "failed", "error", "skipped", "known", "other-catalog"]
     per_module: dict[str, Counter] = defaultdict(Counter)
     unexpected, fixed = [], []
+    by_class: Counter = Counter()
     for node, result in outcome.items():
         counts = per_module[module_of(node)]
         counts[result] += 1
         if result in ("failed", "error"):
             if node in known:
                 counts["known"] += 1
+                by_class[failure_class(known[node])] += 1
             else:
                 unexpected.append(node)
         elif node in known and result == "passed":
@@ -411,10 +394,8 @@ def summarise(report_path: Path, pytest_rc: int, s3: bool = False) -> tuple[int,
         print(f"{module.removeprefix('tests/integration/'):<{width}} " + " ".join(f"{counts[c]:>13}" for c in columns))
     print("-" * len(header))
     print(f"{'total':<{width}} " + " ".join(f"{total[c]:>13}" for c in columns))
-    print("(known = failed or error and listed in scripts/conformance.known-failures.txt; spark = not run, needs a "
-          "Spark Connect server; other-catalog = Hive/in-memory/SQLite parametrisations, deselected)")
-    for module, reason in {**NOT_RUN, **(S3_NOT_RUN if s3 else {})}.items():
-        print(f"not run: {module.removeprefix('tests/integration/')}: {reason}")
+    print("(known = failed or error and listed in scripts/conformance.known-failures.txt; other-catalog = "
+          "Hive/in-memory/SQLite parametrisations, deselected)")
     if fixed:
         print("\nlisted as known failures but passed now (remove them from the list):")
         for node in fixed:
@@ -424,8 +405,9 @@ def summarise(report_path: Path, pytest_rc: int, s3: bool = False) -> tuple[int,
         for node in sorted(unexpected):
             print(f"  {outcome[node].upper():6} {node}\n         {message.get(node, '')[:300]}")
     ran = sum(total[c] for c in ("passed", "failed", "error"))
+    classes = ", ".join(f"{by_class[name]} {name}" for name in FAILURE_CLASSES.values())
     print(f"\n{title}: {total['passed']} passed, {total['failed'] + total['error']} failed "
-          f"({total['known']} known, {len(unexpected)} unexpected)")
+          f"({total['known']} known: {classes}; {len(unexpected)} unexpected)")
     if ran == 0 or pytest_rc not in (0, 1):
         print(f"pytest exited with {pytest_rc} after running {ran} tests: the run itself is broken")
         return 1, total
@@ -498,7 +480,17 @@ def run_pyiceberg(pytest_args: list[str], keep: bool, passes: tuple[str, ...] = 
     binary = conformance_s3.minio_binary()
     if binary is None:
         fail("MinIO (.cache/minio/bin/minio) is missing: run `make minio-deps`")
-    spark_jar()
+    import conformance_spark
+
+    if (host := port_in_use(conformance_spark.PORT)) is not None:
+        fail(f"port {conformance_spark.PORT} is already in use on {host}. pyiceberg's `spark` fixture expects "
+             f"Spark Connect there, which the run starts: stop whatever listens on it and run again.")
+    if shutil.which("java") is None:
+        fail("java is missing (the Spark Connect server): run `make java-check`")
+    try:
+        conformance_spark.jars()
+    except FileNotFoundError as missing:
+        fail(str(missing))
     fetch_sdist()
     python = ensure_venv()
 
@@ -539,22 +531,17 @@ def file_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Co
     try:
         log(f"lakeledger serve on 127.0.0.1:{PORT}, data in {work / 'data'}")
         server.wait_healthy()
-        log("provisioning the shared tables with PySpark")
-        provision = subprocess.run([sys.executable, __file__, "provision"], cwd=ROOT, check=False,
-                                   env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
-        if provision.returncode != 0:
-            fail(f"provisioning failed (exit {provision.returncode}); server log:\n{server.tail()}")
-
         report = work / "report.jsonl"
         env = suite_env(python, work, report)
         pytest = suite_command(python)
         command = [*pytest, *(f"--deselect={node}" for node in SEPARATE_PASSES), *MODULES, *pytest_args]
-        log("running: " + " ".join(command[1:]))
         output = work / "pytest.log"
-        with open(output, "wb") as sink:
-            rc = subprocess.run(command, cwd=SOURCE, env=env, stdout=sink, stderr=subprocess.STDOUT,
-                                check=False).returncode
-        log(f"pytest exited with {rc}; full output: {output}")
+        with spark_connect(python, work, "spark"):
+            log("running: " + " ".join(command[1:]))
+            with open(output, "wb") as sink:
+                rc = subprocess.run(command, cwd=SOURCE, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                    check=False).returncode
+            log(f"pytest exited with {rc}; full output: {output}")
         if server.process.poll() is not None:
             fail(f"lakeledger serve died during the run:\n{server.tail()}")
         server.stop()
@@ -572,7 +559,7 @@ def file_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Co
 
 
 def s3_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Counter]:
-    """The same modules (but S3_NOT_RUN) on a server whose default warehouse is the S3 warehouse of
+    """The same modules on a server whose default warehouse is the S3 warehouse of
     conformance_s3. A server makes its default warehouse (a file one) at start unless it exists, so the S3
     warehouse is created first, through the management API, and the server restarted with it as the default."""
     import conformance_s3
@@ -590,15 +577,15 @@ def s3_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Coun
         server.wait_healthy()
         conformance_s3.create_namespace(f"http://127.0.0.1:{PORT}", "default")
         report = work / "report-s3.jsonl"
-        modules = [m for m in MODULES if m not in S3_NOT_RUN]
-        command = [*suite_command(python), *(f"--deselect={node}" for node in SEPARATE_PASSES), *modules,
+        command = [*suite_command(python), *(f"--deselect={node}" for node in SEPARATE_PASSES), *MODULES,
                    *pytest_args]
-        log("running: " + " ".join(command[1:]))
         output = work / "pytest-s3.log"
-        with open(output, "wb") as sink:
-            rc = subprocess.run(command, cwd=SOURCE, env=suite_env(python, work, report), stdout=sink,
-                                stderr=subprocess.STDOUT, check=False).returncode
-        log(f"pytest exited with {rc}; full output: {output}")
+        with spark_connect(python, work, "spark-s3"):
+            log("running: " + " ".join(command[1:]))
+            with open(output, "wb") as sink:
+                rc = subprocess.run(command, cwd=SOURCE, env=suite_env(python, work, report), stdout=sink,
+                                    stderr=subprocess.STDOUT, check=False).returncode
+            log(f"pytest exited with {rc}; full output: {output}")
         if server.process.poll() is not None:
             fail(f"lakeledger serve died during the run:\n{server.tail()}")
         return summarise(report, rc, s3=True)
@@ -608,17 +595,13 @@ def s3_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Coun
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "provision"])
-    parser.add_argument("--suite", choices=["all", "rck", "pyiceberg", "pyiceberg-s3"], default="all",
+    parser.add_argument("--suite", choices=["all", "rck", "pyiceberg", "pyiceberg-file", "pyiceberg-s3"],
+                        default="all",
                         help="run only Iceberg's REST Compatibility Kit, or only pyiceberg's suite (both passes), "
-                             "or only its pass on the S3 default warehouse")
+                             "or only its pass on the file or on the S3 default warehouse")
     parser.add_argument("--keep", action="store_true", help="keep the servers' data directories and logs")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments for pyiceberg's suite (after --)")
     args = parser.parse_args()
-    if args.command == "provision":
-        provision_tables()
-        return 0
-
     import rck
 
     if args.suite in ("all", "rck") and (missing := rck.missing_tools()):
@@ -633,8 +616,8 @@ def main() -> int:
                                if outcome == "failed" and f"{result.suite.key}::{name}" in known)
             rows.append((result.suite.title, result.count("passed"), failed, known_failed, result.count("skipped")))
         rc |= summarise_rck(results, known)
-    if args.suite in ("all", "pyiceberg", "pyiceberg-s3"):
-        passes = ("s3",) if args.suite == "pyiceberg-s3" else ("file", "s3")
+    if args.suite.startswith("pyiceberg") or args.suite == "all":
+        passes = {"pyiceberg-s3": ("s3",), "pyiceberg-file": ("file",)}.get(args.suite, ("file", "s3"))
         for title, pyiceberg_rc, total in run_pyiceberg(args.pytest_args, args.keep, passes):
             rows.append((title, total["passed"], total["failed"] + total["error"], total["known"],
                          total["skipped"]))
@@ -647,9 +630,6 @@ def main() -> int:
 # the pytest plugin (conformance venv); hooks act only when the driver set REPORT_ENV
 # ---------------------------------------------------------------------------------------------------------------
 
-_needs_spark: set[str] = set()
-
-
 def _record(entry: dict) -> None:
     path = os.environ.get(REPORT_ENV)
     if path:
@@ -657,22 +637,9 @@ def _record(entry: dict) -> None:
             f.write(json.dumps(entry) + "\n")
 
 
-def pytest_collection_modifyitems(config, items):
-    if not os.environ.get(REPORT_ENV):
-        return
-    keep, drop = [], []
-    for item in items:
-        (drop if SPARK_FIXTURE in getattr(item, "fixturenames", ()) else keep).append(item)
-    if drop:
-        _needs_spark.update(item.nodeid for item in drop)
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-
-
 def pytest_deselected(items):
     for item in items:
-        reason = "spark" if item.nodeid in _needs_spark else "other-catalog"
-        _record({"kind": "deselected", "nodeid": item.nodeid, "reason": reason})
+        _record({"kind": "deselected", "nodeid": item.nodeid, "reason": "other-catalog"})
 
 
 def pytest_collectreport(report):
