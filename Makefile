@@ -174,8 +174,8 @@ unit: setup
 service: setup
 	$(PY) -m pytest -q -p no:schemathesis -p no:hypothesispytest tests/service $(PYTEST_ARGS)
 
-# make test runs it first. ruff (lint rules and import order) and mypy (strict for domain, eventstore and services; the rest checked), both
-# configured in pyproject.toml
+# make test runs it first: ruff (lint rules and import order) and mypy (strict for domain, eventstore and
+# services; the rest checked), both configured in pyproject.toml
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
