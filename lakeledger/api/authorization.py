@@ -31,6 +31,7 @@ from lakeledger.domain.errors import (
 )
 from lakeledger.domain.names import dotted
 from lakeledger.identity.principal import ANONYMOUS_PRINCIPAL, Principal
+from lakeledger.projections.catalog_queries import WarehouseRow
 
 SEE = "can_get_metadata"
 
@@ -215,12 +216,12 @@ def no_tabular(typ: str, path: Sequence[str], name: str) -> CatalogError:
         f"{typ.capitalize()} does not exist: {dotted([*path, name])}")
 
 
-async def warehouse_action(ll, az: Guard, prefix: str, action: str) -> dict | None:
+async def warehouse_action(ll, az: Guard, prefix: str, action: str) -> WarehouseRow | None:
     """``action`` on the warehouse of a catalog prefix (which must exist and be active); its row when it was read."""
     if az.off:
         return None
     wh = await active_warehouse(ll, prefix)
-    await az.require(action, warehouse(wh["id"]), no_warehouse(prefix))
+    await az.require(action, warehouse(wh.id), no_warehouse(prefix))
     return wh
 
 
@@ -231,9 +232,9 @@ async def namespace_action(ll, az: Guard, prefix: str, path: Sequence[str], acti
         return
     wh = await active_warehouse(ll, prefix)
     levels = list(path)
-    row = await ll.queries.namespace(wh["id"], levels)
+    row = await ll.queries.namespace(wh.id, levels)
     if row is not None:
-        await az.require(action, namespace(row["id"]), NoSuchNamespace(f"Namespace does not exist: {dotted(levels)}"))
+        await az.require(action, namespace(row.id), NoSuchNamespace(f"Namespace does not exist: {dotted(levels)}"))
 
 
 async def create_in(ll, az: Guard, prefix: str, parent: Sequence[str], action: str) -> None:

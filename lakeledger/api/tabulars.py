@@ -27,7 +27,7 @@ async def namespace_id(container, warehouse_id: UUID, path: list[str]) -> UUID:
     row = await container.queries.namespace(warehouse_id, path)
     if row is None:
         raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
-    return row["id"]
+    return row.id
 
 
 async def listed(container, prefix: str, namespace: str, typ: str, paging: Page, az: Guard) -> JSONResponse:
@@ -35,7 +35,7 @@ async def listed(container, prefix: str, namespace: str, typ: str, paging: Page,
     name."""
     wh = await active_warehouse(container, prefix)
     path = parse_namespace(namespace)
-    container_id = await namespace_id(container, wh["id"], path)
+    container_id = await namespace_id(container, wh.id, path)
     await az.require(f"can_list_{typ}s", authorization.namespace(container_id),
                      NoSuchNamespace(f"Namespace does not exist: {dotted(path)}"))
 

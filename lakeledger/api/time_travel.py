@@ -16,6 +16,7 @@ from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import warehouse_id_of
 from lakeledger.domain import instants
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
+from lakeledger.projections.catalog_queries import NamespaceRow, WarehouseRow
 from lakeledger.projections.catalog_versions_queries import CatalogVersionsQueries
 
 MARK = "@"
@@ -65,7 +66,7 @@ async def resolve(ll, warehouse_id: UUID, when: str) -> int:
         # the database's clock says what is past (lakeledger/services/time_travel.py), not this process's
         position = await run_in_threadpool(service.position_at, parse_instant(when))
     await run_in_threadpool(service.ready, position)
-    if not await CatalogVersionsQueries(ll.queries.pool, warehouse_id, position).existed():
+    if not await CatalogVersionsQueries.at(ll.queries, warehouse_id, position).existed():
         raise NoSuchWarehouse(f"The warehouse did not exist yet at {when} (log position {position})")
     return position
 
@@ -82,7 +83,7 @@ async def as_of(ll, prefix: str) -> tuple:
     warehouse_id = warehouse_id_of(warehouse)
     await run_in_threadpool(ll.time_travel.check_position, position)
     await run_in_threadpool(ll.time_travel.ready, position)
-    return PastCatalog(ll, CatalogVersionsQueries(ll.queries.pool, warehouse_id, position)), warehouse
+    return PastCatalog(ll, CatalogVersionsQueries.at(ll.queries, warehouse_id, position)), warehouse
 
 
 class PastCatalog:
@@ -108,7 +109,7 @@ class PastQueries:
         self._then = then
         self._existed: bool | None = None
 
-    async def warehouse(self, warehouse_id: UUID) -> dict | None:
+    async def warehouse(self, warehouse_id: UUID) -> WarehouseRow | None:
         # The warehouse row of now (name, status, storage access); it must also have existed then.
         if warehouse_id != self._then.warehouse_id:
             return None
@@ -119,7 +120,7 @@ class PastQueries:
     async def _visible(self, warehouse_id: UUID) -> bool:
         return await self.warehouse(warehouse_id) is not None
 
-    async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict | None:
+    async def namespace(self, warehouse_id: UUID, path: list[str]) -> NamespaceRow | None:
         return await self._then.namespace(path) if await self._visible(warehouse_id) else None
 
     async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,

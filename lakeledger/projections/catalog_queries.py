@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
 
 from psycopg import Connection
@@ -174,6 +174,9 @@ TABULARS = ("SELECT name FROM ll_tabulars WHERE namespace_id = %(namespace_id)s 
             " ORDER BY name LIMIT %(limit)s")
 
 
+Row = TypeVar("Row")
+
+
 class ActiveTabular(NamedTuple):
     """A live table or view of an active warehouse, in ACTIVE_TABULAR's order: a tuple still, as the loadTable
     path unpacks it, with names."""
@@ -182,6 +185,37 @@ class ActiveTabular(NamedTuple):
     location: str
     storage_profile: str  # the warehouse's, as JSON text
     storage_secret: str | None  # the warehouse's secret reference, as JSON text
+
+
+@dataclass(frozen=True)
+class WarehouseRow:
+    """A warehouse of the read model, in WAREHOUSE_COLUMNS' order; the JSON columns as Postgres decodes them."""
+    id: UUID
+    project_id: UUID
+    name: str
+    storage_profile: dict[str, Any]
+    storage_secret: dict[str, Any] | None
+    delete_profile: dict[str, Any]
+    drop_purge_default: str
+    status: str
+    protected: bool
+    created_at: datetime
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class WarehouseAndTabular:
+    """A warehouse with the id and last log version of the live tabular a commit named (None, None when none)."""
+    warehouse: WarehouseRow
+    tabular_id: UUID | None
+    tabular_version: int | None
+
+
+@dataclass(frozen=True)
+class NamespaceRow:
+    id: UUID
+    path: list[str]
+    properties: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -228,6 +262,12 @@ class DeletedTabular:
     dropped_with: UUID | None
 
 
+def _warehouse_and_tabular(*columns: Any) -> WarehouseAndTabular:
+    """WAREHOUSE_AND_TABULAR's row: the warehouse's columns, then the tabular's id and version."""
+    *warehouse, tabular_id, tabular_version = columns
+    return WarehouseAndTabular(WarehouseRow(*warehouse), tabular_id, tabular_version)
+
+
 class CatalogQueries:
     def __init__(self, pool: ConnectionPool):
         self.pool = pool
@@ -249,15 +289,16 @@ class CatalogQueries:
             row = conn.execute(sql, params).fetchone()
         return row[0] if row else None
 
-    def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
+    def warehouse(self, warehouse_id: UUID) -> WarehouseRow | None:
         with self._reading() as conn:
-            return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_BY_ID, {"id": warehouse_id}).fetchone()
+            return conn.cursor(row_factory=class_row(WarehouseRow)).execute(
+                WAREHOUSE_BY_ID, {"id": warehouse_id}).fetchone()
 
-    def warehouse_and_tabular(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> dict[str, Any] | None:
-        """The warehouse's row, with ``tabular_id`` and ``tabular_version`` of the live tabular named (None when
-        there is none)."""
+    def warehouse_and_tabular(self, warehouse_id: UUID, namespace: tuple[str, ...],
+                              name: str) -> WarehouseAndTabular | None:
+        """The warehouse's row, with the id and version of the live tabular named."""
         with self._reading() as conn:
-            return conn.cursor(row_factory=dict_row).execute(WAREHOUSE_AND_TABULAR, {
+            return conn.cursor(row_factory=args_row(_warehouse_and_tabular)).execute(WAREHOUSE_AND_TABULAR, {
                 "warehouse_id": warehouse_id, "namespace": list(namespace), "name": name}).fetchone()
 
     def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
@@ -285,9 +326,9 @@ class AsyncCatalogQueries:
     def __init__(self, pool: AsyncConnectionPool):
         self.pool = pool
 
-    async def _one(self, sql: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    async def _one(self, row: type[Row], sql: str, params: dict[str, Any]) -> Row | None:
         async with self.pool.connection() as conn:
-            cur = conn.cursor(row_factory=dict_row)
+            cur = conn.cursor(row_factory=class_row(row))
             await cur.execute(sql, params)
             return await cur.fetchone()
 
@@ -343,14 +384,17 @@ class AsyncCatalogQueries:
                                                  "after_time": after_time, "after_id": after_id, "limit": limit})
             return await cur.fetchall()
 
-    async def warehouse_by_name(self, project_id: UUID, name: str) -> dict[str, Any] | None:
-        return await self._one(WAREHOUSE_BY_NAME, {"project_id": project_id, "name": name})
+    async def warehouse_by_name(self, project_id: UUID, name: str) -> WarehouseRow | None:
+        return await self._one(WarehouseRow, WAREHOUSE_BY_NAME, {"project_id": project_id, "name": name})
 
-    async def warehouse(self, warehouse_id: UUID) -> dict[str, Any] | None:
-        return await self._one(WAREHOUSE_BY_ID, {"id": warehouse_id})
+    async def warehouse(self, warehouse_id: UUID) -> WarehouseRow | None:
+        return await self._one(WarehouseRow, WAREHOUSE_BY_ID, {"id": warehouse_id})
 
-    async def warehouses(self, project_id: UUID) -> list[dict[str, Any]]:
-        return await self._all(WAREHOUSES_OF_PROJECT, {"project_id": project_id})
+    async def warehouses(self, project_id: UUID) -> list[WarehouseRow]:
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(WarehouseRow))
+            await cur.execute(WAREHOUSES_OF_PROJECT, {"project_id": project_id})
+            return await cur.fetchall()
 
     async def project(self, project_id: UUID) -> Project | None:
         async with self.pool.connection() as conn:
@@ -371,8 +415,8 @@ class AsyncCatalogQueries:
             await cur.execute(SERVER, {})
             return await cur.fetchone()
 
-    async def namespace(self, warehouse_id: UUID, path: list[str]) -> dict[str, Any] | None:
-        return await self._one(NAMESPACE, {"warehouse_id": warehouse_id, "path": path})
+    async def namespace(self, warehouse_id: UUID, path: list[str]) -> NamespaceRow | None:
+        return await self._one(NamespaceRow, NAMESPACE, {"warehouse_id": warehouse_id, "path": path})
 
     async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
                                limit: int | None) -> list[list[str]]:

@@ -12,6 +12,8 @@ from uuid import UUID
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from lakeledger.projections.catalog_queries import AsyncCatalogQueries, NamespaceRow
+
 _AT = " from_seq <= %(p)s AND to_seq > %(p)s"
 
 WAREHOUSE_EXISTED = "SELECT EXISTS (SELECT 1 FROM ll_warehouse_origins WHERE id = %(w)s AND from_seq <= %(p)s)"
@@ -47,6 +49,11 @@ class CatalogVersionsQueries:
         self.warehouse_id = warehouse_id
         self.position = position
 
+    @classmethod
+    def at(cls, live: AsyncCatalogQueries, warehouse_id: UUID, position: int) -> "CatalogVersionsQueries":
+        """The warehouse as of ``position``, asked over the live read model's connections."""
+        return cls(live.pool, warehouse_id, position)
+
     async def _all(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
@@ -60,9 +67,9 @@ class CatalogVersionsQueries:
         rows = await self._all(WAREHOUSE_EXISTED, {})
         return rows[0]["exists"]
 
-    async def namespace(self, path: list[str]) -> dict | None:
+    async def namespace(self, path: list[str]) -> NamespaceRow | None:
         rows = await self._all(NAMESPACE, {"path": list(path)})
-        return {**rows[0], "path": list(rows[0]["path"])} if rows else None
+        return NamespaceRow(rows[0]["id"], list(rows[0]["path"]), rows[0]["properties"]) if rows else None
 
     async def child_namespaces(self, parent: list[str] | None, after: list[str] | None,
                                limit: int | None) -> list[list[str]]:

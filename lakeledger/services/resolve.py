@@ -4,7 +4,7 @@ append transaction itself)."""
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import TypeVar
 from uuid import UUID
 
 import orjson
@@ -22,6 +22,7 @@ from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.warehouse import ACTIVE, PURGE, Warehouse, parse_delete_profile, parse_storage_profile
 from lakeledger.eventstore.log import ConcurrentChange
+from lakeledger.projections.catalog_queries import WarehouseRow
 from lakeledger.services.unit_of_work import Ledger
 
 T = TypeVar("T", bound=Tabular)
@@ -71,16 +72,16 @@ def warehouse_and_tabular(ledger: Ledger, warehouse_id: UUID | str, namespace: t
                           name: str) -> tuple[WarehouseSettings, TabularHint]:
     """``warehouse`` and the hint for one tabular in it, in one query."""
     row = ledger.queries.warehouse_and_tabular(_warehouse_id(warehouse_id), namespace, name)
-    settings = _active(row, warehouse_id)
+    settings = _active(row.warehouse if row else None, warehouse_id)
     assert row is not None  # _active refused a missing warehouse
-    return settings, TabularHint(row["tabular_id"], row["tabular_version"])
+    return settings, TabularHint(row.tabular_id, row.tabular_version)
 
 
-def _active(row: dict[str, Any] | None, warehouse_id: UUID | str) -> WarehouseSettings:
+def _active(row: WarehouseRow | None, warehouse_id: UUID | str) -> WarehouseSettings:
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
-    if row["status"] != ACTIVE:
-        raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
+    if row.status != ACTIVE:
+        raise WarehouseInactive(f"Warehouse {row.name} is deactivated")
     return settings_of(row)
 
 
@@ -95,11 +96,11 @@ def storage_settings(warehouse_id: UUID, profile_json: str, secret_json: str | N
                              storage_secret=SecretRef.from_event(orjson.loads(secret_json)) if secret_json else None)
 
 
-def settings_of(row: dict[str, Any]) -> WarehouseSettings:
+def settings_of(row: WarehouseRow) -> WarehouseSettings:
     """A warehouse's settings from its read-model row."""
-    return WarehouseSettings(row["id"], row["name"], parse_storage_profile(row["storage_profile"]),
-                             parse_delete_profile(row["delete_profile"]), row["drop_purge_default"],
-                             SecretRef.from_event(row.get("storage_secret")))
+    return WarehouseSettings(row.id, row.name, parse_storage_profile(row.storage_profile),
+                             parse_delete_profile(row.delete_profile), row.drop_purge_default,
+                             SecretRef.from_event(row.storage_secret))
 
 
 def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:

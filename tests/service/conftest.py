@@ -146,7 +146,7 @@ class Catalog:
         row = self.read_model.run(self.read_model.queries.namespace(UUID(self.warehouse_id), [namespace]))
         if row is None:
             return []
-        return self.read_model.run(self.read_model.queries.tabulars(row["id"], typ, None, 1000))
+        return self.read_model.run(self.read_model.queries.tabulars(row.id, typ, None, 1000))
 
     def warehouse_listed(self) -> bool:
         return self.read_model.run(self.read_model.queries.warehouse(UUID(self.warehouse_id))) is not None

@@ -3,11 +3,13 @@ storage_settings); what it builds must be the same settings the route builds, or
 keyed by the secret, is never hit from the fast path."""
 
 import uuid
+from datetime import UTC, datetime
 
 import orjson
 
 from lakeledger.domain.storage_credential import SecretRef
 from lakeledger.domain.warehouse import PURGE
+from lakeledger.projections.catalog_queries import WarehouseRow
 from lakeledger.services.resolve import settings_of, storage_settings
 
 PROFILE = {"type": "s3", "bucket": "lakeledger-bench", "key-prefix": "wh", "region": "us-east-1",
@@ -20,8 +22,11 @@ def test_the_fast_paths_settings_carry_the_secret_reference():
     fast = storage_settings(wh_id, orjson.dumps(PROFILE).decode(), orjson.dumps(SECRET).decode())
     assert fast.secret() == SecretRef.from_event(SECRET)
     assert fast.drop_purge_default == PURGE
-    route = settings_of({"id": wh_id, "name": "wh", "storage_profile": PROFILE, "delete_profile": None,
-                         "drop_purge_default": PURGE, "storage_secret": SECRET})
+    now = datetime.now(UTC)
+    route = settings_of(WarehouseRow(id=wh_id, project_id=uuid.uuid4(), name="wh", storage_profile=PROFILE,
+                                     storage_secret=SECRET, delete_profile={"type": "hard"},
+                                     drop_purge_default=PURGE, status="active", protected=False, created_at=now,
+                                     updated_at=None))
     assert (fast.secret(), fast.profile()) == (route.secret(), route.profile())
 
 

@@ -66,6 +66,28 @@ def test_a_router_holds_no_sql_and_reaches_no_database(router: Path):
     assert breaches(router.read_text()) == []
 
 
+API = ROUTERS.parent
+# where the API's pool is opened and handed to the read models: the one API module that holds it
+OPENS_THE_POOL = {"app.py"}
+
+
+def pool_uses(source: str) -> list[str]:
+    """Where ``source`` reaches for a connection pool (``.pool``) rather than asking a read model's query object."""
+    return [f"line {node.lineno}: .pool" for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr == "pool"]
+
+
+@pytest.mark.parametrize("module", sorted(p for p in API.glob("*.py") if p.name not in OPENS_THE_POOL),
+                         ids=lambda p: p.name)
+def test_an_api_module_reaches_no_pool(module: Path):
+    assert pool_uses(module.read_text()) == []
+
+
+def test_the_pool_check_sees_a_pool():
+    assert pool_uses("def f(ll):\n    return Queries(ll.queries.pool, 1)") == ["line 2: .pool"]
+    assert pool_uses("def f(ll):\n    return Queries.at(ll.queries, 1)") == []
+
+
 def test_every_router_is_checked():
     assert {"permissions.py", "protection.py", "access_history.py", "history.py"} <= {
         p.name for p in ROUTERS.glob("*.py")}

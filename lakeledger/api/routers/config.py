@@ -10,6 +10,7 @@ from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
+from lakeledger.projections.catalog_queries import WarehouseRow
 
 router = APIRouter(tags=["Configuration API"], responses=errors(400, 403, 404))
 
@@ -59,13 +60,13 @@ async def get_config(container: ContainerDep, warehouse: str | None = Query(defa
         row = await _warehouse(container, x_project_id, warehouse)
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {warehouse}")
-    await az.require("can_get_config", authorization.warehouse(row["id"]), NoSuchWarehouse(f"Warehouse does not exist: "
+    await az.require("can_get_config", authorization.warehouse(row.id), NoSuchWarehouse(f"Warehouse does not exist: "
                                                                                    f"{warehouse}"))
-    if row["status"] != "active":
-        raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
-    prefix, endpoints = str(row["id"]), ENDPOINTS
+    if row.status != "active":
+        raise WarehouseInactive(f"Warehouse {row.name} is deactivated")
+    prefix, endpoints = str(row.id), ENDPOINTS
     if when is not None:
-        prefix = time_travel.past_prefix(row["id"], await time_travel.resolve(container, row["id"], when))
+        prefix = time_travel.past_prefix(row.id, await time_travel.resolve(container, row.id, when))
         endpoints = time_travel.READ_ENDPOINTS
     return JSONResponse({
         "defaults": {},
@@ -76,7 +77,7 @@ async def get_config(container: ContainerDep, warehouse: str | None = Query(defa
     })
 
 
-async def _warehouse(container: Container, x_project_id: str | None, ref: str) -> dict | None:
+async def _warehouse(container: Container, x_project_id: str | None, ref: str) -> WarehouseRow | None:
     """The warehouse a client names, by id or by name in its project."""
     try:
         row = await container.queries.warehouse(UUID(ref))

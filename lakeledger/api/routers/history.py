@@ -89,7 +89,7 @@ async def _authorize(container: Container, az: Guard, warehouse_id: str, filters
     if filters.namespace is not None:
         row = await container.queries.namespace(ident, filters.namespace)
         if row is not None:
-            checks.append(("can_read_history", authorization.namespace(row["id"])))
+            checks.append(("can_read_history", authorization.namespace(row.id)))
     answers = await az.allowed(checks)
     if any(answers[1:]):
         return

@@ -31,6 +31,7 @@ from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table_changes import TABLE_FORMAT_VERSIONS
+from lakeledger.projections.catalog_queries import WarehouseRow
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 
@@ -65,26 +66,26 @@ class CreateWarehouseRequest(_Body):
     drop_purge_default: Any = Field(default=None, alias="drop-purge-default")
 
 
-def _warehouse_json(row: dict) -> dict:
+def _warehouse_json(row: WarehouseRow) -> dict:
     return {
-        "id": str(row["id"]),
-        "warehouse-id": str(row["id"]),
-        "name": row["name"],
-        "project-id": str(row["project_id"]),
-        "storage-profile": row["storage_profile"],
+        "id": str(row.id),
+        "warehouse-id": str(row.id),
+        "name": row.name,
+        "project-id": str(row.project_id),
+        "storage-profile": row.storage_profile,
         # never the credential itself: which one it is, by its keyed fingerprint
-        "storage-credential-fingerprint": (row["storage_secret"] or {}).get("fingerprint"),
-        "delete-profile": row["delete_profile"],
-        "drop-purge-default": row["drop_purge_default"],
-        "status": row["status"],
-        "protected": row["protected"],
-        "updated-at": row["updated_at"].isoformat() if row["updated_at"] else None,
+        "storage-credential-fingerprint": (row.storage_secret or {}).get("fingerprint"),
+        "delete-profile": row.delete_profile,
+        "drop-purge-default": row.drop_purge_default,
+        "status": row.status,
+        "protected": row.protected,
+        "updated-at": row.updated_at.isoformat() if row.updated_at else None,
         # no per-warehouse policy: every format version the catalog can write (required by Lakekeeper since 0.13.0)
         "allowed-format-versions": list(TABLE_FORMAT_VERSIONS),
     }
 
 
-async def warehouse_row(container: Container, warehouse_id: str) -> dict:
+async def warehouse_row(container: Container, warehouse_id: str) -> WarehouseRow:
     try:
         row = await container.queries.warehouse(UUID(warehouse_id))
     except ValueError:
@@ -220,9 +221,9 @@ async def list_warehouses(container: ContainerDep, projectId: UUID | None = Quer
     await authorize_project(az, project_id, "can_list_warehouses")
     rows = await container.queries.warehouses(project_id)
     if not az.off:
-        seen = await az.visible([authorization.warehouse(r["id"]) for r in rows], "can_include_in_list")
+        seen = await az.visible([authorization.warehouse(r.id) for r in rows], "can_include_in_list")
         rows = [r for r, yes in zip(rows, seen, strict=True) if yes]
-    return JSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r["status"] in statuses]})
+    return JSONResponse({"warehouses": [_warehouse_json(r) for r in rows if r.status in statuses]})
 
 
 @router.get("/warehouse/{warehouse_id}", responses={**ok(GetWarehouseResponse, "The warehouse"), **errors(404)})

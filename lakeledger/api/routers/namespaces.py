@@ -24,6 +24,7 @@ from lakeledger.domain.errors import NoSuchNamespace
 from lakeledger.domain.names import dotted
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.warehouse import parse_storage_profile
+from lakeledger.projections.catalog_queries import NamespaceRow, WarehouseRow
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
@@ -36,20 +37,20 @@ async def list_namespaces(container: ContainerDep, prefix: str, parent: str | No
     wh = await active_warehouse(container, prefix)
     parent_path = parse_namespace(parent) if parent else None
     if parent_path:
-        row = await container.queries.namespace(wh["id"], parent_path)
+        row = await container.queries.namespace(wh.id, parent_path)
         missing = NoSuchNamespace(f"Namespace does not exist: {dotted(parent_path)}")
         if row is None:
             raise missing
-        await az.require("can_list_namespaces", authorization.namespace(row["id"]), missing)
+        await az.require("can_list_namespaces", authorization.namespace(row.id), missing)
     else:
-        await az.require("can_list_namespaces", authorization.warehouse(wh["id"]), authorization.no_warehouse(prefix))
+        await az.require("can_list_namespaces", authorization.warehouse(wh.id), authorization.no_warehouse(prefix))
 
     async def objects(paths):
-        ids = await container.queries.namespace_ids(wh["id"], paths)
+        ids = await container.queries.namespace_ids(wh.id, paths)
         return [authorization.namespace(ids[tuple(p)]) if tuple(p) in ids else None for p in paths]
 
     paths, token = await fetch_visible(
-        az, paging, lambda after, limit: container.queries.child_namespaces(wh["id"], parent_path, after, limit), PATH,
+        az, paging, lambda after, limit: container.queries.child_namespaces(wh.id, parent_path, after, limit), PATH,
         lambda path: path, objects)
     return JSONResponse({"namespaces": paths, "next-page-token": token})
 
@@ -65,21 +66,21 @@ async def create_namespace(container: ContainerDep, prefix: str, body: CreateNam
                          "namespace-uuid": str(ns.id)})
 
 
-def _with_location(wh: dict, path: list[str], properties: dict) -> dict:
+def _with_location(wh: WarehouseRow, path: list[str], properties: dict) -> dict:
     """The namespace's properties with a `location` (its own if it was given one): Trino creates a table without
     staging it, and then finds the location the catalog chose not empty, unless the namespace has a location."""
-    return {"location": parse_storage_profile(wh["storage_profile"]).namespace_location(path), **properties}
+    return {"location": parse_storage_profile(wh.storage_profile).namespace_location(path), **properties}
 
 
-async def _load(container: Container, prefix: str, namespace: str, az: Guard) -> tuple[dict, dict]:
+async def _load(container: Container, prefix: str, namespace: str, az: Guard) -> tuple[WarehouseRow, NamespaceRow]:
     container, prefix = await as_of(container, prefix)
     wh = await active_warehouse(container, prefix)
     path = parse_namespace(namespace)
-    row = await container.queries.namespace(wh["id"], path)
+    row = await container.queries.namespace(wh.id, path)
     missing = NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
     if row is None:
         raise missing
-    await az.require(authorization.SEE, authorization.namespace(row["id"]), missing)
+    await az.require(authorization.SEE, authorization.namespace(row.id), missing)
     return wh, row
 
 
@@ -87,8 +88,8 @@ async def _load(container: Container, prefix: str, namespace: str, az: Guard) ->
             responses=ok(GetNamespaceResponse, "The namespace and its properties"))
 async def load_namespace(container: ContainerDep, prefix: str, namespace: str, az: Guard = Depends(guard)):
     wh, row = await _load(container, prefix, namespace, az)
-    return JSONResponse({"namespace": row["path"], "properties": _with_location(wh, row["path"], row["properties"]),
-                         "namespace-uuid": str(row["id"])})
+    return JSONResponse({"namespace": row.path, "properties": _with_location(wh, row.path, row.properties),
+                         "namespace-uuid": str(row.id)})
 
 
 @router.head("/{prefix}/namespaces/{namespace}", status_code=204)

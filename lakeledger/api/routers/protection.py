@@ -39,9 +39,9 @@ async def set_warehouse_protection(container: ContainerDep, warehouse_id: str, b
                                    by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_set_protection")
     row = await warehouse_row(container, warehouse_id)
-    await run_in_threadpool(container.protection.set, warehouse_id, "warehouse", row["id"], body.protected, by)
+    await run_in_threadpool(container.protection.set, warehouse_id, "warehouse", row.id, body.protected, by)
     row = await warehouse_row(container, warehouse_id)
-    return _answer(row["protected"], row["updated_at"])
+    return _answer(row.protected, row.updated_at)
 
 
 async def _authorize(az: Guard, kind: str, entity_id: UUID, action: str) -> None:
@@ -63,7 +63,7 @@ async def _set(container: Container, warehouse_id: str, kind: str, entity_id: UU
 async def _get(container: Container, warehouse_id: str, kind: str, entity_id: UUID, az: Guard) -> JSONResponse:
     row = await warehouse_row(container, warehouse_id)
     await _authorize(az, kind, entity_id, authorization.SEE)
-    found = await container.queries.protection(row["id"], kind, entity_id)
+    found = await container.queries.protection(row.id, kind, entity_id)
     if found is None:
         raise _MISSING[kind](f"{kind.capitalize()} does not exist: {entity_id}")
     return _answer(found.protected, found.updated_at)

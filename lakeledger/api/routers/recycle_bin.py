@@ -48,7 +48,7 @@ async def list_deleted_tabulars(container: ContainerDep, warehouse_id: str,
 
     async def rows(after: Any, limit: int | None) -> list[DeletedTabular]:
         return await container.queries.deleted_tabulars(
-            row["id"], namespace_id, (datetime.fromisoformat(after[0]), after[1]) if after else None, limit)
+            row.id, namespace_id, (datetime.fromisoformat(after[0]), after[1]) if after else None, limit)
 
     async def objects(found: Sequence[DeletedTabular]) -> list[str | None]:
         return [authorization.tabular(r.typ, r.id) for r in found]

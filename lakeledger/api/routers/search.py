@@ -34,7 +34,7 @@ async def search_tabulars(container: ContainerDep, warehouse_id: str,
     low, high = name_prefix_range(prefix)
 
     async def rows(after: Any, limit: int | None) -> list[NamedTabular]:
-        return await container.queries.tabulars_by_name_prefix(row["id"], low, high,
+        return await container.queries.tabulars_by_name_prefix(row.id, low, high,
                                                                (after[0], after[1]) if after else None, limit)
 
     async def objects(found: Sequence[NamedTabular]) -> list[str | None]:

@@ -2,9 +2,10 @@ from uuid import UUID
 
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchWarehouse, WarehouseInactive
+from lakeledger.projections.catalog_queries import WarehouseRow
 
 
-async def active_warehouse(container: Container, prefix: str) -> dict:
+async def active_warehouse(container: Container, prefix: str) -> WarehouseRow:
     """The warehouse a catalog prefix names (its id), which must exist and be active."""
     try:
         warehouse_id = UUID(prefix)
@@ -13,6 +14,6 @@ async def active_warehouse(container: Container, prefix: str) -> dict:
     row = await container.queries.warehouse(warehouse_id)
     if row is None:
         raise NoSuchWarehouse(f"Warehouse does not exist: {prefix}")
-    if row["status"] != "active":
-        raise WarehouseInactive(f"Warehouse {row['name']} is deactivated")
+    if row.status != "active":
+        raise WarehouseInactive(f"Warehouse {row.name} is deactivated")
     return row
