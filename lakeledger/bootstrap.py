@@ -134,7 +134,7 @@ class Container:
         self.storages = Storages(self.secrets)
         self.signing = RemoteSigning(self.ledger, self.storages, self.secrets)
         self.table_access = TableAccess(self.storages, S3CredentialVendor(), self.signing, settings.base_uri)
-        self.namespaces = NamespaceService(self.ledger)
+        self.namespaces = NamespaceService(self.ledger, settings.max_namespace_depth)
         self.tables = TableService(self.ledger, self.files, self.storages)
         self.views = ViewService(self.ledger, self.files, self.storages)
         self.management = ManagementService(self.ledger, settings.server_id, self.secrets)

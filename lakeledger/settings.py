@@ -7,6 +7,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from lakeledger.domain.names import DEFAULT_NAMESPACE_DEPTH, MAX_NAMESPACE_DEPTH
 from lakeledger.secretstore.cipher import MIN_KEY_LENGTH
 
 
@@ -75,6 +76,8 @@ class Settings(BaseSettings):
     # `lakeledger workers` serves its Prometheus metrics on this port (serve's are at /metrics on the API port)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     namespace_separator: str = Field(default="%1F", min_length=1)
+    # how deep a new namespace may be (Lakekeeper's 5 by default); any path may name up to MAX_NAMESPACE_DEPTH
+    max_namespace_depth: int = Field(default=DEFAULT_NAMESPACE_DEPTH, ge=1, le=MAX_NAMESPACE_DEPTH)
     default_page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1000, ge=1)
     idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)

@@ -19,6 +19,21 @@ class InvalidArgument(BadRequest):
     Iceberg's reference server answers as IllegalArgumentException, so Java clients raise the same exception."""
 
 
+class ImmutableProperty(BadRequest):
+    """A commit that would change or remove a table property that may only be set once (Lakekeeper's types:
+    ImmutablePropertyModification, ImmutablePropertyRemoval)."""
+
+    def __init__(self, error_type: str, message: str):
+        super().__init__(message)
+        self.error_type = error_type
+
+
+class NamespaceDepthExceeded(BadRequest):
+    """A new namespace deeper than LAKELEDGER__MAX_NAMESPACE_DEPTH allows (Lakekeeper's type and status)."""
+
+    error_type = "NamespaceDepthExceeded"
+
+
 class UnprocessableEntity(CatalogError):
     """A well-formed request that contradicts itself (a property both updated and removed): the REST spec's 422."""
 

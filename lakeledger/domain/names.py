@@ -17,10 +17,14 @@ by that spelling.
 import unicodedata
 from uuid import UUID, uuid5
 
-from lakeledger.domain.errors import InvalidArgument
+from lakeledger.domain.errors import InvalidArgument, NamespaceDepthExceeded
 
 MAX_NAME_LENGTH = 512
+# the most levels any request may name (deeper is refused before anything is looked up), and the highest
+# LAKELEDGER__MAX_NAMESPACE_DEPTH: namespaces created under a higher setting stay reachable after it is lowered
 MAX_NAMESPACE_DEPTH = 16
+# how deep a new namespace may be by default: Lakekeeper's limit, so what one catalog accepts the other does too
+DEFAULT_NAMESPACE_DEPTH = 5
 
 _LEDGER_NAMESPACE = UUID("6f1a4f8e-3c0b-5b7e-9a51-0c7e6f1b2d3a")
 
@@ -65,6 +69,13 @@ def check_namespace(levels: object) -> tuple[str, ...]:
     if len(levels) > MAX_NAMESPACE_DEPTH:
         raise InvalidArgument(f"Namespace is deeper than {MAX_NAMESPACE_DEPTH} levels")
     return tuple(check_name(level, "Namespace") for level in levels)
+
+
+def check_new_namespace_depth(levels: tuple[str, ...], limit: int) -> None:
+    """A namespace created now (or a namespace path a new namespace is made at) may be at most ``limit`` levels deep;
+    refused with Lakekeeper's error type and message."""
+    if len(levels) > limit:
+        raise NamespaceDepthExceeded(f"Namespace exceeds maximum depth of {limit}")
 
 
 def claim_id(scope: str, container_id: UUID, name: str) -> UUID:

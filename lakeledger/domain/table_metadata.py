@@ -19,12 +19,14 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import (
     AssertCreate,
     AssignUUIDUpdate,
+    RemovePropertiesUpdate,
+    SetPropertiesUpdate,
 )
 from pyiceberg.types import IcebergType, ListType, MapType, StructType
 from pyiceberg.utils.datetime import datetime_to_millis
 
 from lakeledger.domain import metadata_json, metadata_v3, schemas
-from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
+from lakeledger.domain.errors import BadRequest, CommitFailed, ImmutableProperty, InvalidArgument
 from lakeledger.domain.pyiceberg_compat import empty_table_metadata, metadata_file_version, with_metadata_log_entry
 from lakeledger.domain.table_changes import CommitContext, TableRequirement, TableUpdate, apply_update
 
@@ -142,6 +144,8 @@ def apply_commit(base: TableMetadata | None, base_location: str | None,
             requirement.validate(base)
         except CommitFailedException as e:
             raise CommitFailed(str(e)) from None
+    if base is not None:
+        check_immutable_properties(base.properties, updates)
     try:
         if base is None:
             # built from pyiceberg's empty metadata, so the result is validated as a whole, as pyiceberg does
@@ -157,6 +161,29 @@ def apply_commit(base: TableMetadata | None, base_location: str | None,
     if new.table_uuid != base.table_uuid:
         raise InvalidArgument(f"Cannot reassign the uuid of existing table {base.table_uuid}")
     return new
+
+
+# Properties a table keeps from the commit that first sets them: the encryption key id names the key its encrypted
+# manifests and data keys are wrapped with, so changing or dropping it would leave them unreadable.
+IMMUTABLE_TABLE_PROPERTIES = ("encryption.key-id",)
+
+
+def check_immutable_properties(properties: dict[str, str], updates: list[TableUpdate]) -> None:
+    """Refuses a commit whose updates change or remove an immutable property the table has (``properties``, before
+    the commit), as Lakekeeper does: setting one for the first time, or to the value it has, is allowed."""
+    held = {key: properties[key] for key in IMMUTABLE_TABLE_PROPERTIES if key in properties}
+    if not held:
+        return
+    for update in updates:
+        if isinstance(update, SetPropertiesUpdate):
+            for key, value in held.items():
+                if key in update.updates and update.updates[key] != value:
+                    raise ImmutableProperty("ImmutablePropertyModification",
+                                            f"Cannot modify immutable property '{key}'")
+        elif isinstance(update, RemovePropertiesUpdate):
+            for key in held:
+                if key in update.removals:
+                    raise ImmutableProperty("ImmutablePropertyRemoval", f"Cannot remove immutable property '{key}'")
 
 
 def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str | None,

@@ -3,7 +3,7 @@ from uuid import uuid4
 from lakeledger.domain import deletion
 from lakeledger.domain.errors import AlreadyExists
 from lakeledger.domain.name_claim import NAMESPACE, TABULAR
-from lakeledger.domain.names import check_namespace, dotted
+from lakeledger.domain.names import DEFAULT_NAMESPACE_DEPTH, check_namespace, check_new_namespace_depth, dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import Tabular
@@ -15,11 +15,13 @@ from lakeledger.services.unit_of_work import Ledger, all_found
 
 
 class NamespaceService:
-    def __init__(self, ledger: Ledger):
+    def __init__(self, ledger: Ledger, max_depth: int = DEFAULT_NAMESPACE_DEPTH):
         self.ledger = ledger
+        self.max_depth = max_depth  # of new namespaces: those made under a higher limit stay reachable
 
     def create(self, warehouse_id: str, path: list[str], properties: dict[str, str], by: Provenance) -> Namespace:
         levels = check_namespace(path)
+        check_new_namespace_depth(levels, self.max_depth)
 
         def command() -> Namespace:
             wh = resolve.warehouse(self.ledger, warehouse_id)

@@ -25,6 +25,10 @@ VENDED_CREDENTIALS = "vended-credentials"
 REMOTE_SIGNING = "remote-signing"
 _MODES = (VENDED_CREDENTIALS, REMOTE_SIGNING)
 SIGNER_ENDPOINT = "v1/aws/s3/sign"
+# pyiceberg's default FileIO (PyArrow) cannot sign remotely: a pyiceberg client given a signing config without
+# these holds no keys and fails on every read and write. The table's config picks the FileIO that can (Lakekeeper
+# sends the same), and names the signer it asks for; other engines ignore both keys.
+PYICEBERG_SIGNING_IO = {"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO", "s3.signer": "S3V4RestSigner"}
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ class TableAccess:
             config.update({"s3.remote-signing-enabled": "true",
                            "s3.signer.uri": f"{(self.base_uri or request_base_url).rstrip('/')}/catalog",
                            "s3.signer.endpoint": f"signer/{token}/{SIGNER_ENDPOINT}",
-                           "s3.signer": "S3V4RestSigner"})  # pyiceberg's FsspecFileIO picks its signer by name
+                           **PYICEBERG_SIGNING_IO})
             return Access(config, [], "remote-signing")
         secret = wh.secret()
         if cached_only:

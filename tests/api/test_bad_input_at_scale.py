@@ -10,7 +10,7 @@ import httpx
 import pytest
 from support import SCHEMA, Server
 
-from lakeledger.domain.names import MAX_NAMESPACE_DEPTH
+from lakeledger.domain.names import DEFAULT_NAMESPACE_DEPTH
 
 ENCRYPTION_KEY = "lakeledger-tests-encryption-key"
 
@@ -116,9 +116,10 @@ def test_namespaces_deeper_than_the_limit_are_400_and_the_deepest_allowed_work(c
     r = client.get(f"{p}/namespaces", params={"parent": "\x1f".join(hundred)})
     _refused(r)
     assert log_length() == before
-    # every level up to the limit can be created, listed and hold a table
-    levels = [f"l{i}" for i in range(MAX_NAMESPACE_DEPTH)]
-    for depth in range(1, MAX_NAMESPACE_DEPTH + 1):
+    # every level up to the limit of new namespaces (LAKELEDGER__MAX_NAMESPACE_DEPTH, 5 by default as in Lakekeeper;
+    # tests/api/test_namespace_depth.py) can be created, listed and hold a table
+    levels = [f"l{i}" for i in range(DEFAULT_NAMESPACE_DEPTH)]
+    for depth in range(1, DEFAULT_NAMESPACE_DEPTH + 1):
         assert client.post(f"{p}/namespaces", json={"namespace": levels[:depth]}).status_code == 200
     deepest = "%1F".join(levels)
     assert client.post(f"{p}/namespaces/{deepest}/tables", json={"name": "t", "schema": SCHEMA}).status_code == 200

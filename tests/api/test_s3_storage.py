@@ -252,6 +252,28 @@ def test_an_etag_names_the_credentials_it_was_given_with(client, s3_warehouse):
     assert signing.status_code == 200 and signing.headers["etag"] != tag
 
 
+def test_a_signing_config_picks_the_file_io_pyiceberg_can_sign_with(client, s3_warehouse):
+    """pyiceberg's default FileIO (PyArrow) cannot sign remotely: every answer that hands out a signer names the one
+    that can (FsspecFileIO), createTable's, loadTable's route and its cached fast path alike; vended credentials
+    leave the choice to the client."""
+    signing = {"X-Iceberg-Access-Delegation": "remote-signing"}
+    created = _table(client, s3_warehouse, headers=signing)
+    table = f"{s3_warehouse['prefix']}/namespaces/ns/tables/t"
+    fast = client.get(table, headers=signing)
+    routed = client.get(f"{table}?snapshots=all", headers=signing)
+    assert fast.status_code == routed.status_code == 200
+    configs = [created["config"], fast.json()["config"], routed.json()["config"]]
+    for config in configs:
+        assert config["py-io-impl"] == "pyiceberg.io.fsspec.FsspecFileIO"
+        assert config["s3.signer"] == "S3V4RestSigner"
+        assert config["s3.remote-signing-enabled"] == "true"
+    def unsealed(config: dict[str, str]) -> dict[str, str]:  # the endpoint's sealed scope differs on each answer
+        return {k: v for k, v in config.items() if k != "s3.signer.endpoint"}
+    assert unsealed(fast.json()["config"]) == unsealed(routed.json()["config"])
+    vended = client.get(table, headers={"X-Iceberg-Access-Delegation": "vended-credentials"}).json()
+    assert "py-io-impl" not in vended["config"] and "s3.signer" not in vended["config"]
+
+
 def test_unknown_access_delegation_is_a_400(client, s3_warehouse, log_length):
     _table(client, s3_warehouse)
     r = client.get(f"{s3_warehouse['prefix']}/namespaces/ns/tables/t", headers={"X-Iceberg-Access-Delegation": "magic"})

@@ -1,6 +1,6 @@
 """pyiceberg 0.12 on an S3 warehouse (the session's MinIO) holding no S3 keys of its own: create, append and scan
 through vended STS credentials (PyArrowFileIO, pyiceberg's default) and through the catalog's remote signer
-(FsspecFileIO with s3.signer=S3V4RestSigner)."""
+(FsspecFileIO with s3.signer=S3V4RestSigner, which the table's config picks: the client names no FileIO)."""
 
 import pyarrow as pa
 import pytest
@@ -64,10 +64,11 @@ def uncached_s3fs(monkeypatch):
 
 
 def test_remote_signing_create_append_scan(server, minio, s3_warehouse, uncached_s3fs):
+    # no py-io-impl of the client's own: pyiceberg's default FileIO (PyArrow) cannot sign, so the table's config
+    # must pick FsspecFileIO, as Lakekeeper's does
     catalog = RestCatalog("signing", uri=f"{server.url}/catalog", warehouse=s3_warehouse["name"], **{
-        "header.X-Iceberg-Access-Delegation": "remote-signing",
-        "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"})
-    assert not [k for k in KEYS if k in catalog.properties]
+        "header.X-Iceberg-Access-Delegation": "remote-signing"})
+    assert not [k for k in KEYS if k in catalog.properties] and "py-io-impl" not in catalog.properties
     catalog.create_namespace("signed")
     table = catalog.create_table("signed.orders", schema=ROWS.schema)
     assert type(table.io).__name__ == "FsspecFileIO"
@@ -75,6 +76,7 @@ def test_remote_signing_create_append_scan(server, minio, s3_warehouse, uncached
     assert not [k for k in KEYS if k in properties], "the signing case must carry no S3 keys"
     assert properties["s3.remote-signing-enabled"] == "true"
     assert properties["s3.signer"] == "S3V4RestSigner"
+    assert properties["py-io-impl"] == "pyiceberg.io.fsspec.FsspecFileIO"
     assert properties["s3.signer.uri"] == f"{server.url}/catalog"
     assert properties["s3.signer.endpoint"].startswith("signer/")
     # several data files, so the scan below reads them on concurrent threads (where the pitfall showed)
@@ -83,9 +85,9 @@ def test_remote_signing_create_append_scan(server, minio, s3_warehouse, uncached
                                "amount": pa.array([0.5] * 3, pa.float64())}))
 
     reader = RestCatalog("signing-reader", uri=f"{server.url}/catalog", warehouse=s3_warehouse["name"], **{
-        "header.X-Iceberg-Access-Delegation": "remote-signing",
-        "py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"})
-    loaded = reader.load_table("signed.orders")
+        "header.X-Iceberg-Access-Delegation": "remote-signing"})
+    loaded = reader.load_table("signed.orders")  # loadTable's cached fast path: the same config as the route's
+    assert type(loaded.io).__name__ == "FsspecFileIO"
     assert not [k for k in KEYS if k in loaded.io.properties]
     for _ in range(3):
         ids = sorted(loaded.scan().to_arrow().column("id").to_pylist())
