@@ -4,6 +4,10 @@ refusals that append nothing, soft-dropped contents brought back under the new p
 destination, a drop of the source and a create inside it (two API processes, threads released together), time travel
 before and after, the history, a rebuild of every read model, and pyiceberg finding the moved tables."""
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import uuid
 from collections import Counter
@@ -17,6 +21,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 from support import SCHEMA, VIEW_VERSION
 from test_rebuild import _caught_up, _rebuild, _snapshot
+
+from lakeledger.eventstore.log import EventLog
+from lakeledger.eventstore.settings import PostgresSettings
+from lakeledger.sinks.cloudevent_messages import WAREHOUSES_OF, CloudEventMessages
 
 ROUNDS = 16
 SOFT = {"type": "soft", "expiration-seconds": 3600}
@@ -292,6 +300,44 @@ def test_a_rebuild_after_moves_gives_the_same_read_models(client, tree, db, pg_u
     rebuilt = _snapshot(db)
     assert {t: (len(live[t]), len(rebuilt[t])) for t in live if rebuilt[t] != live[t]} == {}
     assert tree.names(("y", "a", "b")) == ["gone", "t"]
+
+
+def test_sinks_carry_the_move(tree, db, pg_url, data_dir, tmp_path):
+    """``lakeledger replay`` (the JSON lines sink) and the CloudEvents the publishers send (NATS, Kafka) carry each
+    event of a move, with its type, actor, request id and data; the CloudEvents name the warehouse."""
+    a = tree.namespace("a")
+    tree.namespace("x")
+    table = tree.table(("a",), "t")["metadata"]["table-uuid"]
+    start = _head(db)
+    request_id = f"move-{uuid.uuid4()}"
+    _ok(tree.move(a, ["x", "a"], headers={"x-request-id": request_id}))
+
+    out = tmp_path / "moves.jsonl"
+    env = {**os.environ, "LAKELEDGER__PG_URL": pg_url, "LAKELEDGER__DATA_DIR": str(data_dir)}
+    done = subprocess.run([sys.executable, "-m", "lakeledger.cli", "replay", "--sink", "jsonl", "--out", str(out),
+                           "--from", f"seq:{start + 1}"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_bytes().split(b"\n")[:-1]]
+    moved = [e for e in lines if e["type"].endswith(".moved")]
+    assert [(e["type"], e["entity_id"]) for e in moved] == [("namespace.moved", a), ("table.moved", table)]
+    assert {(e["actor"], e["request_id"]) for e in moved} == {("anonymous", request_id)}
+    assert (moved[0]["data"]["from_path"], moved[0]["data"]["to_path"]) == (["a"], ["x", "a"])
+    assert (moved[1]["data"]["from_namespace"], moved[1]["data"]["to_namespace"]) == (["a"], ["x", "a"])
+
+    log = EventLog(PostgresSettings.from_url(pg_url), pool_size=1)
+    try:
+        batch = [n for n in log.read(start, 100) if n.event.request_id == request_id]
+    finally:
+        log.close()
+    messages = CloudEventMessages(uuid.UUID(int=0))
+    messages.learn(db.execute(WAREHOUSES_OF, (messages.unknown(batch),) * 2).fetchall())
+    sent = {kind: json.loads(body) for _, kind, body in (messages.message(n) for n in batch)}
+    assert set(sent) == {"name-claim.created", "name-claim.released", "namespace.moved", "table.moved"}
+    for kind in ("namespace.moved", "table.moved"):
+        event = sent[kind]
+        assert event["type"] == f"io.lakeledger.{kind}" and event["warehouseid"] == tree.wh["id"]
+        assert (event["actor"], event["requestid"]) == ("anonymous", request_id)
+    assert sent["table.moved"]["data"]["to_namespace"] == ["x", "a"]
 
 
 # ---- races ---------------------------------------------------------------------------------------------------------
