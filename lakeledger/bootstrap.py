@@ -34,6 +34,7 @@ from lakeledger.services.approval import ApproveAll, HttpApproval
 from lakeledger.services.grants import GrantService
 from lakeledger.services.management import ManagementService
 from lakeledger.services.metadata_files import MetadataFiles
+from lakeledger.services.namespace_moves import NamespaceMoves
 from lakeledger.services.namespaces import NamespaceService
 from lakeledger.services.protection import ProtectionService
 from lakeledger.services.recycle_bin import RecycleBin
@@ -135,6 +136,7 @@ class Container:
         self.signing = RemoteSigning(self.ledger, self.storages, self.secrets)
         self.table_access = TableAccess(self.storages, S3CredentialVendor(), self.signing, settings.base_uri)
         self.namespaces = NamespaceService(self.ledger, settings.max_namespace_depth)
+        self.namespace_moves = NamespaceMoves(self.ledger, settings.max_namespace_depth)
         self.tables = TableService(self.ledger, self.files, self.storages)
         self.views = ViewService(self.ledger, self.files, self.storages)
         self.management = ManagementService(self.ledger, settings.server_id, self.secrets)

@@ -22,6 +22,7 @@ from lakeledger.api.routers import (
     console,
     history,
     management,
+    namespace_moves,
     namespaces,
     operations,
     permissions,
@@ -111,6 +112,7 @@ def create_app(container) -> FastAPI:
     app.include_router(recycle_bin.router)
     app.include_router(search.router)
     app.include_router(protection.router)
+    app.include_router(namespace_moves.router)
     app.include_router(history.router)
     app.include_router(signer.router)
     app.include_router(users.router)

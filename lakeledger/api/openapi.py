@@ -259,6 +259,14 @@ class SearchTabularsResponse(_Management):
     next_page_token: str | None = Field(alias="next-page-token")
 
 
+class MoveNamespaceResponse(_Management):
+    """Where a moved namespace now is; `parent-namespace-id` is null at the warehouse's root."""
+
+    namespace: list[str]
+    namespace_id: UUID = Field(alias="namespace-id")
+    parent_namespace_id: UUID | None = Field(alias="parent-namespace-id")
+
+
 class TestStorageResponse(BaseModel):
     ok: bool
     message: str

@@ -105,6 +105,12 @@ def _securable(r: Relations, parent: str, privileges: tuple[str, ...]) -> None:
     r.assignable("modify", "ownership", from_("modify", parent))
 
 
+def _receives_moved_namespaces(r: Relations) -> None:
+    """Where a namespace may be moved to (a warehouse's root, or under a namespace): a new child may be made there,
+    and grants given."""
+    r.all_of("can_accept_moved_namespace", "create", "manage_grants")
+
+
 def _user() -> dict:
     return {"type": "user"}
 
@@ -190,6 +196,7 @@ def _warehouse() -> dict:
     r.computed("can_list_everything", "describe")
     r.computed("can_read_history", "describe")
     r.computed("can_create_namespace", "create")
+    _receives_moved_namespaces(r)
     for action in ("can_delete", "can_rename", "can_update_storage", "can_update_storage_credential",
                    "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion"):
         r.computed(action, "modify")
@@ -214,6 +221,10 @@ def _namespace() -> dict:
         r.computed(action, "create")
     for action in ("can_delete", "can_update_properties", "can_set_protection"):
         r.computed(action, "modify")
+    # A move hands the namespace's tree to whoever holds rights where it lands (they inherit them there), and
+    # takes it from whoever held them where it was: the right to grant, at both ends (as Lakekeeper 0.14).
+    r.computed("can_move", "manage_grants")
+    _receives_moved_namespaces(r)
     _grants(r, NAMESPACE_PRIVILEGES)
     return r.type_definition("namespace")
 

@@ -5,7 +5,7 @@ from eventsourcing.domain import event
 
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import DeletionState
-from lakeledger.domain.errors import BadRequest, NoSuchNamespace, UnprocessableEntity
+from lakeledger.domain.errors import BadRequest, NoSuchNamespace, Protected, UnprocessableEntity
 from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.names import check_namespace, check_new_name, dotted
 from lakeledger.domain.provenance import Provenance
@@ -53,6 +53,19 @@ class Namespace(CatalogAggregate):
 
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
+
+    class Moved(CatalogAggregate.Event):
+        """The namespace is at another place in its warehouse's tree: under another parent, under another name, or
+        both. One move appends one of these to the namespace asked for (``with_namespace`` None, its parent and
+        name change) and to every namespace below it, live or soft-dropped (``with_namespace`` the one asked for:
+        only the path changes), so each knows its path without reading another's events."""
+
+        warehouse_id: UUID
+        from_parent_id: UUID | None
+        from_path: list[str]
+        to_parent_id: UUID | None
+        to_path: list[str]
+        with_namespace: UUID | None
 
     @event(Created)
     def __init__(self, id: UUID, warehouse_id: UUID, parent_id: UUID | None, path: list[str],
@@ -129,6 +142,27 @@ class Namespace(CatalogAggregate):
         self.ensure_live()
         if self.deletion.protection_changes(protected):
             self._protection_set(protected=protected, actor=by.actor, request_id=by.request_id)
+
+    def move(self, to_parent_id: UUID | None, to_path: tuple[str, ...], by: Provenance, force: bool = False,
+             with_namespace: UUID | None = None) -> None:
+        """To ``to_path`` under ``to_parent_id``: the namespace a move names (a live one; a protected one only with
+        ``force``, as its drop), or one below it (``with_namespace``), which keeps its parent and may be
+        soft-dropped."""
+        if with_namespace is None:
+            self.ensure_live()
+            check_new_name(to_path[-1], "Namespace")
+            if self.protected and not force:
+                raise Protected("namespace", f"Namespace {dotted(self.path)} is protected; move it with force=true "
+                                             f"or remove the protection first")
+        self._moved(warehouse_id=self.warehouse_id, from_parent_id=self.parent_id, from_path=self.path,
+                    to_parent_id=to_parent_id, to_path=list(to_path), with_namespace=with_namespace,
+                    actor=by.actor, request_id=by.request_id)
+
+    @event(Moved)
+    def _moved(self, warehouse_id: UUID, from_parent_id: UUID | None, from_path: list[str], to_parent_id: UUID | None,
+               to_path: list[str], with_namespace: UUID | None, actor: str, request_id: str) -> None:
+        self.parent_id = to_parent_id
+        self.path = list(to_path)
 
     @event(PropertiesUpdated)
     def _properties_updated(self, updated: dict[str, str], removed: list[str], actor: str, request_id: str) -> None:

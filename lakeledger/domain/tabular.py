@@ -39,6 +39,17 @@ class Tabular(CatalogAggregate):
         to_namespace: list[str]
         to_name: str
 
+    class Moved(CatalogAggregate.Event):
+        """Its namespace moved (lakeledger/domain/namespace.py, ``Namespace.Moved``): the same namespace, the same
+        name and location, under the namespace's new path. ``with_namespace``: the namespace the move named."""
+
+        typ: str
+        warehouse_id: UUID
+        namespace_id: UUID
+        from_namespace: list[str]
+        to_namespace: list[str]
+        with_namespace: UUID
+
     class Dropped(CatalogAggregate.Event):
         """The drop records what undrop and purge need to know. Version 2 added the soft deletion: a drop
         with ``expires_at`` can be undone until then; one without is final. Version 1 drops were final."""
@@ -116,6 +127,12 @@ class Tabular(CatalogAggregate):
                       to_namespace_id=to_namespace_id, to_namespace=list(to_namespace), to_name=to_name,
                       actor=by.actor, request_id=by.request_id)
 
+    def namespace_moved(self, to_namespace: tuple[str, ...], with_namespace: UUID, by: Provenance) -> None:
+        """Its namespace is now at ``to_namespace``; live or soft-dropped alike (an undrop brings it back there)."""
+        self._moved(typ=self.kind, warehouse_id=self.warehouse_id, namespace_id=self.namespace_id,
+                    from_namespace=self.namespace, to_namespace=list(to_namespace), with_namespace=with_namespace,
+                    actor=by.actor, request_id=by.request_id)
+
     def drop(self, purge_requested: bool, expires_at: datetime | None, force: bool, by: Provenance,
              with_namespace: UUID | None = None) -> None:
         """Soft when ``expires_at`` is given (restorable until then), final otherwise."""
@@ -167,6 +184,11 @@ class Tabular(CatalogAggregate):
         self.namespace_id = to_namespace_id
         self.namespace = list(to_namespace)
         self.name = to_name
+
+    @event(Moved)
+    def _moved(self, typ: str, warehouse_id: UUID, namespace_id: UUID, from_namespace: list[str],
+               to_namespace: list[str], with_namespace: UUID, actor: str, request_id: str) -> None:
+        self.namespace = list(to_namespace)
 
     @event(Dropped)
     def _dropped(self, typ: str, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,

@@ -21,11 +21,11 @@ from lakeledger.domain.warehouse import Warehouse
 # and drops are recorded under Tabular's own classes (the methods that make them live there); the
 # subclasses' names are listed too, so an event recorded under either is read.
 EVENT_CLASSES = (
-    Tabular.Renamed, Tabular.Dropped, Tabular.Undropped,
+    Tabular.Renamed, Tabular.Moved, Tabular.Dropped, Tabular.Undropped,
     Warehouse.Created,
-    Namespace.Created, Namespace.PropertiesUpdated, Namespace.Dropped, Namespace.Undropped,
-    Table.Created, Table.Registered, Table.Committed, Table.Renamed, Table.Dropped, Table.Undropped,
-    View.Created, View.Replaced, View.Renamed, View.Dropped, View.Undropped,
+    Namespace.Created, Namespace.PropertiesUpdated, Namespace.Moved, Namespace.Dropped, Namespace.Undropped,
+    Table.Created, Table.Registered, Table.Committed, Table.Renamed, Table.Moved, Table.Dropped, Table.Undropped,
+    View.Created, View.Replaced, View.Renamed, View.Moved, View.Dropped, View.Undropped,
 )
 TOPICS = tuple(get_topic(cls) for cls in EVENT_CLASSES)
 
@@ -85,7 +85,12 @@ class WarehouseAsOf:
         elif isinstance(e, Namespace.Undropped):
             ns = self.dropped_namespaces.pop(e.originator_id, None)
             if ns is not None:
+                ns.path, ns.parent_id = tuple(e.path), e.parent_id  # where it comes back (moved while dropped)
                 self.namespaces[e.originator_id] = ns
+        elif isinstance(e, Namespace.Moved):
+            ns = self.namespaces.get(e.originator_id) or self.dropped_namespaces.get(e.originator_id)
+            if ns is not None:
+                ns.path, ns.parent_id = tuple(e.to_path), e.to_parent_id
         elif isinstance(e, (Tabular.Created, Table.Registered)):
             # A registration can bring a dropped table back in another warehouse: it is then not ours, and no
             # longer ours to undrop either (an undrop then restores it where it was registered).
@@ -106,6 +111,10 @@ class WarehouseAsOf:
             t = self.tabulars.get(e.originator_id)
             if t is not None:
                 t.namespace_id, t.namespace, t.name = e.to_namespace_id, tuple(e.to_namespace), e.to_name
+        elif isinstance(e, Tabular.Moved):
+            t = self.tabulars.get(e.originator_id) or self.dropped_tabulars.get(e.originator_id)
+            if t is not None:
+                t.namespace = tuple(e.to_namespace)
         elif isinstance(e, Tabular.Dropped):
             t = self.tabulars.pop(e.originator_id, None)
             if t is not None and e.expires_at is not None:

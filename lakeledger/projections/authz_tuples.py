@@ -4,7 +4,8 @@ project's creator is its ``project_admin``, any other object's creator holds ``o
 system or an anonymous caller made), role membership (``user:<id>`` or ``role:<id>#assignee`` as ``assignee`` of
 the role), and grants (lakeledger/domain/grant.py).
 
-A table or view renamed into another namespace moves (the old parent's tuples go, the new one's come); a soft
+A table or view renamed into another namespace moves (the old parent's tuples go, the new one's come), and so does
+a namespace moved under another parent (those below it keep theirs); a soft
 drop keeps everything, so an undrop finds its rights where they were (an undrop into another namespace moves
 it); a final deletion (hard drop, expiry, warehouse deletion, role deletion) removes every tuple naming the
 object that its creation or the hierarchy wrote. Tuples written by grants stay: a grant's life is its own events
@@ -41,7 +42,7 @@ from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 
 EVENTS = (Project.Created, Warehouse.Created, Warehouse.Deleted,
-          Namespace.Created, Namespace.Dropped, Namespace.Undropped, Namespace.Expired,
+          Namespace.Created, Namespace.Moved, Namespace.Dropped, Namespace.Undropped, Namespace.Expired,
           Table.Created, Table.Registered, View.Created,
           Tabular.Renamed, Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
           Role.Created, Role.MemberAdded, Role.MemberRemoved, Role.Deleted,
@@ -193,6 +194,12 @@ class AuthzTuplesProjection:
         self._owned(cur, e.actor, "ownership", namespace)
 
     @_apply.register
+    def _(self, e: Namespace.Moved, cur: Cursor) -> None:
+        # only the namespace a move named changes parent; those below it move with it, their tuples unchanged
+        if e.to_parent_id != e.from_parent_id:
+            self._place(cur, obj("namespace", e.originator_id), _parent(e.to_parent_id, e.warehouse_id))
+
+    @_apply.register
     def _(self, e: Namespace.Dropped, cur: Cursor) -> None:
         if e.expires_at is None:
             self._forget(cur, obj("namespace", e.originator_id))
@@ -268,7 +275,12 @@ class AuthzTuplesProjection:
 
 
 def _namespace_parent(e: Any) -> str:
-    return obj("namespace", e.parent_id) if e.parent_id is not None else obj("warehouse", e.warehouse_id)
+    return _parent(e.parent_id, e.warehouse_id)
+
+
+def _parent(parent_id: UUID | None, warehouse_id: UUID) -> str:
+    """A namespace's parent object: the namespace above it, or its warehouse at the root."""
+    return obj("namespace", parent_id) if parent_id is not None else obj("warehouse", warehouse_id)
 
 
 def _membership(e: Any) -> list[RelationTuple]:

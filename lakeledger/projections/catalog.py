@@ -144,6 +144,18 @@ class CatalogProjection:
                     (e.protected, e.timestamp, e.originator_id))
 
     @apply.register
+    def _(self, e: Namespace.Moved, cur: Cursor) -> None:
+        # a namespace below the one moved may be soft-dropped: its row waits in ll_dropped_namespaces
+        cur.execute("UPDATE ll_namespaces SET parent_id = %s, path = %s, updated_at = %s WHERE id = %s",
+                    (e.to_parent_id, list(e.to_path), e.timestamp, e.originator_id))
+        cur.execute("UPDATE ll_dropped_namespaces SET parent_id = %s, path = %s WHERE id = %s",
+                    (e.to_parent_id, list(e.to_path), e.originator_id))
+
+    @apply.register
+    def _(self, e: Tabular.Moved, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_tabulars SET namespace = %s WHERE id = %s", (list(e.to_namespace), e.originator_id))
+
+    @apply.register
     def _(self, e: Table.Created, cur: Cursor) -> None:
         self._tabular_created(e, "table", cur)
 

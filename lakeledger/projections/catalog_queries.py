@@ -26,8 +26,6 @@ WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE war
 
 WAREHOUSE_IS_ACTIVE = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s AND status = 'active')"
 
-NAMESPACE_EXISTS = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)"
-
 # A dropped table or view not done with: soft-deleted (it may come back), or awaiting the purge it asked for.
 _DROP_UNFINISHED = "(deleted_at IS NULL OR (purge_requested AND purged_at IS NULL))"
 
@@ -86,6 +84,33 @@ TREE_GREW = (
     "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = ANY(%(namespaces)s) AND id <> ALL(%(namespaces)s))"
     " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE namespace_id = ANY(%(namespaces)s) AND dropped_at IS NULL"
     "            AND id <> ALL(%(tabulars)s))")
+
+# What a namespace move carries (lakeledger/services/namespace_moves.py): the namespace, every namespace below it, live
+# or soft-dropped, and the tables and views in them that are not deleted for good (an undrop brings a soft-dropped one
+# back under the new path). The soft-dropped tables and views are found through the warehouse's recycle bin index.
+_SPACES_BELOW = (
+    "WITH RECURSIVE tree AS (SELECT id FROM ll_namespaces WHERE id = %(id)s"
+    " UNION ALL SELECT below.id FROM tree CROSS JOIN LATERAL ("
+    "  SELECT id FROM ll_namespaces WHERE parent_id = tree.id"
+    "  UNION ALL SELECT id FROM ll_dropped_namespaces WHERE parent_id = tree.id) below)")
+MOVED_TREE = (
+    f"{_SPACES_BELOW} SELECT 'namespace' AS kind, id FROM tree"
+    " UNION ALL SELECT t.typ, t.id FROM ll_tabulars t JOIN tree ON t.namespace_id = tree.id WHERE t.dropped_at IS NULL"
+    " UNION ALL SELECT t.typ, t.id FROM ll_tabulars t WHERE t.warehouse_id = %(warehouse_id)s"
+    " AND t.dropped_at IS NOT NULL AND t.deleted_at IS NULL AND t.namespace_id IN (SELECT id FROM tree)")
+
+# A move must carry exactly the tree it read: nothing created, undropped or registered into it since.
+MOVED_TREE_GREW = (
+    "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = ANY(%(namespaces)s) AND id <> ALL(%(namespaces)s))"
+    " OR EXISTS (SELECT 1 FROM ll_dropped_namespaces WHERE parent_id = ANY(%(namespaces)s)"
+    "            AND id <> ALL(%(namespaces)s))"
+    " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE namespace_id = ANY(%(namespaces)s) AND dropped_at IS NULL"
+    "            AND id <> ALL(%(tabulars)s))"
+    " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND dropped_at IS NOT NULL"
+    "            AND deleted_at IS NULL AND namespace_id = ANY(%(namespaces)s) AND id <> ALL(%(tabulars)s))")
+
+# Where a namespace is now (no row: it is not live), for the appends that record its path
+NAMESPACE_PATH = "SELECT path FROM ll_namespaces WHERE id = %(id)s"
 
 # Soft-deleted tables and views not yet expired, and purges not yet done: a warehouse with these is not finished.
 WAREHOUSE_HAS_PENDING_DELETIONS = (
@@ -304,6 +329,12 @@ class CatalogQueries:
     def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
         with self._reading() as conn:
             return [(kind, id_, path) for kind, id_, path in conn.execute(NAMESPACE_TREE, {"id": namespace_id})]
+
+    def moved_tree(self, warehouse_id: UUID, namespace_id: UUID) -> list[tuple[str, UUID]]:
+        """(kind, id) of what a move of the namespace carries (MOVED_TREE): "namespace", "table" or "view"."""
+        with self._reading() as conn:
+            return [(kind, id_) for kind, id_ in conn.execute(MOVED_TREE, {"id": namespace_id,
+                                                                           "warehouse_id": warehouse_id})]
 
     def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
         return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})

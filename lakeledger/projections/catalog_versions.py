@@ -52,11 +52,22 @@ _NAMESPACE_DROPPED = (
     f"UPDATE ll_namespace_versions SET to_seq = {_SEQ}, soft_dropped = %(soft)s"
     " WHERE id = %(oid)s AND to_seq = %(open)s")
 
+# An undrop brings the last version back at the path the undrop records: a namespace moved while it was dropped
+# (it was below a namespace moved) comes back at its new path; for any other it is the last version's path.
 _NAMESPACE_UNDROPPED = (
     "INSERT INTO ll_namespace_versions (id, warehouse_id, parent, path, properties, from_seq)"
-    f" SELECT id, warehouse_id, parent, path, properties, {_SEQ} FROM ("
+    f" SELECT id, warehouse_id, %(parent)s, %(path)s, properties, {_SEQ} FROM ("
     "  SELECT * FROM ll_namespace_versions WHERE id = %(oid)s ORDER BY from_seq DESC LIMIT 1) last"
     " WHERE last.soft_dropped AND last.to_seq <> %(open)s")
+
+# A move ends the namespace's open version and starts one at its new path (a soft-dropped namespace has none open:
+# its undrop records where it comes back)
+_NAMESPACE_MOVED = (
+    f"WITH seq AS (SELECT {_SEQ} AS p), closed AS ("
+    " UPDATE ll_namespace_versions SET to_seq = (SELECT p FROM seq) WHERE id = %(oid)s AND to_seq = %(open)s"
+    " RETURNING *)"
+    " INSERT INTO ll_namespace_versions (id, warehouse_id, parent, path, properties, from_seq)"
+    " SELECT id, warehouse_id, %(parent)s, %(path)s, properties, (SELECT p FROM seq) FROM closed")
 
 # A creation or registration ends the tabular's open placement wherever it is (a registration of a dropped
 # table in another warehouse) and starts the new one with its first metadata version.
@@ -83,6 +94,15 @@ _TABULAR_RENAMED = (
     " RETURNING *)"
     " INSERT INTO ll_tabular_placements (id, warehouse_id, typ, namespace_id, namespace, name, from_seq)"
     " SELECT id, warehouse_id, typ, %(namespace_id)s, %(namespace)s, %(name)s, (SELECT p FROM seq) FROM closed")
+
+# Its namespace moved: the same placement under the namespace's new path (a soft-dropped tabular has none open:
+# its undrop records where it comes back)
+_TABULAR_MOVED = (
+    f"WITH seq AS (SELECT {_SEQ} AS p), closed AS ("
+    " UPDATE ll_tabular_placements SET to_seq = (SELECT p FROM seq) WHERE id = %(oid)s AND to_seq = %(open)s"
+    " RETURNING *)"
+    " INSERT INTO ll_tabular_placements (id, warehouse_id, typ, namespace_id, namespace, name, from_seq)"
+    " SELECT id, warehouse_id, typ, namespace_id, %(namespace)s, name, (SELECT p FROM seq) FROM closed")
 
 _TABULAR_DROPPED = (
     f"UPDATE ll_tabular_placements SET to_seq = {_SEQ}, soft_dropped = %(soft)s"
@@ -130,7 +150,11 @@ class CatalogVersionsProjection:
 
     @apply.register
     def _(self, e: Namespace.Undropped, cur: Cursor) -> None:
-        cur.execute(_NAMESPACE_UNDROPPED, _key(e))
+        cur.execute(_NAMESPACE_UNDROPPED, {**_key(e), "parent": list(e.path[:-1]), "path": list(e.path)})
+
+    @apply.register
+    def _(self, e: Namespace.Moved, cur: Cursor) -> None:
+        cur.execute(_NAMESPACE_MOVED, {**_key(e), "parent": list(e.to_path[:-1]), "path": list(e.to_path)})
 
     @apply.register
     def _(self, e: Tabular.Created, cur: Cursor) -> None:
@@ -168,6 +192,10 @@ class CatalogVersionsProjection:
     def _(self, e: Tabular.Renamed, cur: Cursor) -> None:
         cur.execute(_TABULAR_RENAMED, {**_key(e), "namespace_id": e.to_namespace_id,
                                        "namespace": list(e.to_namespace), "name": e.to_name})
+
+    @apply.register
+    def _(self, e: Tabular.Moved, cur: Cursor) -> None:
+        cur.execute(_TABULAR_MOVED, {**_key(e), "namespace": list(e.to_namespace)})
 
     @apply.register
     def _(self, e: Tabular.Dropped, cur: Cursor) -> None:

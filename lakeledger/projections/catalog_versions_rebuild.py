@@ -154,7 +154,12 @@ class VersionsInMemory:
     def _namespace_undropped(self, e: Namespace.Undropped, at: int) -> None:
         last = self.namespaces.get(e.originator_id)
         if last is not None and last.soft_dropped and not last.open:
-            self.namespaces[e.originator_id] = _Version(dict(last.values), at)
+            self.namespaces[e.originator_id] = _Version({**last.values, "path": list(e.path)}, at)
+
+    def _namespace_moved(self, e: Namespace.Moved, at: int) -> None:
+        ended = self._end_namespace(e.originator_id, at)
+        if ended is not None:
+            self.namespaces[e.originator_id] = _Version({**ended.values, "path": list(e.to_path)}, at)
 
     def _tabular_created(self, e: Tabular.Created, at: int) -> None:
         self._placed(e, "view" if isinstance(e, View.Created) else "table", at)
@@ -190,6 +195,11 @@ class VersionsInMemory:
                 {**ended.values, "namespace_id": e.to_namespace_id, "namespace": list(e.to_namespace),
                  "name": e.to_name}, at)
 
+    def _tabular_moved(self, e: Tabular.Moved, at: int) -> None:
+        ended = self._end_placement(e.originator_id, at)
+        if ended is not None:
+            self.placements[e.originator_id] = _Version({**ended.values, "namespace": list(e.to_namespace)}, at)
+
     def _tabular_dropped(self, e: Tabular.Dropped, at: int) -> None:
         self._end_placement(e.originator_id, at, soft=e.expires_at is not None)
 
@@ -211,11 +221,13 @@ _BY_CLASS = {
     Namespace.PropertiesUpdated: VersionsInMemory._namespace_properties,
     Namespace.Dropped: VersionsInMemory._namespace_dropped,
     Namespace.Undropped: VersionsInMemory._namespace_undropped,
+    Namespace.Moved: VersionsInMemory._namespace_moved,
     Tabular.Created: VersionsInMemory._tabular_created,
     Table.Registered: VersionsInMemory._registered,
     Table.Committed: VersionsInMemory._committed,
     View.Replaced: VersionsInMemory._replaced,
     Tabular.Renamed: VersionsInMemory._renamed,
+    Tabular.Moved: VersionsInMemory._tabular_moved,
     Tabular.Dropped: VersionsInMemory._tabular_dropped,
     Tabular.Undropped: VersionsInMemory._tabular_undropped,
 }

@@ -407,6 +407,16 @@ def _(e: Namespace.Undropped, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Namespace.Moved, before: Entity | None) -> EventDigest:
+    entity = _known(before, NAMESPACE, e)
+    entity.warehouse_id, entity.name, entity.namespace = e.warehouse_id, list(e.to_path), list(e.to_path)
+    said = f"moved namespace {dotted(e.from_path)} to {dotted(e.to_path)}"
+    if e.with_namespace is not None:
+        said += " (a namespace above it moved)"
+    return EventDigest(entity, said, from_namespace=list(e.from_path))
+
+
+@_digest.register
 def _(e: Namespace.Expired, before: Entity | None) -> EventDigest:
     entity = _known(before, NAMESPACE, e)
     return EventDigest(entity, f"expired namespace {dotted(entity.name)}: its deletion is final")
@@ -467,6 +477,16 @@ def _(e: Tabular.Renamed, before: Entity | None) -> EventDigest:
     old, new = [*e.from_namespace, e.from_name], [*e.to_namespace, e.to_name]
     entity.name, entity.namespace = new, list(e.to_namespace)
     return EventDigest(entity, f"renamed {dotted(old)} to {dotted(new)}", from_namespace=list(e.from_namespace))
+
+
+@_digest.register
+def _(e: Tabular.Moved, before: Entity | None) -> EventDigest:
+    entity = _known(before, e.typ, e)
+    name = entity.name[-1] if entity.name else ""
+    old, new = [*e.from_namespace, name], [*e.to_namespace, name]
+    entity.name, entity.namespace = new, list(e.to_namespace)
+    return EventDigest(entity, f"moved {e.typ} {dotted(old)} to {dotted(new)} (its namespace moved)",
+                       from_namespace=list(e.from_namespace))
 
 
 @_digest.register

@@ -38,8 +38,8 @@ IDENTIFIER_CHARS = MAX_NAME_LENGTH
 # a table's location is indexed with its warehouse's id: what fits a btree entry (2,704 bytes) in ASCII
 LOCATION_CHARS = 2600
 # the event fields read models index: a megabyte in one of them would fail the index, not the read model's logic
-INDEXED = frozenset({"name", "new_name", "path", "namespace", "to_namespace", "to_name", "location", "user_id",
-                     "member_id", "member_type", "actor", "object", "relation", "grantee"})
+INDEXED = frozenset({"name", "new_name", "path", "to_path", "namespace", "to_namespace", "to_name", "location",
+                     "user_id", "member_id", "member_type", "actor", "object", "relation", "grantee"})
 _DIGEST_HEX = 16
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")

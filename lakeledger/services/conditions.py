@@ -5,7 +5,7 @@ after the read model has absorbed every earlier append, so a check made there ca
 namespace cannot lose its last child check to a table created at the same moment, nor a table be
 created in a namespace being dropped. A failed condition raises, and nothing is appended."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -18,10 +18,12 @@ from lakeledger.domain.errors import (
     UnfinishedDeletions,
     WarehouseNotEmpty,
 )
+from lakeledger.domain.names import dotted
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.projections.catalog_queries import (
-    NAMESPACE_EXISTS,
+    MOVED_TREE_GREW,
     NAMESPACE_HAS_CHILDREN,
+    NAMESPACE_PATH,
     TREE_GREW,
     WAREHOUSE_HAS_NAMESPACES,
     WAREHOUSE_HAS_PENDING_DELETIONS,
@@ -46,10 +48,17 @@ def namespace_is_empty(namespace_id: UUID, label: str) -> Condition:
     return check
 
 
-def namespace_exists(namespace_id: UUID, label: str) -> Condition:
+def namespace_exists(namespace_id: UUID, path: Sequence[str]) -> Condition:
+    """The namespace is live, and still at ``path``, the path the command read and records (a new table's
+    namespace, a new child's parent): a move appended since then is a lost race, and the command runs again on the
+    tree as it is now (where the path it was asked for may lead nowhere: 404)."""
     def check(cur: Cursor) -> None:
-        if not _holds(cur, NAMESPACE_EXISTS, {"id": namespace_id}):
-            raise NoSuchNamespace(f"Namespace does not exist: {label}")
+        cur.execute(NAMESPACE_PATH, {"id": namespace_id})
+        row = cur.fetchone()
+        if row is None:
+            raise NoSuchNamespace(f"Namespace does not exist: {dotted(list(path))}")
+        if list(row[0]) != list(path):
+            raise ConcurrentChange(f"Namespace {dotted(list(path))} moved to {dotted(row[0])} meanwhile")
     return check
 
 
@@ -81,4 +90,14 @@ def tree_unchanged(namespace_ids: list[UUID], tabular_ids: list[UUID]) -> Condit
     def check(cur: Cursor) -> None:
         if _holds(cur, TREE_GREW, {"namespaces": namespace_ids, "tabulars": tabular_ids}):
             raise ConcurrentChange("The namespace tree changed while it was being dropped")
+    return check
+
+
+def moved_tree_unchanged(warehouse_id: UUID, namespace_ids: list[UUID], tabular_ids: list[UUID]) -> Condition:
+    """A move carries exactly the tree it read, soft-dropped parts included; if something entered it meanwhile, the
+    move is run again on the new tree."""
+    def check(cur: Cursor) -> None:
+        if _holds(cur, MOVED_TREE_GREW, {"warehouse_id": warehouse_id, "namespaces": namespace_ids,
+                                         "tabulars": tabular_ids}):
+            raise ConcurrentChange("The namespace tree changed while it was being moved")
     return check

@@ -31,7 +31,7 @@ class NamespaceService:
             claim = self.ledger.claim(NAMESPACE, parent.id if parent else wh.id, levels[-1], ns_id,
                                       "Namespace", by, dotted(levels))
             ns = Namespace.create(ns_id, wh.id, parent.id if parent else None, levels, properties, by)
-            self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, dotted(levels[:-1])) if parent
+            self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, levels[:-1]) if parent
                                                       else warehouse_is_active(wh.id, wh.name)])
             return ns
 

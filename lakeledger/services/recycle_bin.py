@@ -83,7 +83,7 @@ class RecycleBin:
         ns = self._home(wh, tabular)
         claims.take(TABULAR, ns.id, tabular.name, tabular.id, tabular.kind.capitalize(), tabular.identifier)
         tabular.undrop(ns.id, tuple(ns.path), now, by)
-        conditions.append(namespace_exists(ns.id, dotted(ns.path)))
+        conditions.append(namespace_exists(ns.id, ns.path))
         return tabular
 
     def _home(self, wh: WarehouseSettings, tabular: Tabular) -> Namespace:
@@ -112,7 +112,7 @@ class RecycleBin:
             if parent is None or parent.dropped:
                 raise AlreadyExists(f"Cannot undrop namespace {dotted(root.path)}: its parent namespace "
                                     f"{dotted(root.path[:-1])} no longer exists; undrop or create it first")
-            conditions.append(namespace_exists(parent.id, dotted(parent.path)))
+            conditions.append(namespace_exists(parent.id, parent.path))
         claims.take(NAMESPACE, root.parent_id or wh.id, root.name, root.id, "Namespace", dotted(root.path))
         contents = root.contents or {}
         children = [self.ledger.log.get(Namespace, UUID(i)) for i in contents.get("namespaces", [])]

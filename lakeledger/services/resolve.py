@@ -112,6 +112,12 @@ def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:
 
 
 def namespace(ledger: Ledger, wh: WarehouseSettings, path: tuple[str, ...]) -> Namespace:
+    """The live namespace at ``path``, found level by level through the name claims.
+
+    The claims and the namespace are separate reads: a move appended between them (of this namespace or of one
+    above it) leaves claims read before it and a namespace read after it, now elsewhere. Acting on it then would
+    act on a namespace the request did not name (a drop of ``s`` dropping the namespace just moved to ``d``), so such
+    a torn read is a lost race: the command runs again on what won (lakeledger/services/namespace_moves.py)."""
     container = wh.id
     for level in path:
         holder = ledger.holder(NAMESPACE, container, level)
@@ -121,6 +127,8 @@ def namespace(ledger: Ledger, wh: WarehouseSettings, path: tuple[str, ...]) -> N
     found = ledger.log.get(Namespace, container)
     if found is None or found.dropped:
         raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
+    if tuple(found.path) != tuple(path):
+        raise ConcurrentChange(f"{dotted(path)} moved to {dotted(found.path)} while it was being resolved")
     return found
 
 

@@ -242,7 +242,7 @@ class TabularService(Generic[T]):
 
 def in_namespace(ns: Namespace, levels: tuple[str, ...]) -> list[Condition]:
     """The append condition of an object created in ``ns``: the namespace is still there."""
-    return [namespace_exists(ns.id, dotted(levels))]
+    return [namespace_exists(ns.id, levels)]
 
 
 def as_spelt(location: str | None) -> str | None:

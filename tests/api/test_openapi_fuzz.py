@@ -134,6 +134,10 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
         answer(f"GET {path}", {200})
         answer(f"POST {path}", {200}, body={"protected": False})
     answer("POST /management/v1/warehouse/{warehouse_id}/protection", {200}, body={"protected": False})
+    # the namespace moved (renamed) and back where the later requests expect it
+    for destination in ([f"{NAMESPACE}-moved"], [NAMESPACE]):
+        answer("POST /management/v1/warehouse/{warehouse_id}/namespace/{namespace_id}/move", {200},
+               body={"destination": destination})
     answer("POST /management/v1/warehouse/{warehouse_id}/delete-profile", {200},
            body={"delete-profile": {"type": "soft", "expiration-seconds": 3600}})
     answer("POST /management/v1/warehouse/{warehouse_id}/drop-purge-default", {200},

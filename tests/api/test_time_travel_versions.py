@@ -1,7 +1,8 @@
 """The catalog with validity ranges (lakeledger/projections/catalog_versions.py), which past prefixes are served from,
 reads exactly as the pure fold of the log (lakeledger/projections/as_of.py, the reference) at every position of a varied
 log: creates, commits, renames across namespaces, soft drops and undrops of tables, views and a namespace with its
-contents, namespace properties set and removed, a view replaced, a table dropped for good in one warehouse and
+contents, a namespace moved (with a soft-dropped table and a soft-dropped namespace in it, undropped after the move)
+and moved again, namespace properties set and removed, a view replaced, a table dropped for good in one warehouse and
 registered into another, and one that expired in one warehouse, was registered into the other and was dropped and
 undropped there. Each position is read over HTTP (list pages followed token by token, namespaces, loads) and compared
 with the fold's answer for both warehouses."""
@@ -111,6 +112,21 @@ def varied(client, tmp_path, db):
     _ok(client.delete(f"{pa}/namespaces/sales/tables/e2", params=KEEP), 204)
     undrop(a, "table", e["metadata"]["table-uuid"])
     commit(pa, "sales/tables/e2", a="4")
+
+    # tmp (with x, a soft-dropped y and a soft-dropped namespace sub holding z) moved under sales as arch, y and sub
+    # undropped there (under the new path), x committed to, then tmp moved back to the root as arch
+    _ok(client.post(f"{pa}/namespaces", json={"namespace": ["tmp", "sub"]}))
+    table(pa, "tmp%1Fsub", "z")
+    y = table(pa, "tmp", "y")["metadata"]["table-uuid"]
+    _ok(client.delete(f"{pa}/namespaces/tmp/tables/y", params=KEEP), 204)
+    sub = _namespace_id(db, a["id"], ["tmp", "sub"])
+    _ok(client.delete(f"{pa}/namespaces/tmp%1Fsub", params={"recursive": "true", "purge": "false"}), 204)
+    move = f"/management/v1/warehouse/{a['id']}/namespace/{tmp}/move"
+    _ok(client.post(move, json={"destination": ["sales", "arch"]}))
+    undrop(a, "table", y)
+    undrop(a, "namespace", sub)
+    commit(pa, "sales%1Farch/tables/x", a="5")
+    _ok(client.post(move, json={"destination": ["arch"]}))
     last = db.execute("SELECT max(notification_id) FROM lakeledger_events").fetchone()[0]
     return {"warehouses": [a, b], "deleted": c, "first": first, "last": last}
 
@@ -201,9 +217,11 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
             after = batch[-1].position
     finally:
         log.close()
-    paths = {("sales",), ("sales", "eu"), ("tmp",), ("nope",)}
+    moved = (("tmp", "sub"), ("sales", "arch"), ("sales", "arch", "sub"), ("arch",), ("arch", "sub"))
+    paths = {("sales",), ("sales", "eu"), ("tmp",), ("nope",), *moved}
     names = {(path, name, kind) for path in (("sales",), ("sales", "eu"), ("tmp",))
              for name in ("t1", "t1b", "t2", "t3", "v", "x", "r2", "e", "e2") for kind in ("tables", "views")}
+    names |= {(path, name, "tables") for path in (("tmp",), *moved) for name in ("x", "y", "z")}
     compared = {w["id"]: 0 for w in varied["warehouses"]}
     shown = set()
     pending = iter(events)
@@ -233,7 +251,9 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
     assert all(n > 20 for n in compared.values()), compared
     assert {(p, n) for p, n, _ in shown} >= {(("sales",), "t1"), (("sales", "eu"), "t1b"), (("sales",), "t2"),
                                              (("sales", "eu"), "t3"), (("sales",), "v"), (("tmp",), "x"),
-                                             (("sales",), "r2"), (("sales",), "e"), (("sales",), "e2")}
+                                             (("sales",), "r2"), (("sales",), "e"), (("sales",), "e2"),
+                                             (("tmp", "sub"), "z"), (("sales", "arch"), "x"), (("sales", "arch"), "y"),
+                                             (("sales", "arch", "sub"), "z"), (("arch",), "y"), (("arch", "sub"), "z")}
 
 
 def test_a_rebuild_writes_the_versions_the_projection_wrote_event_by_event(varied, pg_url, db):

@@ -486,3 +486,47 @@ def test_an_unreachable_openfga_is_a_503_never_a_refusal(oidc, pg_url, tmp_path)
         if api is not None:
             api.stop()
         openfga.stop()
+
+
+def test_a_namespace_move_takes_the_right_to_grant_at_both_ends(api, oidc, world, own_database):
+    """Lakekeeper 0.14's rule for ``.../namespace/{id}/move``: ``manage_grants`` on the namespace moved, ``create``
+    and ``manage_grants`` on its new parent. Refusals append nothing; once moved, the tree's rights come from its new
+    parent (the tuple projection re-parented it)."""
+    a = world["A"]
+    with _client(api, oidc, "spark", a["project"]) as spark:
+        ids = {}
+        for ns in ("mv_src", "mv_dst"):
+            r = spark.post(f"{a['prefix']}/namespaces", json={"namespace": [ns]})
+            assert r.status_code == 200, r.text
+            ids[ns] = r.json()["namespace-uuid"]
+        assert spark.post(f"{a['prefix']}/namespaces/mv_src/tables", json={"name": "t", "schema": SCHEMA}) \
+            .status_code == 200
+    move = f"/management/v1/warehouse/{a['warehouse']}/namespace/{ids['mv_src']}/move"
+    body = {"destination": ["mv_dst", "moved"]}
+
+    def grant(namespace: str, relation: str) -> Grant:
+        return Grant(api, oidc, f"namespace/{ids[namespace]}", relation, a["project"])
+
+    before = log_length(own_database)
+    with _client(api, oidc, "bob", a["project"]) as bob:
+        r = bob.post(move, json=body)
+        assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchNamespaceException", r.text
+        with grant("mv_src", "modify"):  # he sees it, and may change it, but not grant on it
+            r = bob.post(move, json=body)
+            assert r.status_code == 403 and f"may not can_move on namespace {ids['mv_src']}" in r.text, r.text
+            with grant("mv_src", "manage_grants"):
+                r = bob.post(move, json=body)  # the new parent is hidden from him: as if it did not exist
+                assert r.status_code == 404 and r.json()["error"]["message"] == "Namespace does not exist: mv_dst"
+                with grant("mv_dst", "create"):
+                    r = bob.post(move, json=body)
+                    assert r.status_code == 403 and "can_accept_moved_namespace" in r.text, r.text
+                    assert log_length(own_database) == before + 3  # the three grants only
+                    with grant("mv_dst", "manage_grants"):
+                        r = bob.post(move, json=body)
+                        assert r.status_code == 200, r.text
+                        assert r.json()["namespace"] == ["mv_dst", "moved"]
+        # the moved tree inherits from its new parent: select there reaches the table under its new name
+        assert bob.get(f"{a['prefix']}/namespaces/mv_dst%1Fmoved/tables/t").status_code == 404
+        with grant("mv_dst", "select"):
+            loaded = bob.get(f"{a['prefix']}/namespaces/mv_dst%1Fmoved/tables/t")
+            assert loaded.status_code == 200, loaded.text

@@ -114,6 +114,11 @@ class Catalog:
     def namespace(self, *path: str, on: Container | None = None) -> UUID:
         return (on or self.services).namespaces.create(self.warehouse_id, list(path), {}, self.by).id
 
+    def namespace_id(self, *path: str) -> UUID:
+        row = self.read_model.run(self.read_model.queries.namespace(UUID(self.warehouse_id), list(path)))
+        assert row is not None, path
+        return row.id
+
     def table(self, namespace: str, name: str, on: Container | None = None) -> TableState:
         request = CreateTableRequest.model_validate({"name": name, "schema": SCHEMA})
         return (on or self.services).tables.create(self.warehouse_id, [namespace], request,

@@ -47,9 +47,18 @@ CASES: dict[str, tuple[Callable, Callable, type[Exception], str]] = {
         lambda catalog: catalog.table("ns", "t", on=catalog.rival),
         NamespaceNotEmpty, "Namespace is not empty: ns"),
     "namespace_exists": (
-        lambda catalog: conditions.namespace_exists(catalog.namespace("ns"), "ns"),
+        lambda catalog: conditions.namespace_exists(catalog.namespace("ns"), ["ns"]),
         lambda catalog: catalog.rival.namespaces.drop(catalog.warehouse_id, ["ns"], RIVAL),
         NoSuchNamespace, "Namespace does not exist: ns"),
+    "namespace_exists (moved)": (
+        lambda catalog: conditions.namespace_exists(catalog.namespace("ns"), ["ns"]),
+        lambda catalog: catalog.rival.namespace_moves.move(catalog.warehouse_id, catalog.namespace_id("ns"),
+                                                           ["ns2"], False, RIVAL),
+        ConcurrentChange, "Namespace ns moved to ns2 meanwhile"),
+    "moved_tree_unchanged": (
+        lambda catalog: conditions.moved_tree_unchanged(UUID(catalog.warehouse_id), [catalog.namespace("ns")], []),
+        lambda catalog: catalog.view("ns", "v", on=catalog.rival),
+        ConcurrentChange, "The namespace tree changed while it was being moved"),
     "warehouse_has_no_namespaces": (
         lambda catalog: conditions.warehouse_has_no_namespaces(UUID(catalog.warehouse_id), "wh"),
         lambda catalog: catalog.namespace("other", on=catalog.rival),
@@ -99,7 +108,7 @@ def test_every_condition_is_covered():
     """A condition added to conditions.py without a case above fails here."""
     public = {name for name in dir(conditions) if not name.startswith("_") and callable(getattr(conditions, name))
               and getattr(getattr(conditions, name), "__module__", None) == conditions.__name__}
-    assert public == set(CASES)
+    assert public == {case.partition(" ")[0] for case in CASES}
 
 
 # -- through the services, the state changing between a command's checks and its append -----------------------------

@@ -63,9 +63,10 @@ def test_the_actions_the_api_checks_exist():
                     "can_grant_select", "can_read_assignments"},
         "warehouse": {"can_create_namespace", "can_get_config", "can_list_namespaces", "can_delete", "can_rename",
                       "can_update_storage", "can_list_deleted_tabulars", "can_read_history", "can_grant_select",
-                      "can_change_ownership"},
+                      "can_change_ownership", "can_accept_moved_namespace"},
         "namespace": {"can_create_table", "can_create_view", "can_create_namespace", "can_delete",
-                      "can_update_properties", "can_list_tables", "can_get_metadata", "can_set_protection"},
+                      "can_update_properties", "can_list_tables", "can_get_metadata", "can_set_protection",
+                      "can_move", "can_accept_moved_namespace"},
         "table": {"can_get_metadata", "can_read_data", "can_write_data", "can_commit", "can_drop", "can_undrop",
                   "can_rename", "can_read_history", "can_grant_select", "can_grant_pass_grants"},
         "view": {"can_get_metadata", "can_select", "can_commit", "can_drop", "can_undrop", "can_rename"},
@@ -73,6 +74,15 @@ def test_the_actions_the_api_checks_exist():
     }
     for type_name, actions in wanted.items():
         assert actions <= set(TYPES[type_name]["relations"]), (type_name, actions - set(TYPES[type_name]["relations"]))
+
+
+def test_a_move_takes_the_right_to_grant_at_both_ends():
+    """Lakekeeper 0.14's rule: manage_grants on the namespace moved; create and manage_grants where it lands."""
+    assert TYPES["namespace"]["relations"]["can_move"] == {"computedUserset": {"relation": "manage_grants"}}
+    accept = {"intersection": {"child": [{"computedUserset": {"relation": "create"}},
+                                         {"computedUserset": {"relation": "manage_grants"}}]}}
+    for type_name in ("warehouse", "namespace"):
+        assert TYPES[type_name]["relations"]["can_accept_moved_namespace"] == accept, type_name
 
 
 def test_pass_grants_passes_only_what_one_holds():
