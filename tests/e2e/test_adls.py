@@ -181,3 +181,47 @@ def _blob_name(azurite, warehouse: dict, location: str) -> str:
 
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+
+
+def test_without_sas_or_with_remote_signing_only_no_token_is_vended(client, azurite, filesystem):
+    name = f"adls-{uuid.uuid4().hex[:12]}"
+    created = client.post("/management/v1/warehouse", json={
+        "warehouse-name": name, "storage-profile": azurite.profile(filesystem, name, **{"sas-enabled": False}),
+        "storage-credential": azurite.credential()})
+    assert created.status_code == 201, created.text
+    prefix = f"/catalog/v1/{created.json()['warehouse-id']}"
+    assert client.post(f"{prefix}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+    table = client.post(f"{prefix}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA},
+                        headers={"X-Iceberg-Access-Delegation": "vended-credentials"})
+    assert table.status_code == 200, table.text
+    host = f"{azurite.account}.dfs.core.windows.net"
+    assert f"adls.sas-token.{host}" not in table.json()["config"] and not table.json().get("storage-credentials")
+    assert table.json()["config"][f"adls.connection-string.{host}"] == azurite.endpoint
+
+
+def test_wasbs_locations_are_taken_only_when_allowed_and_compared_as_abfss(client, azurite, filesystem):
+    name = f"adls-{uuid.uuid4().hex[:12]}"
+    prefixes = {}
+    for allowed in (False, True):
+        created = client.post("/management/v1/warehouse", json={
+            "warehouse-name": f"{name}-{allowed}".lower(), "storage-credential": azurite.credential(),
+            "storage-profile": azurite.profile(filesystem, f"{name}-{allowed}".lower(),
+                                               **{"allow-alternative-protocols": allowed})})
+        assert created.status_code == 201, created.text
+        prefixes[allowed] = f"/catalog/v1/{created.json()['warehouse-id']}"
+        assert client.post(f"{prefixes[allowed]}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+    blob_root = f"wasbs://{filesystem}@{azurite.account}.blob.core.windows.net"
+    refused = client.post(f"{prefixes[False]}/namespaces/ns/tables", json={
+        "name": "t", "schema": SCHEMA, "location": f"{blob_root}/{name}-false/ns/t"})
+    assert refused.status_code == 400 and "allow-alternative-protocols" in refused.text, refused.text
+    taken = client.post(f"{prefixes[True]}/namespaces/ns/tables", json={
+        "name": "t", "schema": SCHEMA, "location": f"{blob_root}/{name}-true/ns/t"})
+    assert taken.status_code == 200, taken.text
+    spelt = f"{blob_root}/{name}-true/ns/t"
+    assert taken.json()["metadata"]["location"] == spelt  # kept as spelt, as s3a:// is
+    assert azurite.blobs(filesystem, f"{name}-true/ns/t/metadata/")
+    # the same place spelt abfss:// overlaps it
+    same = f"abfss://{filesystem}@{azurite.account}.dfs.core.windows.net/{name}-true/ns/t/u"
+    clash = client.post(f"{prefixes[True]}/namespaces/ns/tables", json={"name": "u", "schema": SCHEMA,
+                                                                         "location": same})
+    assert clash.status_code == 400 and "overlaps" in clash.text, clash.text
