@@ -10,10 +10,8 @@ from azure.core.exceptions import AzureError, ResourceExistsError, ResourceNotFo
 from azure.storage.blob import BlobServiceClient, ContainerClient
 
 from lakeledger.domain.errors import BadRequest, NotFound
-from lakeledger.domain.storage_credential import AzClientCredential, AzSharedAccessKeyCredential
+from lakeledger.domain.storage_credential import AzClientCredential, AzCredential, AzSharedAccessKeyCredential
 from lakeledger.domain.storage_profile import AdlsStorageProfile, is_within, normalize_location
-
-AzCredential = AzSharedAccessKeyCredential | AzClientCredential
 
 
 def token_credential(profile: AdlsStorageProfile, credential: AzClientCredential) -> Any:

@@ -8,7 +8,7 @@ from uuid import uuid4
 from azure.core.exceptions import AzureError, HttpResponseError, ServiceRequestError
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_credential import AzClientCredential, AzSharedAccessKeyCredential
+from lakeledger.domain.storage_credential import AzCredential
 from lakeledger.domain.storage_profile import AdlsStorageProfile
 from lakeledger.storage.adls import blob_service
 from lakeledger.storage.adls_sas import directory_sas
@@ -37,7 +37,7 @@ def _explain(profile: AdlsStorageProfile, step: str, e: Exception) -> BadRequest
     return BadRequest(f"Storage validation failed ({step} in {where}): {type(e).__name__}: {e}")
 
 
-def prove_access(profile: AdlsStorageProfile, credential: AzSharedAccessKeyCredential | AzClientCredential) -> None:
+def prove_access(profile: AdlsStorageProfile, credential: AzCredential) -> None:
     container = blob_service(profile, credential, timeouts=_TIMEOUTS, attempts=1) \
         .get_container_client(profile.filesystem)
     prefix = f"{profile.key_prefix}/" if profile.key_prefix else ""

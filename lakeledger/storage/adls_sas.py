@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from lakeledger.domain.storage_credential import AzClientCredential, AzSharedAccessKeyCredential
+from lakeledger.domain.storage_credential import AzCredential, AzSharedAccessKeyCredential
 from lakeledger.domain.storage_profile import AdlsStorageProfile, normalize_location
 
 READ_PERMISSIONS = "rl"
@@ -28,7 +28,7 @@ class SasToken:
     expires_at_ms: int
 
 
-def directory_sas(profile: AdlsStorageProfile, credential: AzSharedAccessKeyCredential | AzClientCredential,
+def directory_sas(profile: AdlsStorageProfile, credential: AzCredential,
                   location: str, write: bool, now: datetime | None = None) -> SasToken:
     """A SAS for the directory ``location`` names (one I/O call for a client-credentials warehouse: the user
     delegation key)."""
@@ -71,7 +71,7 @@ class AdlsSasVendor:
         return None
 
     def vend(self, secret_key: object, profile: AdlsStorageProfile,
-             credential: AzSharedAccessKeyCredential | AzClientCredential, location: str,
+             credential: AzCredential, location: str,
              write: bool = True) -> SasToken:
         found = self.cached(secret_key, profile, location, write)
         if found is not None:
