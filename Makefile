@@ -30,9 +30,14 @@ export LAKELEDGER_NATS_CREDS_TOOL ?= $(abspath $(NATS_CREDS))
 OIDC_DIR ?= .cache/oidc
 export LAKELEDGER_OIDC_MODULES ?= $(abspath $(OIDC_DIR))
 
+# Azurite (npm), the Azure Blob Storage emulator of the ADLS tests, installed into .cache/azurite
+AZURITE_VERSION ?= 3.37.0
+AZURITE_DIR ?= .cache/azurite
+export LAKELEDGER_AZURITE_MODULES ?= $(abspath $(AZURITE_DIR))
+
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps
+.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps azurite-deps
 
 setup: $(VENV)/.installed
 
@@ -131,6 +136,17 @@ $(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tes
 	npm ci --prefix $(OIDC_DIR) --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Azurite, the emulator of Azure Blob Storage the ADLS tests start (tests/support.py: AzuriteServer), at the version
+# AZURITE_VERSION pins, installed with the machine's Node.js and npm into .cache/azurite; the stamp is its package.json.
+azurite-deps: $(AZURITE_DIR)/node_modules/azurite/package.json
+
+$(AZURITE_DIR)/node_modules/azurite/package.json:
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } \
+		|| { echo "Node.js and npm are needed for Azurite: apt-get install nodejs npm"; exit 1; }
+	mkdir -p $(AZURITE_DIR)
+	npm install --prefix $(AZURITE_DIR) --no-audit --no-fund --loglevel=error --no-save azurite@$(AZURITE_VERSION)
+	touch $@
+
 # The iceberg-go and iceberg-rust client programs of tests/e2e/test_iceberg_{go,rust}.py, built from tests/clients at
 # the versions their go.sum and Cargo.lock pin; Go's caches are MinIO's (.cache/go), Cargo's are .cache/cargo and
 # .cache/rust-target. A clean build (sources already downloaded) took 3.4 min of CPU, 5 min on a busy 2-core machine,
@@ -163,7 +179,7 @@ docs: setup
 # PYTEST_ARGS narrows a run to some tests (make test PYTEST_ARGS="tests/api/test_tables.py -x"); CI passes none
 PYTEST_ARGS ?=
 test: lint docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps iceberg-go-deps \
-		iceberg-rust-deps
+		iceberg-rust-deps azurite-deps
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 unit: setup

@@ -266,6 +266,53 @@ class MinioServer(processes.Minio):
                 "aws-secret-access-key": self.password}
 
 
+class AzuriteServer(Child):
+    """Azurite's Blob service (`make azurite-deps`) on a free port with a fresh data directory and one storage account
+    of its own; it checks shared-key and SAS signatures, and SAS permissions, as Azure does. It has no Data Lake (dfs)
+    endpoint: ADLS warehouses reach it through the Blob API at ``endpoint``."""
+
+    name = "Azurite"
+    account = "lakeledgertest"
+    key = base64.b64encode(b"lakeledger-azurite-account-key-0123456789abcdef").decode()
+
+    def __init__(self, home: Path):
+        modules = Path(os.environ.get("LAKELEDGER_AZURITE_MODULES", ROOT / ".cache/azurite"))
+        main = modules / "node_modules/azurite/dist/src/blob/main.js"
+        node = shutil.which("node")
+        if node is None or not main.exists():
+            pytest.fail(f"Node.js or Azurite ({modules}) is missing: run `make azurite-deps`")
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}/{self.account}"
+        home.mkdir(parents=True, exist_ok=True)
+        super().__init__([node, str(main), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
+                          "--location", str(home / "data"), "--debug", str(home / "debug.log"),
+                          "--skipApiVersionCheck", "--disableProductStyleUrl"],
+                         home / f"azurite-{self.port}.log", env={**os.environ, "AZURITE_ACCOUNTS":
+                                                                  f"{self.account}:{self.key}"})
+        self.wait_ready(port_accepts(self.port), 60, interval=0.1)
+
+    def container(self, name: str, key: str | None = None):
+        from azure.storage.blob import ContainerClient
+
+        return ContainerClient(self.endpoint, name, credential={"account_name": self.account,
+                                                                  "account_key": key or self.key})
+
+    def make_filesystem(self, name: str) -> str:
+        self.container(name).create_container()
+        return name
+
+    def blobs(self, filesystem: str, prefix: str = "") -> list[str]:
+        return list(self.container(filesystem).list_blob_names(name_starts_with=prefix or None))
+
+    def profile(self, filesystem: str, key_prefix: str, **extra) -> dict:
+        """A warehouse's ADLS storage profile on this Azurite."""
+        return {"type": "adls", "account-name": self.account, "filesystem": filesystem, "key-prefix": key_prefix,
+                "endpoint": self.endpoint, **extra}
+
+    def credential(self, key: str | None = None) -> dict:
+        return {"type": "az", "credential-type": "shared-access-key", "key": key or self.key}
+
+
 class OpenFgaServer(processes.OpenFga):
     """`openfga run` (`make openfga-deps`) with its memory datastore on free ports (HTTP, gRPC); the playground
     and metrics are off. With ``preshared_key`` it accepts only requests carrying that key."""

@@ -4,6 +4,8 @@ A credential never enters the event log: the log is immutable and replayed into 
 there could never be taken back. It is kept in the secret store, and events carry a ``SecretRef`` instead:
 where it is kept and a fingerprint that tells two credentials apart without revealing either."""
 
+import base64
+import binascii
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -11,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.json_types import JsonObject
-from lakeledger.domain.storage_profile import S3StorageProfile, StorageProfile
+from lakeledger.domain.storage_profile import AdlsStorageProfile, S3StorageProfile, StorageProfile
 
 
 class S3AccessKeyCredential(BaseModel):
@@ -30,11 +32,47 @@ class S3AccessKeyCredential(BaseModel):
         return value
 
 
-StorageCredential = Annotated[S3AccessKeyCredential, Field(discriminator="type")]
-_credentials = TypeAdapter(StorageCredential)
+class AzSharedAccessKeyCredential(BaseModel):
+    """A storage account's access key: it signs every request, and the SAS tokens engines are given."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    type: Literal["az"] = "az"
+    credential_type: Literal["shared-access-key"] = Field(alias="credential-type")
+    key: str = Field(min_length=1, max_length=1024, repr=False)
+
+    @field_validator("key")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("must be the account key as Azure shows it (base64)") from None
+        return value
+
+
+class AzClientCredential(BaseModel):
+    """An Entra ID application (service principal): its tokens reach the storage, and SAS tokens are signed with
+    a user delegation key obtained with them."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    type: Literal["az"] = "az"
+    credential_type: Literal["client-credentials"] = Field(alias="credential-type")
+    client_id: str = Field(alias="client-id", min_length=1, max_length=256)
+    tenant_id: str = Field(alias="tenant-id", min_length=1, max_length=256)
+    client_secret: str = Field(alias="client-secret", min_length=1, max_length=1024, repr=False)
+
+
+AzCredential = Annotated[AzSharedAccessKeyCredential | AzClientCredential, Field(discriminator="credential_type")]
+StorageCredential = Annotated[S3AccessKeyCredential | AzCredential, Field(discriminator="type")]
+_credentials: TypeAdapter[StorageCredential] = TypeAdapter(StorageCredential)
 
 # which credential types each storage type takes
-_ACCEPTED: dict[type[BaseModel], tuple[type[S3AccessKeyCredential], ...]] = {S3StorageProfile: (S3AccessKeyCredential,)}
+_ACCEPTED: dict[type[BaseModel], tuple[type[BaseModel], ...]] = {
+    S3StorageProfile: (S3AccessKeyCredential,),
+    AdlsStorageProfile: (AzSharedAccessKeyCredential, AzClientCredential),
+}
 
 
 def parse_storage_credential(raw: Any, profile: StorageProfile) -> StorageCredential | None:

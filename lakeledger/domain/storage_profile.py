@@ -44,7 +44,20 @@ def normalize_location(location: str) -> str:
     for scheme in ("s3a://", "s3n://"):
         if lowered.startswith(scheme):
             location = "s3://" + location[len(scheme):]
+    if lowered.startswith("wasbs://"):
+        location = _wasbs_as_abfss(location)
     return location.rstrip("/")
+
+
+def _wasbs_as_abfss(location: str) -> str:
+    """``wasbs://fs@account.blob.<suffix>/p`` (the Blob endpoint's spelling) as ``abfss://fs@account.dfs.<suffix>/p``
+    (the Data Lake endpoint's): both name one file of one storage account."""
+    authority, slash, path = location[len("wasbs://"):].partition("/")
+    container, at, host = authority.rpartition("@")
+    account, dot, suffix = host.partition(".")
+    if at and dot and suffix.lower().startswith("blob."):
+        suffix = "dfs." + suffix[len("blob."):]
+    return f"abfss://{container}{at}{account}{dot}{suffix}{slash}{path}"
 
 
 _SEGMENT_SEPARATORS = re.compile(r"[/\\]")
@@ -220,7 +233,122 @@ def split_s3_location(location: str) -> tuple[str, str]:
     return bucket, key
 
 
-StorageProfile = Annotated[FileStorageProfile | S3StorageProfile, Field(discriminator="type")]
+_FILESYSTEM = re.compile(r"^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$")
+_ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
+_HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$")
+ADLS_DEFAULT_HOST = "dfs.core.windows.net"
+ADLS_MAX_SAS_VALIDITY_SECONDS = 7 * 24 * 3600
+
+
+class AdlsStorageProfile(_Profile):
+    """Lakekeeper's ADLS Gen2 profile: a storage account, a filesystem (Blob's container) in it and a key prefix the
+    warehouse's tables live under; engines get SAS tokens scoped to one table's directory. Locations are
+    ``abfss://<filesystem>@<account>.<host>/<key-prefix>/...``; ``wasbs://<filesystem>@<account>.blob.<suffix>/...``
+    is accepted when ``allow-alternative-protocols`` is true and compared as ``abfss://``.
+
+    ``endpoint`` is Lakeledger's own: the Blob service URL to send requests to instead of
+    ``https://<account>.blob.<suffix>`` (an emulator such as Azurite: ``http://127.0.0.1:10000/devstoreaccount1``).
+    Locations keep the account's ``abfss://`` name either way."""
+
+    type: Literal["adls"] = "adls"
+    account_name: str = Field(alias="account-name")
+    filesystem: str
+    key_prefix: str | None = Field(default=None, alias="key-prefix")
+    host: str | None = None
+    authority_host: str | None = Field(default=None, alias="authority-host")
+    sas_token_validity_seconds: int | None = Field(default=None, ge=1, le=ADLS_MAX_SAS_VALIDITY_SECONDS,
+                                                   alias="sas-token-validity-seconds")
+    sas_enabled: bool = Field(default=True, alias="sas-enabled")
+    allow_alternative_protocols: bool = Field(default=False, alias="allow-alternative-protocols")
+    endpoint: str | None = None
+
+    @field_validator("account_name")
+    @classmethod
+    def _account(cls, value: str) -> str:
+        if not _ACCOUNT.match(value):
+            raise ValueError(f"{value!r} is not a storage account name (3 to 24 lower-case letters and digits)")
+        return value
+
+    @field_validator("filesystem")
+    @classmethod
+    def _filesystem(cls, value: str) -> str:
+        if not _FILESYSTEM.match(value):
+            raise ValueError(f"{value!r} is not a filesystem (container) name (3 to 63 lower-case letters, digits "
+                             "and single hyphens, beginning and ending with a letter or digit)")
+        return value
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _clean_prefix(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip("/")
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or "//" in value or "\\" in value:
+            raise ValueError("a key-prefix must not contain control characters, backslashes or empty segments")
+        if any(part in (".", "..") for part in value.split("/")):
+            raise ValueError("a key-prefix must not contain '.' or '..' segments")
+        if len(value) > 512:
+            raise ValueError("a key-prefix must be at most 512 characters")
+        return value or None
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().strip(".").lower()
+        if not _HOST.match(value):
+            raise ValueError(f"{value!r} is not a host name suffix such as dfs.core.windows.net")
+        return value
+
+    @field_validator("authority_host", "endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        if not re.match(r"^https?://[^/\s]+(/\S*)?$", value):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    def dfs_host(self) -> str:
+        """The account's Data Lake host, ``<account>.dfs.core.windows.net`` by default: the authority of its
+        locations, and the suffix of the keys engines find their SAS token under."""
+        return f"{self.account_name}.{self.host or ADLS_DEFAULT_HOST}"
+
+    def blob_url(self) -> str:
+        if self.endpoint:
+            return self.endpoint
+        suffix = self.host or ADLS_DEFAULT_HOST
+        if suffix.startswith("dfs."):
+            suffix = "blob." + suffix[len("dfs."):]
+        return f"https://{self.account_name}.{suffix}"
+
+    def sas_validity_seconds(self) -> int:
+        return self.sas_token_validity_seconds or 3600
+
+    def base_location(self) -> str:
+        root = f"abfss://{self.filesystem}@{self.dfs_host()}"
+        return f"{root}/{self.key_prefix}" if self.key_prefix else root
+
+    def check_location(self, location: str) -> str:
+        spelt = location.strip() if isinstance(location, str) else location
+        if isinstance(spelt, str) and spelt.lower().startswith("wasbs://") and not self.allow_alternative_protocols:
+            raise BadRequest(f"Location {spelt} uses wasbs://, which this warehouse does not accept: set "
+                             "allow-alternative-protocols to use wasbs://")
+        return super().check_location(location)
+
+    def blob_name(self, location: str) -> str:
+        """The blob (path in the filesystem) a location inside this warehouse names, spelt as the location spells it
+        (engines such as adlfs name blobs by the literal path)."""
+        location = normalize_location(location)
+        root = f"abfss://{self.filesystem}@{self.dfs_host()}"
+        if not is_within(location, root) or location == root:
+            raise BadRequest(f"{location} is not a file in {root}")
+        return location[len(root) + 1:]
+
+
+StorageProfile = Annotated[FileStorageProfile | S3StorageProfile | AdlsStorageProfile, Field(discriminator="type")]
 
 
 class HardDelete(BaseModel):

@@ -6,7 +6,9 @@ LoadTableResult), by the access delegation it asks for in ``X-Iceberg-Access-Del
   (lakeledger/api/routers/signer.py), which signs only requests inside this table's location.
 
 An S3 warehouse with STS enabled vends credentials when asked to, or when nothing is asked; otherwise (STS off,
-or remote signing asked for) engines sign remotely. File warehouses need nothing."""
+or remote signing asked for) engines sign remotely. An ADLS warehouse with SAS enabled vends a SAS token scoped to
+the table's directory (lakeledger/storage/adls_sas.py) unless only remote signing is asked for, which Azure does
+not have. File warehouses need nothing."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,11 +16,17 @@ from typing import Any
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_credential import SecretRef
-from lakeledger.domain.storage_profile import S3StorageProfile
+from lakeledger.domain.storage_credential import (
+    AzClientCredential,
+    AzSharedAccessKeyCredential,
+    S3AccessKeyCredential,
+    SecretRef,
+)
+from lakeledger.domain.storage_profile import AdlsStorageProfile, S3StorageProfile
 from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.storage import Storages
+from lakeledger.storage.adls_sas import AdlsSasVendor, SasToken
 from lakeledger.storage.s3_sts import S3CredentialVendor, SessionCredentials
 
 VENDED_CREDENTIALS = "vended-credentials"
@@ -56,9 +64,10 @@ def requested_modes(header: str | None) -> tuple[str, ...]:
 
 class TableAccess:
     def __init__(self, storages: Storages, vendor: S3CredentialVendor, signing: RemoteSigning,
-                 base_uri: str | None = None):
+                 base_uri: str | None = None, sas_vendor: AdlsSasVendor | None = None):
         self.storages = storages
         self.vendor = vendor
+        self.sas_vendor = sas_vendor or AdlsSasVendor()
         self.signing = signing
         self.base_uri = base_uri
 
@@ -82,6 +91,8 @@ class TableAccess:
                 write: bool) -> Access | None:
         modes = requested_modes(delegation)
         profile = wh.profile()
+        if isinstance(profile, AdlsStorageProfile):
+            return self._adls_access(wh, profile, location, modes, cached_only, write)
         if not isinstance(profile, S3StorageProfile):
             return NO_ACCESS
         config = _s3_client_config(profile)
@@ -105,11 +116,31 @@ class TableAccess:
                 return None
         else:
             credential = self.storages.credential(wh)
-            assert credential is not None  # an S3 warehouse always has one (parse_storage_credential)
+            # an S3 warehouse always has an S3 credential (parse_storage_credential)
+            assert isinstance(credential, S3AccessKeyCredential)
             session = self.vendor.vend(_secret_key(secret), profile, credential, location, write)
         vended = {**config, **_session_config(session)}
         # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
         variant = f"vended:{session.expires_at_ms}" if write else f"vended-read:{session.expires_at_ms}"
+        return Access(vended, [{"prefix": location, "config": vended}], variant)
+
+    def _adls_access(self, wh: WarehouseSettings, profile: AdlsStorageProfile, location: str,
+                     modes: tuple[str, ...], cached_only: bool, write: bool) -> Access | None:
+        config = _adls_client_config(profile)
+        if not profile.sas_enabled or (modes and VENDED_CREDENTIALS not in modes):
+            return Access(config, [], "")
+        secret = wh.secret()
+        if cached_only:
+            sas = self.sas_vendor.cached(_secret_key(secret), profile, location, write)
+            if sas is None:
+                return None
+        else:
+            credential = self.storages.credential(wh)
+            # an ADLS warehouse always has an az credential (parse_storage_credential)
+            assert isinstance(credential, (AzSharedAccessKeyCredential, AzClientCredential))
+            sas = self.sas_vendor.vend(_secret_key(secret), profile, credential, location, write)
+        vended = {**config, **_sas_config(profile, sas)}
+        variant = f"vended:{sas.expires_at_ms}" if write else f"vended-read:{sas.expires_at_ms}"
         return Access(vended, [{"prefix": location, "config": vended}], variant)
 
     def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str,
@@ -134,3 +165,20 @@ def _session_config(session: SessionCredentials) -> dict[str, str]:
     return {"s3.access-key-id": session.access_key_id, "s3.secret-access-key": session.secret_access_key,
             "s3.session-token": session.session_token,
             "s3.session-token-expires-at-ms": str(session.expires_at_ms)}
+
+
+def _adls_client_config(profile: AdlsStorageProfile) -> dict[str, str]:
+    """Where the account is, when not at Azure's own address: Iceberg Java's ADLSFileIO takes the endpoint from
+    ``adls.connection-string.<account host>``."""
+    return {f"adls.connection-string.{profile.dfs_host()}": profile.endpoint} if profile.endpoint else {}
+
+
+def _sas_config(profile: AdlsStorageProfile, sas: SasToken) -> dict[str, str]:
+    """The SAS under the keys Iceberg Java (AzureProperties) and pyiceberg read: ``adls.sas-token.<account host>``.
+    With an endpoint of its own (an emulator) pyiceberg's adlfs needs a whole connection string instead, which
+    carries the SAS too; the account key is never handed out."""
+    host = profile.dfs_host()
+    config = {f"adls.sas-token.{host}": sas.token, f"adls.sas-token-expires-at-ms.{host}": str(sas.expires_at_ms)}
+    if profile.endpoint:
+        config["adls.connection-string"] = f"BlobEndpoint={profile.endpoint};SharedAccessSignature={sas.token}"
+    return config

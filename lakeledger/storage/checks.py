@@ -4,8 +4,14 @@
 import os
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_credential import StorageCredential
+from lakeledger.domain.storage_credential import (
+    AzClientCredential,
+    AzSharedAccessKeyCredential,
+    S3AccessKeyCredential,
+    StorageCredential,
+)
 from lakeledger.domain.storage_profile import (
+    AdlsStorageProfile,
     FileStorageProfile,
     S3StorageProfile,
     StorageProfile,
@@ -20,8 +26,14 @@ def prove_access(profile: StorageProfile, credential: StorageCredential | None) 
     elif isinstance(profile, S3StorageProfile):
         from lakeledger.storage.s3_check import prove_access as prove_s3
 
-        assert credential is not None  # an S3 profile always comes with one (parse_storage_credential)
+        # an S3 profile always comes with an S3 credential (parse_storage_credential)
+        assert isinstance(credential, S3AccessKeyCredential)
         prove_s3(profile, credential)
+    elif isinstance(profile, AdlsStorageProfile):
+        from lakeledger.storage.adls_check import prove_access as prove_adls
+
+        assert isinstance(credential, (AzSharedAccessKeyCredential, AzClientCredential))
+        prove_adls(profile, credential)
 
 
 def _prepare_directory(profile: FileStorageProfile) -> None:

@@ -137,6 +137,18 @@ def test_create_a_warehouse_after_testing_its_storage(browser, console_server, m
     assert browser.current_url.endswith(f"#/wh/{made['id']}")
 
 
+def test_an_adls_warehouse_is_shown_by_its_abfss_location(browser, server, client, azurite):
+    filesystem = azurite.make_filesystem(f"console-{uuid.uuid4().hex[:12]}")
+    created = client.post("/management/v1/warehouse", json={
+        "warehouse-name": filesystem, "storage-profile": azurite.profile(filesystem, "wh"),
+        "storage-credential": azurite.credential()})
+    assert created.status_code == 201, created.text
+    main = _open(browser, server.url, f"#/wh/{created.json()['warehouse-id']}", "warehouse-adls")
+    shown = f"abfss://{filesystem}@{azurite.account}.dfs.core.windows.net/wh ({azurite.endpoint})"
+    assert shown in main.text, main.text
+    assert _errors_on_page(browser) == []
+
+
 def _warehouse(base: str) -> dict:
     [found] = [w for w in httpx.get(f"{base}/management/v1/warehouse").json()["warehouses"]
                if w["name"] == "made-in-the-console"]

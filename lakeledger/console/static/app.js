@@ -159,6 +159,11 @@ async function warehousesPage() {
 
 function storageText(profile) {
   if (profile.type === "file") return profile.location;
+  if (profile.type === "adls") {
+    const host = `${profile["account-name"]}.${profile.host || "dfs.core.windows.net"}`;
+    return `abfss://${profile.filesystem}@${host}/${profile["key-prefix"] || ""}` +
+      (profile.endpoint ? ` (${profile.endpoint})` : "");
+  }
   return `s3://${profile.bucket}/${profile["key-prefix"] || ""} (${profile.endpoint || profile.region || "AWS"})`;
 }
 
