@@ -12,7 +12,7 @@ import httpx
 import leftovers
 import psycopg
 import pytest
-from support import SCHEMA, MinioServer, OidcProvider, OpenFgaServer, Server, create_database
+from support import SCHEMA, FakeGcsServer, MinioServer, OidcProvider, OpenFgaServer, Server, create_database
 
 # The session's servers keep storage credentials encrypted with this key (LAKELEDGER__PG_ENCRYPTION_KEY).
 ENCRYPTION_KEY = "lakeledger-tests-encryption-key"
@@ -125,6 +125,14 @@ def minio(tmp_path_factory):
     m = MinioServer(tmp_path_factory.mktemp("minio"))
     yield m
     m.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_gcs(tmp_path_factory):
+    """One fake-gcs-server for the whole session (the GCS emulator); tests keep apart by buckets or prefixes."""
+    server = FakeGcsServer(tmp_path_factory.mktemp("fake-gcs"))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

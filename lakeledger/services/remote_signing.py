@@ -12,6 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest, Forbidden
+from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import (
     S3StorageProfile,
     check_no_dot_segments,
@@ -81,7 +82,7 @@ class RemoteSigning:
         if region and region != profile.region:
             raise BadRequest(f"The request is for region {region}; the warehouse's storage is in {profile.region}")
         credential = self.storages.credential(wh)
-        assert credential is not None  # an S3 warehouse always has one (parse_storage_credential)
+        assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind (parse_storage_credential)
         signed = s3_signer.sign(credential, profile.region, method.upper(), uri, headers)
         return {"uri": uri, "headers": signed}
 

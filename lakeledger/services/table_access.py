@@ -5,6 +5,9 @@ LoadTableResult), by the access delegation it asks for in ``X-Iceberg-Access-Del
 - ``remote-signing``: no credentials at all; the engine sends each S3 request to the catalog's signer
   (lakeledger/api/routers/signer.py), which signs only requests inside this table's location.
 
+A GCS warehouse with sts-enabled vends a downscoped OAuth2 token that allows only the table's own location
+(lakeledger/storage/gcs_sts.py); GCS has no remote signing, so without vending engines get no token at all.
+
 An S3 warehouse with STS enabled vends credentials when asked to, or when nothing is asked; otherwise (STS off,
 or remote signing asked for) engines sign remotely. File warehouses need nothing."""
 
@@ -14,11 +17,17 @@ from typing import Any
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_credential import SecretRef
-from lakeledger.domain.storage_profile import S3StorageProfile
+from lakeledger.domain.storage_credential import (
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
+    S3AccessKeyCredential,
+    SecretRef,
+)
+from lakeledger.domain.storage_profile import GcsStorageProfile, S3StorageProfile
 from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.storage import Storages
+from lakeledger.storage.gcs_sts import DownscopedToken, GcsTokenVendor
 from lakeledger.storage.s3_sts import S3CredentialVendor, SessionCredentials
 
 VENDED_CREDENTIALS = "vended-credentials"
@@ -52,11 +61,12 @@ def requested_modes(header: str | None) -> tuple[str, ...]:
 
 class TableAccess:
     def __init__(self, storages: Storages, vendor: S3CredentialVendor, signing: RemoteSigning,
-                 base_uri: str | None = None):
+                 base_uri: str | None = None, gcs_vendor: GcsTokenVendor | None = None):
         self.storages = storages
         self.vendor = vendor
         self.signing = signing
         self.base_uri = base_uri
+        self.gcs_vendor = gcs_vendor or GcsTokenVendor()
 
     def for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
                   request_base_url: str, staged: bool = False, write: bool = True) -> Access:
@@ -78,6 +88,8 @@ class TableAccess:
                 write: bool) -> Access | None:
         modes = requested_modes(delegation)
         profile = wh.profile()
+        if isinstance(profile, GcsStorageProfile):
+            return self._gcs_access(wh, profile, location, modes, cached_only, write)
         if not isinstance(profile, S3StorageProfile):
             return NO_ACCESS
         config = _s3_client_config(profile)
@@ -101,11 +113,28 @@ class TableAccess:
                 return None
         else:
             credential = self.storages.credential(wh)
-            assert credential is not None  # an S3 warehouse always has one (parse_storage_credential)
+            assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind
             session = self.vendor.vend(_secret_key(secret), profile, credential, location, write)
         vended = {**config, **_session_config(session)}
         # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
         variant = f"vended:{session.expires_at_ms}" if write else f"vended-read:{session.expires_at_ms}"
+        return Access(vended, [{"prefix": location, "config": vended}], variant)
+
+    def _gcs_access(self, wh: WarehouseSettings, profile: GcsStorageProfile, location: str, modes: tuple[str, ...],
+                    cached_only: bool, write: bool) -> Access | None:
+        config = _gcs_client_config(profile)
+        if not (profile.sts_enabled and (VENDED_CREDENTIALS in modes or not modes)):
+            return Access(config)
+        secret_key = _secret_key(wh.secret())
+        token = self.gcs_vendor.cached(secret_key, profile, location, write)
+        if token is None:
+            if cached_only:
+                return None
+            credential = self.storages.credential(wh)
+            assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
+            token = self.gcs_vendor.vend(secret_key, profile, credential, location, write)
+        vended = {**config, **_token_config(token)}
+        variant = f"vended:{token.expires_at_ms}" if write else f"vended-read:{token.expires_at_ms}"
         return Access(vended, [{"prefix": location, "config": vended}], variant)
 
     def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str,
@@ -130,3 +159,15 @@ def _session_config(session: SessionCredentials) -> dict[str, str]:
     return {"s3.access-key-id": session.access_key_id, "s3.secret-access-key": session.secret_access_key,
             "s3.session-token": session.session_token,
             "s3.session-token-expires-at-ms": str(session.expires_at_ms)}
+
+
+def _gcs_client_config(profile: GcsStorageProfile) -> dict[str, str]:
+    # gcs.service.host: pyiceberg (gcsfs's endpoint_url, pyarrow's endpoint_override) and Iceberg Java's GCSFileIO
+    return {"gcs.service.host": profile.endpoint} if profile.endpoint else {}
+
+
+def _token_config(token: DownscopedToken) -> dict[str, str]:
+    config = {"gcs.oauth2.token": token.token, "gcs.oauth2.token-expires-at": str(token.expires_at_ms)}
+    if token.project_id:
+        config["gcs.project-id"] = token.project_id
+    return config

@@ -4,9 +4,15 @@
 import os
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_credential import StorageCredential
+from lakeledger.domain.storage_credential import (
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
+    S3AccessKeyCredential,
+    StorageCredential,
+)
 from lakeledger.domain.storage_profile import (
     FileStorageProfile,
+    GcsStorageProfile,
     S3StorageProfile,
     StorageProfile,
     check_no_dot_segments,
@@ -20,8 +26,13 @@ def prove_access(profile: StorageProfile, credential: StorageCredential | None) 
     elif isinstance(profile, S3StorageProfile):
         from lakeledger.storage.s3_check import prove_access as prove_s3
 
-        assert credential is not None  # an S3 profile always comes with one (parse_storage_credential)
+        assert isinstance(credential, S3AccessKeyCredential)  # an S3 profile's only kind (parse_storage_credential)
         prove_s3(profile, credential)
+    elif isinstance(profile, GcsStorageProfile):
+        from lakeledger.storage.gcs_check import prove_access as prove_gcs  # google-cloud-storage loads only here
+
+        assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
+        prove_gcs(profile, credential)
 
 
 def _prepare_directory(profile: FileStorageProfile) -> None:

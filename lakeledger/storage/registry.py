@@ -3,8 +3,15 @@ from typing import Protocol
 from uuid import UUID
 
 from lakeledger.domain.errors import Unsupported
-from lakeledger.domain.storage_credential import SecretRef, StorageCredential, credential_from_secret
-from lakeledger.domain.storage_profile import FileStorageProfile, S3StorageProfile, StorageProfile
+from lakeledger.domain.storage_credential import (
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
+    S3AccessKeyCredential,
+    SecretRef,
+    StorageCredential,
+    credential_from_secret,
+)
+from lakeledger.domain.storage_profile import FileStorageProfile, GcsStorageProfile, S3StorageProfile, StorageProfile
 from lakeledger.secretstore import SecretStore
 from lakeledger.storage.base import Storage
 from lakeledger.storage.file import FileStorage
@@ -24,8 +31,13 @@ def open_storage(profile: StorageProfile, credential: StorageCredential | None) 
     if isinstance(profile, S3StorageProfile):
         from lakeledger.storage.s3 import S3Storage  # boto3 loads only where S3 is used
 
-        assert credential is not None  # an S3 warehouse always has one (parse_storage_credential)
+        assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind (parse_storage_credential)
         return S3Storage(profile, credential)
+    if isinstance(profile, GcsStorageProfile):
+        from lakeledger.storage.gcs import GcsStorage  # google-cloud-storage loads only where GCS is used
+
+        assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
+        return GcsStorage(profile, credential)
     raise Unsupported(f"Storage of type {profile.type} is not available in this release")
 
 
