@@ -7,6 +7,7 @@ key's public half, as Google does) and answers the STS token exchange, recording
 the catalog asked for. Every object is read and written on fake-gcs-server, which takes any bearer token: that the
 boundary confines a token is Google's to enforce and is not proven here (docs/storage.md says so)."""
 
+import importlib
 import json
 import threading
 import urllib.parse
@@ -64,8 +65,9 @@ class TokenEndpoints:
     def answer(self, path: str, form: dict[str, str]) -> tuple[int, dict]:
         if path == "/token" and form.get("grant_type") == JWT_BEARER:
             try:
+                # google-auth addresses the JWT to Google's token endpoint, wherever the key's token_uri points
                 claims = jwt.decode(form["assertion"], self.public_key, algorithms=["RS256"],
-                                    audience=f"{self.url}/token")
+                                    audience="https://oauth2.googleapis.com/token")
             except jwt.PyJWTError as e:
                 return 400, {"error": "invalid_grant", "error_description": str(e)}
             if claims.get("iss") != self.client_email:
@@ -138,17 +140,35 @@ def gcs_warehouse(client, fake_gcs, tokens, service_key, gcs_bucket) -> dict:
     return {"name": name, "id": response.json()["warehouse-id"], "key-prefix": name}
 
 
+@pytest.fixture
+def plain_gcsfs(monkeypatch):
+    """gcsfs (since 2026.8) by default asks the bucket's type of Google's Storage Control API over gRPC before it
+    opens a file; sent to an emulator's HTTP port, that call hangs. Its plain file system is the one for emulators
+    (docs/storage.md says so); the flag is read when gcsfs is imported."""
+    monkeypatch.setenv("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+    import gcsfs
+
+    importlib.reload(gcsfs)
+    assert gcsfs.GCSFileSystem.__name__ == "GCSFileSystem", gcsfs.GCSFileSystem
+    yield
+    monkeypatch.undo()
+    importlib.reload(gcsfs)
+
+
 def _table_key(location: str) -> str:
     assert location.startswith(f"gs://{BUCKET}/"), location
     return location[len(f"gs://{BUCKET}/"):]
 
 
 def test_pyiceberg_writes_and_reads_with_only_the_vended_config_and_a_purge_removes_the_files(
-        server, client, fake_gcs, tokens, gcs_warehouse, monkeypatch, tmp_path):
+        server, client, fake_gcs, tokens, gcs_warehouse, plain_gcsfs, monkeypatch, tmp_path):
     # gcsfs may find no Google credentials of its own: whatever reaches the storage comes from the catalog
     for name in ("GOOGLE_APPLICATION_CREDENTIALS", "STORAGE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "no-gcloud"))
+    # gcsfs (2026.10) asks Google's tokeninfo endpoint when a raw token expires, which cannot be reached from here;
+    # the expiry is in the vended config anyway (gcs.oauth2.token-expires-at)
+    monkeypatch.setenv("FETCH_RAW_TOKEN_EXPIRY", "false")
     shown = client.get(f"/management/v1/warehouse/{gcs_warehouse['id']}").json()
     assert shown["storage-profile"]["type"] == "gcs"
     assert "key" not in json.dumps(shown.get("storage-credential") or {})
@@ -246,12 +266,12 @@ def test_the_service_account_key_and_tokens_never_enter_the_event_log(
     vended = created.json()["config"]["gcs.oauth2.token"]
     rotated = client.post(f"/management/v1/warehouse/{gcs_warehouse['id']}/storage-credential",
                           json={"new-storage-credential": _credential(service_key)})
-    assert rotated.status_code == 204, rotated.text
+    assert rotated.status_code == 200, rotated.text
     # the PEM's body: the key whatever line breaks or escaping a dump gives it
     key_body = "".join(line for line in service_key["private_key"].splitlines() if "-----" not in line)
     with psycopg.connect(pg_url) as conn:  # the whole log of the session's database, every event in it
-        text = "\n".join(state for (state,) in conn.execute(
-            "SELECT convert_from(state, 'UTF8') FROM lakeledger_events").fetchall())
+        text = "\n".join(f"{originator} {state}" for originator, state in conn.execute(
+            "SELECT originator_id::text, convert_from(state, 'UTF8') FROM lakeledger_events").fetchall())
     # the search is not vacuous: the warehouse, its GCS profile and its credential's fingerprint are there
     assert gcs_warehouse["id"] in text and f'"bucket": "{BUCKET}"'.replace(" ", "") in text.replace(" ", "")
     assert "fingerprint" in text
