@@ -277,3 +277,17 @@ def test_the_service_account_key_and_tokens_never_enter_the_event_log(
     assert "fingerprint" in text
     for secret in (key_body[:64], key_body[-64:], vended, *tokens.issued):
         assert secret not in text.replace("\\n", "")
+
+
+def test_pyiceberg_default_file_io_pyarrow_writes_and_reads_with_only_the_vended_config(
+        server, fake_gcs, gcs_warehouse, monkeypatch):
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "STORAGE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    catalog = RestCatalog("arrow", uri=f"{server.url}/catalog", warehouse=gcs_warehouse["name"])
+    catalog.create_namespace("arrow")
+    table = catalog.create_table("arrow.orders", schema=ROWS.schema)
+    assert type(table.io).__name__ == "PyArrowFileIO"
+    assert table.io.properties["gcs.oauth2.token"].startswith("downscoped-")
+    table.append(ROWS)
+    assert catalog.load_table("arrow.orders").scan().to_arrow().sort_by("id").column("id").to_pylist() == [1, 2, 3]
+    assert [n for n in fake_gcs.names(BUCKET, _table_key(table.metadata.location) + "/") if n.endswith(".parquet")]
