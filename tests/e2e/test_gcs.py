@@ -291,3 +291,25 @@ def test_pyiceberg_default_file_io_pyarrow_writes_and_reads_with_only_the_vended
     table.append(ROWS)
     assert catalog.load_table("arrow.orders").scan().to_arrow().sort_by("id").column("id").to_pylist() == [1, 2, 3]
     assert [n for n in fake_gcs.names(BUCKET, _table_key(table.metadata.location) + "/") if n.endswith(".parquet")]
+
+
+def test_without_sts_or_with_remote_signing_asked_for_no_token_is_vended(client, fake_gcs, tokens, service_key,
+                                                                        gcs_bucket, gcs_warehouse):
+    name = f"gcs-nosts-{uuid.uuid4().hex[:8]}"
+    response = client.post("/management/v1/warehouse", json={
+        "warehouse-name": name, "storage-profile": _profile(fake_gcs, tokens, name, **{"sts-enabled": False}),
+        "storage-credential": _credential(service_key)})
+    assert response.status_code == 201, response.text
+    table = {"name": "t", "schema": {"type": "struct", "schema-id": 0,
+                                     "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}}
+    for warehouse_id, delegation in ((response.json()["warehouse-id"], "vended-credentials"),
+                                     (gcs_warehouse["id"], "remote-signing")):
+        prefix = f"/catalog/v1/{warehouse_id}"
+        assert client.post(f"{prefix}/namespaces", json={"namespace": ["plain"]}).status_code == 200
+        exchanges = len(tokens.exchanges)
+        created = client.post(f"{prefix}/namespaces/plain/tables", json=table,
+                              headers={"X-Iceberg-Access-Delegation": delegation})
+        assert created.status_code == 200, created.text
+        assert created.json()["config"] == {"gcs.service.host": fake_gcs.endpoint}
+        assert not created.json().get("storage-credentials")
+        assert len(tokens.exchanges) == exchanges  # no token was even asked for
