@@ -15,10 +15,14 @@ MINIO_VERSION ?= v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_BIN := .cache/minio/bin/minio
 OPENFGA_VERSION ?= v1.22.1
 OPENFGA_BIN := .cache/openfga/bin/openfga
+FAKE_GCS_VERSION ?= v1.56.1
+FAKE_GCS_BIN := .cache/fake-gcs/bin/fake-gcs-server
 
 export LAKELEDGER_MINIO ?= $(abspath $(MINIO_BIN))
 
 export LAKELEDGER_OPENFGA ?= $(abspath $(OPENFGA_BIN))
+
+export LAKELEDGER_FAKE_GCS ?= $(abspath $(FAKE_GCS_BIN))
 
 export LAKELEDGER_TRINO_SERVER ?= $(abspath $(TRINO_SERVER))
 
@@ -37,7 +41,7 @@ export LAKELEDGER_AZURITE_MODULES ?= $(abspath $(AZURITE_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps azurite-deps
+.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps
 
 setup: $(VENV)/.installed
 
@@ -124,6 +128,15 @@ $(OPENFGA_BIN):
 	GOPATH=$(abspath .cache/go) GOCACHE=$(abspath .cache/go/build) GOFLAGS=-modcacherw GOBIN=$(abspath .cache/openfga/bin) \
 		go install github.com/openfga/openfga/cmd/openfga@$(OPENFGA_VERSION)
 
+# fake-gcs-server, the Google Cloud Storage emulator of the GCS tests (tests/e2e/test_gcs.py), compiled from the Go
+# module proxy into .cache/fake-gcs/bin, sharing MinIO's module and build caches.
+fake-gcs-deps: $(FAKE_GCS_BIN)
+
+$(FAKE_GCS_BIN):
+	@command -v go >/dev/null || { echo "Go is needed to build fake-gcs-server (apt-get install golang)"; exit 1; }
+	GOPATH=$(abspath .cache/go) GOCACHE=$(abspath .cache/go/build) GOFLAGS=-modcacherw GOBIN=$(abspath .cache/fake-gcs/bin) \
+		go install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_VERSION)
+
 # The OpenID provider the authentication tests start (tests/oidc/provider.mjs): oidc-provider at the version
 # tests/oidc/package-lock.json pins, installed with the machine's Node.js and npm into .cache/oidc.
 oidc-deps: $(OIDC_DIR)/node_modules/oidc-provider/package.json
@@ -179,7 +192,7 @@ docs: setup
 # PYTEST_ARGS narrows a run to some tests (make test PYTEST_ARGS="tests/api/test_tables.py -x"); CI passes none
 PYTEST_ARGS ?=
 test: lint docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps iceberg-go-deps \
-		iceberg-rust-deps azurite-deps
+		iceberg-rust-deps azurite-deps fake-gcs-deps
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 unit: setup

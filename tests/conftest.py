@@ -12,7 +12,16 @@ import httpx
 import leftovers
 import psycopg
 import pytest
-from support import SCHEMA, AzuriteServer, MinioServer, OidcProvider, OpenFgaServer, Server, create_database
+from support import (
+    SCHEMA,
+    AzuriteServer,
+    FakeGcsServer,
+    MinioServer,
+    OidcProvider,
+    OpenFgaServer,
+    Server,
+    create_database,
+)
 
 # The session's servers keep storage credentials encrypted with this key (LAKELEDGER__PG_ENCRYPTION_KEY).
 ENCRYPTION_KEY = "lakeledger-tests-encryption-key"
@@ -133,6 +142,11 @@ def azurite(tmp_path_factory):
     a = AzuriteServer(tmp_path_factory.mktemp("azurite"))
     yield a
     a.stop()
+def fake_gcs(tmp_path_factory):
+    """One fake-gcs-server for the whole session (the GCS emulator); tests keep apart by buckets or prefixes."""
+    server = FakeGcsServer(tmp_path_factory.mktemp("fake-gcs"))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

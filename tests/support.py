@@ -313,6 +313,45 @@ class AzuriteServer(Child):
         return {"type": "az", "credential-type": "shared-access-key", "key": key or self.key}
 
 
+class FakeGcsServer(HttpServer):
+    """fake-gcs-server (`make fake-gcs-deps`), the Google Cloud Storage emulator, over plain HTTP on a free port
+    with a fresh data directory of its own. It takes any bearer token and enforces no access boundary."""
+
+    name = "fake-gcs-server"
+
+    def __init__(self, home: Path):
+        binary = processes.cached_tool("LAKELEDGER_FAKE_GCS", ".cache/fake-gcs/bin/fake-gcs-server")
+        if binary is None:
+            pytest.fail(f"fake-gcs-server ({os.environ.get('LAKELEDGER_FAKE_GCS', ROOT / '.cache/fake-gcs/bin')}) is"
+                        " missing: run `make fake-gcs-deps`")
+        port = free_port()
+        home.mkdir(parents=True, exist_ok=True)
+        self.endpoint = f"http://127.0.0.1:{port}"
+        super().__init__([str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
+                          "-backend", "filesystem", "-filesystem-root", str(home / "data"),
+                          "-external-url", self.endpoint, "-public-host", f"127.0.0.1:{port}", "-log-level", "warn"],
+                         port, home / f"fake-gcs-{port}.log", None, "/_internal/healthcheck")
+
+    def make_bucket(self, name: str) -> str:
+        response = httpx.post(f"{self.endpoint}/storage/v1/b", params={"project": "lakeledger-tests"},
+                              json={"name": name})
+        assert response.status_code in (200, 409), response.text
+        return name
+
+    def names(self, bucket: str, prefix: str = "") -> list[str]:
+        """The names of the bucket's objects below ``prefix``."""
+        names, token = [], None
+        while True:
+            response = httpx.get(f"{self.endpoint}/storage/v1/b/{bucket}/o",
+                                 params={"prefix": prefix, **({"pageToken": token} if token else {})})
+            response.raise_for_status()
+            body = response.json()
+            names += [item["name"] for item in body.get("items", [])]
+            token = body.get("nextPageToken")
+            if not token:
+                return names
+
+
 class OpenFgaServer(processes.OpenFga):
     """`openfga run` (`make openfga-deps`) with its memory datastore on free ports (HTTP, gRPC); the playground
     and metrics are off. With ``preshared_key`` it accepts only requests carrying that key."""

@@ -37,6 +37,7 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.WarehouseInactive, 403, "WarehouseInactiveException"),
     (e.Forbidden, 403, "ForbiddenException"),
     (e.CatchingUp, 503, "ServiceUnavailableException"),
+    (e.StorageUnavailable, 503, "ServiceUnavailableException"),
     (e.AlreadyBootstrapped, 400, "CatalogAlreadyBootstrapped"),
     (e.Unsupported, 400, "UnsupportedOperationException"),
     (e.UnprocessableEntity, 422, "UnprocessableEntityException"),

@@ -129,5 +129,10 @@ class ReadModelStuck(CatchingUp):
         self.read_model, self.position, self.event_type, self.error = read_model, position, event_type, error
 
 
+class StorageUnavailable(CatalogError):
+    """A warehouse's storage or the service that vends access to it (GCS's token exchange) could not be reached or
+    refused the catalog's own credential; nothing was changed, and asking again may succeed."""
+
+
 class Forbidden(CatalogError):
     """The caller may not do this (a signer request outside the table it was issued for, and the like)."""

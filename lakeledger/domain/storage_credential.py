@@ -9,11 +9,16 @@ import binascii
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError, field_validator
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.json_types import JsonObject
-from lakeledger.domain.storage_profile import AdlsStorageProfile, S3StorageProfile, StorageProfile
+from lakeledger.domain.storage_profile import (
+    AdlsStorageProfile,
+    GcsStorageProfile,
+    S3StorageProfile,
+    StorageProfile,
+)
 
 
 class S3AccessKeyCredential(BaseModel):
@@ -65,13 +70,81 @@ class AzClientCredential(BaseModel):
 
 
 AzCredential = Annotated[AzSharedAccessKeyCredential | AzClientCredential, Field(discriminator="credential_type")]
-StorageCredential = Annotated[S3AccessKeyCredential | AzCredential, Field(discriminator="type")]
+
+class GcsServiceKey(BaseModel):
+    """A service account's JSON key as Google's console hands it out (Lakekeeper takes these fields). Fields
+    beyond them are not kept."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, hide_input_in_errors=True)
+
+    type: Literal["service_account"]
+    project_id: str = Field(min_length=1, max_length=256)
+    private_key_id: str = Field(min_length=1, max_length=256)
+    private_key: str = Field(min_length=1, max_length=16384, repr=False)
+    client_email: str = Field(min_length=3, max_length=512)
+    client_id: str = Field(max_length=256)
+    auth_uri: str = Field(max_length=2048)
+    token_uri: str = Field(min_length=1, max_length=2048)
+    auth_provider_x509_cert_url: str = Field(max_length=2048)
+    client_x509_cert_url: str = Field(max_length=2048)
+    universe_domain: str = Field(max_length=256)
+
+    @field_validator("private_key")
+    @classmethod
+    def _pem(cls, value: str) -> str:
+        if "-----BEGIN PRIVATE KEY-----" not in value and "-----BEGIN RSA PRIVATE KEY-----" not in value:
+            raise ValueError("must be the PEM private key of the service account's JSON key")
+        return value
+
+    @field_validator("token_uri")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+
+class GcsServiceAccountKeyCredential(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    type: Literal["gcs"] = "gcs"
+    credential_type: Literal["service-account-key"] = Field(alias="credential-type")
+    key: GcsServiceKey = Field(repr=False)
+
+
+class GcsSystemIdentityCredential(BaseModel):
+    """The identity the server itself runs as (Lakekeeper's ``gcp-system-identity``): off in this release, so
+    refused when a storage is proven (lakeledger/storage/gcs_check.py)."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    type: Literal["gcs"] = "gcs"
+    credential_type: Literal["gcp-system-identity"] = Field(alias="credential-type")
+
+
+GcsCredential = Annotated[GcsServiceAccountKeyCredential | GcsSystemIdentityCredential,
+                          Field(discriminator="credential_type")]
+
+
+def _credential_kind(raw: Any) -> str | None:
+    """The outer discriminator: ``type`` (s3, az, gcs); each kind may have its own inner one (``credential-type``)."""
+    if isinstance(raw, dict):
+        return raw.get("type")
+    return getattr(raw, "type", None)
+
+
+StorageCredential = Annotated[
+    Annotated[S3AccessKeyCredential, Tag("s3")]
+    | Annotated[AzCredential, Tag("az")]
+    | Annotated[GcsCredential, Tag("gcs")],
+    Discriminator(_credential_kind)]
 _credentials: TypeAdapter[StorageCredential] = TypeAdapter(StorageCredential)
 
 # which credential types each storage type takes
 _ACCEPTED: dict[type[BaseModel], tuple[type[BaseModel], ...]] = {
     S3StorageProfile: (S3AccessKeyCredential,),
     AdlsStorageProfile: (AzSharedAccessKeyCredential, AzClientCredential),
+    GcsStorageProfile: (GcsServiceAccountKeyCredential, GcsSystemIdentityCredential),
 }
 
 

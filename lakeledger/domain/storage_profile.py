@@ -134,6 +134,31 @@ class FileStorageProfile(_Profile):
         return normalize_location(location)[len("file://"):]
 
 
+def clean_key_prefix(value: str | None) -> str | None:
+    """An object store's key prefix without its outer slashes, refused when a key below it could be read as
+    another place (empty, '.' or '..' segments) or is too long for the key names every store takes."""
+    if value is None:
+        return None
+    value = value.strip("/")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or "//" in value:
+        raise ValueError("a key-prefix must not contain control characters or empty segments")
+    if any(part in (".", "..") for part in value.split("/")):
+        raise ValueError("a key-prefix must not contain '.' or '..' segments")
+    if len(value.encode()) > 896:
+        raise ValueError("a key-prefix must be at most 896 bytes")
+    return value or None
+
+
+def http_url(value: str | None) -> str | None:
+    """An endpoint a profile names (an emulator's, a private deployment's), without its trailing slash."""
+    if value is None:
+        return None
+    value = value.strip().rstrip("/")
+    if not re.match(r"^https?://[^/\s]+(/\S*)?$", value):
+        raise ValueError(f"{value!r} is not an http:// or https:// URL")
+    return value
+
+
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _IP_ADDRESS = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
 S3_ALTERNATIVE_SCHEMES = ("s3a://", "s3n://")
@@ -172,26 +197,12 @@ class S3StorageProfile(_Profile):
     @field_validator("key_prefix")
     @classmethod
     def _clean_prefix(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.strip("/")
-        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or "//" in value:
-            raise ValueError("a key-prefix must not contain control characters or empty segments")
-        if any(part in (".", "..") for part in value.split("/")):
-            raise ValueError("a key-prefix must not contain '.' or '..' segments")
-        if len(value.encode()) > 896:
-            raise ValueError("a key-prefix must be at most 896 bytes")
-        return value or None
+        return clean_key_prefix(value)
 
     @field_validator("endpoint", "sts_endpoint")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.strip().rstrip("/")
-        if not re.match(r"^https?://[^/\s]+(/\S*)?$", value):
-            raise ValueError(f"{value!r} is not an http:// or https:// URL")
-        return value
+        return http_url(value)
 
     @field_validator("region")
     @classmethod
@@ -280,16 +291,12 @@ class AdlsStorageProfile(_Profile):
     @field_validator("key_prefix")
     @classmethod
     def _clean_prefix(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.strip("/")
-        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value) or "//" in value or "\\" in value:
-            raise ValueError("a key-prefix must not contain control characters, backslashes or empty segments")
-        if any(part in (".", "..") for part in value.split("/")):
-            raise ValueError("a key-prefix must not contain '.' or '..' segments")
-        if len(value) > 512:
+        value = clean_key_prefix(value)
+        if value is not None and "\\" in value:
+            raise ValueError("a key-prefix must not contain backslashes")
+        if value is not None and len(value) > 512:
             raise ValueError("a key-prefix must be at most 512 characters")
-        return value or None
+        return value
 
     @field_validator("host")
     @classmethod
@@ -304,12 +311,7 @@ class AdlsStorageProfile(_Profile):
     @field_validator("authority_host", "endpoint")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.strip().rstrip("/")
-        if not re.match(r"^https?://[^/\s]+(/\S*)?$", value):
-            raise ValueError(f"{value!r} is not an http:// or https:// URL")
-        return value
+        return http_url(value)
 
     def dfs_host(self) -> str:
         """The account's Data Lake host, ``<account>.dfs.core.windows.net`` by default: the authority of its
@@ -348,7 +350,61 @@ class AdlsStorageProfile(_Profile):
         return location[len(root) + 1:]
 
 
-StorageProfile = Annotated[FileStorageProfile | S3StorageProfile | AdlsStorageProfile, Field(discriminator="type")]
+_GCS_BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
+
+
+class GcsStorageProfile(_Profile):
+    """Lakekeeper's GCS profile: a bucket and a key prefix the warehouse's tables live under, and whether engines
+    are vended downscoped OAuth2 tokens (``sts-enabled``, on unless turned off, as in Lakekeeper). Locations are
+    ``gs://bucket/key-prefix/...``. Two settings of our own, both for emulators and private deployments:
+    ``endpoint`` (the storage API's base URL, e.g. a fake-gcs-server) and ``sts-endpoint`` (the token exchange
+    URL, Google's STS unless set)."""
+
+    type: Literal["gcs"] = "gcs"
+    bucket: str
+    key_prefix: str | None = Field(default=None, alias="key-prefix")
+    sts_enabled: bool = Field(default=True, alias="sts-enabled")
+    endpoint: str | None = None
+    sts_endpoint: str | None = Field(default=None, alias="sts-endpoint")
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket_name(cls, value: str) -> str:
+        # Google's rules: 3 to 63 characters per dot-separated part, 222 in all, no IP address, no "goog" prefix
+        if not _GCS_BUCKET.match(value) or ".." in value or _IP_ADDRESS.match(value) \
+                or any(len(part) > 63 for part in value.split(".")) or value.startswith("goog"):
+            raise ValueError(f"{value!r} is not a valid GCS bucket name (lower-case letters, digits, dots, hyphens "
+                             "and underscores, beginning and ending with a letter or digit, not beginning with goog)")
+        return value
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _clean_prefix(cls, value: str | None) -> str | None:
+        value = clean_key_prefix(value)
+        if value is not None and value.startswith(".well-known/acme-challenge"):
+            raise ValueError("a GCS key-prefix cannot begin with .well-known/acme-challenge (Google reserves it)")
+        return value
+
+    @field_validator("endpoint", "sts_endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return http_url(value)
+
+    def base_location(self) -> str:
+        return f"gs://{self.bucket}/{self.key_prefix}" if self.key_prefix else f"gs://{self.bucket}"
+
+
+def split_gcs_location(location: str) -> tuple[str, str]:
+    """``gs://bucket/key`` as (bucket, key)."""
+    scheme, sep, rest = location.partition("://")
+    if not sep or scheme.lower() != "gs":
+        raise BadRequest(f"Not a GCS location: {location}")
+    bucket, _, key = rest.partition("/")
+    return bucket, key
+
+
+StorageProfile = Annotated[FileStorageProfile | S3StorageProfile | AdlsStorageProfile | GcsStorageProfile,
+                          Field(discriminator="type")]
 
 
 class HardDelete(BaseModel):

@@ -82,8 +82,7 @@ class RemoteSigning:
         if region and region != profile.region:
             raise BadRequest(f"The request is for region {region}; the warehouse's storage is in {profile.region}")
         credential = self.storages.credential(wh)
-        # an S3 warehouse always has an S3 credential (parse_storage_credential)
-        assert isinstance(credential, S3AccessKeyCredential)
+        assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind (parse_storage_credential)
         signed = s3_signer.sign(credential, profile.region, method.upper(), uri, headers)
         return {"uri": uri, "headers": signed}
 

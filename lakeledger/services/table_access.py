@@ -5,6 +5,9 @@ LoadTableResult), by the access delegation it asks for in ``X-Iceberg-Access-Del
 - ``remote-signing``: no credentials at all; the engine sends each S3 request to the catalog's signer
   (lakeledger/api/routers/signer.py), which signs only requests inside this table's location.
 
+A GCS warehouse with sts-enabled vends a downscoped OAuth2 token that allows only the table's own location
+(lakeledger/storage/gcs_sts.py); GCS has no remote signing, so without vending engines get no token at all.
+
 An S3 warehouse with STS enabled vends credentials when asked to, or when nothing is asked; otherwise (STS off,
 or remote signing asked for) engines sign remotely. An ADLS warehouse with SAS enabled vends a SAS token scoped to
 the table's directory (lakeledger/storage/adls_sas.py) unless only remote signing is asked for, which Azure does
@@ -19,14 +22,17 @@ from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import (
     AzClientCredential,
     AzSharedAccessKeyCredential,
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
     S3AccessKeyCredential,
     SecretRef,
 )
-from lakeledger.domain.storage_profile import AdlsStorageProfile, S3StorageProfile
+from lakeledger.domain.storage_profile import AdlsStorageProfile, GcsStorageProfile, S3StorageProfile
 from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.storage import Storages
 from lakeledger.storage.adls_sas import AdlsSasVendor, SasToken
+from lakeledger.storage.gcs_sts import DownscopedToken, GcsTokenVendor
 from lakeledger.storage.s3_sts import S3CredentialVendor, SessionCredentials
 
 VENDED_CREDENTIALS = "vended-credentials"
@@ -64,12 +70,14 @@ def requested_modes(header: str | None) -> tuple[str, ...]:
 
 class TableAccess:
     def __init__(self, storages: Storages, vendor: S3CredentialVendor, signing: RemoteSigning,
-                 base_uri: str | None = None, sas_vendor: AdlsSasVendor | None = None):
+                 base_uri: str | None = None, sas_vendor: AdlsSasVendor | None = None,
+                 gcs_vendor: GcsTokenVendor | None = None):
         self.storages = storages
         self.vendor = vendor
         self.sas_vendor = sas_vendor or AdlsSasVendor()
         self.signing = signing
         self.base_uri = base_uri
+        self.gcs_vendor = gcs_vendor or GcsTokenVendor()
 
     def for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
                   request_base_url: str, staged: bool = False, write: bool = True) -> Access:
@@ -93,6 +101,8 @@ class TableAccess:
         profile = wh.profile()
         if isinstance(profile, AdlsStorageProfile):
             return self._adls_access(wh, profile, location, modes, cached_only, write)
+        if isinstance(profile, GcsStorageProfile):
+            return self._gcs_access(wh, profile, location, modes, cached_only, write)
         if not isinstance(profile, S3StorageProfile):
             return NO_ACCESS
         config = _s3_client_config(profile)
@@ -116,8 +126,7 @@ class TableAccess:
                 return None
         else:
             credential = self.storages.credential(wh)
-            # an S3 warehouse always has an S3 credential (parse_storage_credential)
-            assert isinstance(credential, S3AccessKeyCredential)
+            assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind
             session = self.vendor.vend(_secret_key(secret), profile, credential, location, write)
         vended = {**config, **_session_config(session)}
         # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
@@ -141,6 +150,23 @@ class TableAccess:
             sas = self.sas_vendor.vend(_secret_key(secret), profile, credential, location, write)
         vended = {**config, **_sas_config(profile, sas)}
         variant = f"vended:{sas.expires_at_ms}" if write else f"vended-read:{sas.expires_at_ms}"
+        return Access(vended, [{"prefix": location, "config": vended}], variant)
+
+    def _gcs_access(self, wh: WarehouseSettings, profile: GcsStorageProfile, location: str, modes: tuple[str, ...],
+                    cached_only: bool, write: bool) -> Access | None:
+        config = _gcs_client_config(profile)
+        if not (profile.sts_enabled and (VENDED_CREDENTIALS in modes or not modes)):
+            return Access(config)
+        secret_key = _secret_key(wh.secret())
+        token = self.gcs_vendor.cached(secret_key, profile, location, write)
+        if token is None:
+            if cached_only:
+                return None
+            credential = self.storages.credential(wh)
+            assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
+            token = self.gcs_vendor.vend(secret_key, profile, credential, location, write)
+        vended = {**config, **_token_config(token)}
+        variant = f"vended:{token.expires_at_ms}" if write else f"vended-read:{token.expires_at_ms}"
         return Access(vended, [{"prefix": location, "config": vended}], variant)
 
     def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str,
@@ -181,4 +207,16 @@ def _sas_config(profile: AdlsStorageProfile, sas: SasToken) -> dict[str, str]:
     config = {f"adls.sas-token.{host}": sas.token, f"adls.sas-token-expires-at-ms.{host}": str(sas.expires_at_ms)}
     if profile.endpoint:
         config["adls.connection-string"] = f"BlobEndpoint={profile.endpoint};SharedAccessSignature={sas.token}"
+    return config
+
+
+def _gcs_client_config(profile: GcsStorageProfile) -> dict[str, str]:
+    # gcs.service.host: pyiceberg (gcsfs's endpoint_url, pyarrow's endpoint_override) and Iceberg Java's GCSFileIO
+    return {"gcs.service.host": profile.endpoint} if profile.endpoint else {}
+
+
+def _token_config(token: DownscopedToken) -> dict[str, str]:
+    config = {"gcs.oauth2.token": token.token, "gcs.oauth2.token-expires-at": str(token.expires_at_ms)}
+    if token.project_id:
+        config["gcs.project-id"] = token.project_id
     return config

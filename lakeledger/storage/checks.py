@@ -7,12 +7,15 @@ from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import (
     AzClientCredential,
     AzSharedAccessKeyCredential,
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
     S3AccessKeyCredential,
     StorageCredential,
 )
 from lakeledger.domain.storage_profile import (
     AdlsStorageProfile,
     FileStorageProfile,
+    GcsStorageProfile,
     S3StorageProfile,
     StorageProfile,
     check_no_dot_segments,
@@ -34,6 +37,11 @@ def prove_access(profile: StorageProfile, credential: StorageCredential | None) 
 
         assert isinstance(credential, (AzSharedAccessKeyCredential, AzClientCredential))
         prove_adls(profile, credential)
+    elif isinstance(profile, GcsStorageProfile):
+        from lakeledger.storage.gcs_check import prove_access as prove_gcs  # google-cloud-storage loads only here
+
+        assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
+        prove_gcs(profile, credential)
 
 
 def _prepare_directory(profile: FileStorageProfile) -> None:

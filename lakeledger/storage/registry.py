@@ -6,12 +6,20 @@ from lakeledger.domain.errors import Unsupported
 from lakeledger.domain.storage_credential import (
     AzClientCredential,
     AzSharedAccessKeyCredential,
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
     S3AccessKeyCredential,
     SecretRef,
     StorageCredential,
     credential_from_secret,
 )
-from lakeledger.domain.storage_profile import AdlsStorageProfile, FileStorageProfile, S3StorageProfile, StorageProfile
+from lakeledger.domain.storage_profile import (
+    AdlsStorageProfile,
+    FileStorageProfile,
+    GcsStorageProfile,
+    S3StorageProfile,
+    StorageProfile,
+)
 from lakeledger.secretstore import SecretStore
 from lakeledger.storage.base import Storage
 from lakeledger.storage.file import FileStorage
@@ -39,6 +47,11 @@ def open_storage(profile: StorageProfile, credential: StorageCredential | None) 
 
         assert isinstance(credential, (AzSharedAccessKeyCredential, AzClientCredential))
         return AdlsStorage(profile, credential)
+    if isinstance(profile, GcsStorageProfile):
+        from lakeledger.storage.gcs import GcsStorage  # google-cloud-storage loads only where GCS is used
+
+        assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
+        return GcsStorage(profile, credential)
     raise Unsupported(f"Storage of type {profile.type} is not available in this release")
 
 
