@@ -142,6 +142,9 @@ def azurite(tmp_path_factory):
     a = AzuriteServer(tmp_path_factory.mktemp("azurite"))
     yield a
     a.stop()
+
+
+@pytest.fixture(scope="session")
 def fake_gcs(tmp_path_factory):
     """One fake-gcs-server for the whole session (the GCS emulator); tests keep apart by buckets or prefixes."""
     server = FakeGcsServer(tmp_path_factory.mktemp("fake-gcs"))
