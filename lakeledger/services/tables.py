@@ -190,7 +190,8 @@ class TableService(TabularService[Table]):
         if self.ledger.log.get(Table, table_id) is not None:
             raise AlreadyExists(f"A table with uuid {table_id} already exists")
         if not any(isinstance(u, SetLocationUpdate) for u in updates):
-            updates = [SetLocationUpdate(location=wh.profile().default_table_location(ns.id, table_id)), *updates]
+            updates = [SetLocationUpdate(location=placement.default_location(self.ledger, wh, ns, table_id, name)),
+                       *updates]
         metadata = tm.apply_commit(None, None, requirements, updates)
         if metadata.table_uuid != table_id:
             raise InvalidArgument("A created table needs exactly one assign-uuid update")
