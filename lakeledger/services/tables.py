@@ -156,9 +156,11 @@ class TableService(TabularService[Table]):
         metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
         if metadata is base:
             return _Staged(None, None, base, table.metadata_location, [])
+        # compared normalised, as the table's location is kept: an s3a:// table is not checked again on every
+        # commit, so it stays writable after its warehouse stops accepting s3a:// for new tables (as in Lakekeeper)
         location = (
             placement.checked_location(self.ledger, wh, metadata.location, table.id)
-            if metadata.location != table.location
+            if normalize_location(metadata.location) != table.location
             else table.location
         )
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)

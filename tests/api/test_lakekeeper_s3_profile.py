@@ -218,3 +218,24 @@ def test_config_finds_a_warehouse_of_another_project_by_project_and_name(client,
     assert client.get("/catalog/v1/config", params={"warehouse": name}).status_code == 404
     other = client.get("/catalog/v1/config", params={"warehouse": f"00000000-0000-0000-0000-000000000000/{name}"})
     assert other.status_code == 404 and other.json()["error"]["type"] == "NoSuchWarehouseException"
+
+
+def test_an_s3a_table_stays_writable_after_its_warehouse_stops_accepting_s3a(client, minio, bucket):
+    # Lakekeeper's test_spark_s3a.py::test_disable_alternative_protocols, over HTTP
+    wh = _warehouse(client, minio, bucket, **{"allow-alternative-protocols": True})
+    client.post(f"{wh['prefix']}/namespaces", json={"namespace": ["ns"]})
+    spelt = f"s3a://{bucket}/{wh['name']}/ns/t"
+    created = client.post(f"{wh['prefix']}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA,
+                                                                        "location": spelt})
+    assert created.status_code == 200, created.text
+    changed = client.post(f"/management/v1/warehouse/{wh['id']}/storage", json={
+        "storage-profile": minio.profile(bucket, wh["name"], **{"allow-alternative-protocols": False}),
+        "storage-credential": minio.credential()})
+    assert changed.status_code == 200, changed.text
+    commit = client.post(f"{wh['prefix']}/namespaces/ns/tables/t", json={
+        "requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]})
+    assert commit.status_code == 200, commit.text
+    assert commit.json()["metadata"]["location"] == spelt
+    refused = client.post(f"{wh['prefix']}/namespaces/ns/tables", json={"name": "u", "schema": SCHEMA,
+                                                                        "location": spelt + "-2"})
+    assert refused.status_code == 400 and "allow-alternative-protocols" in refused.text
