@@ -103,9 +103,8 @@ def log(message: str) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 def export_suite() -> Path:
-    """tests/python of the pinned commit, from the git checkout or git dir LAKELEDGER_LAKEKEEPER_SOURCE names."""
-    if (SUITE / "tox.ini").exists():
-        return SUITE
+    """tests/python of the pinned commit, from the git checkout or git dir LAKELEDGER_LAKEKEEPER_SOURCE names (an
+    export of an earlier run is reused only once the source still has the commit)."""
     source = os.environ.get(SOURCE_ENV)
     if not source:
         fail(f"{SOURCE_ENV} is not set. Lakekeeper's integration tests are not part of this repository: clone "
@@ -116,6 +115,8 @@ def export_suite() -> Path:
                       capture_output=True).returncode != 0:
         fail(f"{source} ({SOURCE_ENV}) is not a git checkout or git dir holding Lakekeeper's commit "
              f"{LAKEKEEPER_COMMIT}: fetch it there (git -C {source} fetch origin {LAKEKEEPER_COMMIT})")
+    if (SUITE / "tox.ini").exists():
+        return SUITE
     log(f"exporting tests/python of {LAKEKEEPER_COMMIT[:12]} from {source}")
     CACHE.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix="export-", dir=CACHE))
