@@ -41,7 +41,7 @@ export LAKELEDGER_AZURITE_MODULES ?= $(abspath $(AZURITE_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps
+.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance conformance-lakekeeper rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps
 
 setup: $(VENV)/.installed
 
@@ -254,5 +254,13 @@ $(CONFORMANCE_SPARK_RUNTIME):
 # each against a `lakeledger serve` of its own (scripts/conformance.py), pyiceberg's with a Spark Connect server
 # (scripts/conformance_spark.py), on a file and on an S3 default warehouse with MinIO (scripts/conformance_s3.py);
 # fails on any failure not in scripts/conformance.known-failures.txt. docs/conformance.md has the figures.
-conformance: setup conformance-spark-deps rck-deps minio-deps
+conformance: setup conformance-spark-deps rck-deps minio-deps oidc-deps trino-deps
 	LAKELEDGER_CONFORMANCE_JARS=$(abspath $(JARS_DIR)) $(PY) scripts/conformance.py
+	$(PY) scripts/conformance_lakekeeper.py
+
+# Lakekeeper's own integration tests (tests/python of a Lakekeeper git checkout or git dir named by
+# LAKELEDGER_LAKEKEEPER_SOURCE, at the commit scripts/conformance_lakekeeper.py pins) against `lakeledger serve` with
+# OpenID on, MinIO, Spark (the conformance venv's PySpark, Iceberg jars by Maven coordinates) and Trino; fails on any
+# failure not in scripts/conformance-lakekeeper.known-failures.txt. docs/conformance.md has the figures.
+conformance-lakekeeper: setup java-check minio-deps oidc-deps trino-deps
+	$(PY) scripts/conformance_lakekeeper.py

@@ -230,11 +230,13 @@ class OidcProvider(HttpServer):
     name = "oidc-provider"
 
     def __init__(self, node: str, modules: Path, audience: str, log_path: Path, port: int | None = None,
-                 timeout: float = 30.0, interval: float = 0.1):
+                 timeout: float = 30.0, interval: float = 0.1, token_path: str = "/token", extra_scopes: str = ""):
         port = port or free_port()
         self.audience = audience
         self.issuer = f"http://{LOOPBACK}:{port}"
-        self.token_endpoint = f"{self.issuer}/token"
+        self.token_endpoint = f"{self.issuer}{token_path}"
         super().__init__([node, str(ROOT / "tests/oidc/provider.mjs")], port, log_path,
                          {**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(port),
-                          "OIDC_AUDIENCE": audience}, "/.well-known/openid-configuration", timeout, interval, "ab")
+                          "OIDC_AUDIENCE": audience, "OIDC_TOKEN_PATH": token_path,
+                          "OIDC_EXTRA_SCOPES": extra_scopes},
+                         "/.well-known/openid-configuration", timeout, interval, "ab")

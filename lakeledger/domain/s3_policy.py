@@ -44,7 +44,7 @@ def iam_literal(text: str, flavor: str) -> str:
     return text
 
 
-def table_policy(bucket: str, key_prefix: str, write: bool, flavor: str) -> str:
+def table_policy(bucket: str, key_prefix: str, write: bool, flavor: str, kms_key_arn: str | None = None) -> str:
     """The session policy for everything at or below ``key_prefix`` (a table's location) in ``bucket`` and nothing
     else; BadRequest if ``key_prefix`` cannot be named exactly on ``flavor`` or the policy would be too long."""
     prefix = iam_literal(key_prefix.rstrip("/"), flavor)
@@ -57,6 +57,9 @@ def table_policy(bucket: str, key_prefix: str, write: bool, flavor: str) -> str:
          # not the bare prefix: listing "wh/t1" would name the objects of a neighbour at "wh/t10"
          "Condition": {"StringLike": {"s3:prefix": [f"{prefix}/*"]}}},
         {"Effect": "Allow", "Action": ["s3:GetBucketLocation"], "Resource": [f"arn:aws:s3:::{bucket}"]},
+        # objects encrypted with the warehouse's KMS key are read and written only with the key's use allowed
+        *([{"Effect": "Allow", "Action": ["kms:Decrypt", "kms:GenerateDataKey"], "Resource": [kms_key_arn]}]
+          if kms_key_arn else []),
     ]}, separators=(",", ":"))
     # non-ASCII is written as \uXXXX: never shorter than its UTF-8 bytes, so this bounds both AWS's and MinIO's count
     size = len(policy) + 5 * sum(policy.count(c) for c in _GO_ESCAPED)

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from urllib.parse import quote, unquote
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.s3_policy import table_policy
@@ -84,8 +84,63 @@ def overlaps(a: str, b: str) -> bool:
     return is_within(a, b) or is_within(b, a)
 
 
+_TEMPLATE_PLACEHOLDERS = ("{uuid}", "{name}")
+
+
+def _render_segment(template: str, name: str, uuid: UUID) -> str:
+    # the name percent-encoded (a segment must not add levels), the uuid as it is: Lakekeeper's rendering
+    return template.replace("{uuid}", str(uuid)).replace("{name}", quote(name, safe=""))
+
+
+def _check_template(template: str, needs_uuid: bool) -> str:
+    if "/" in template or _CONTROL.search(template):
+        raise ValueError(f"template {template!r} must name one path segment: no '/' and no control characters")
+    if needs_uuid and "{uuid}" not in template:
+        raise ValueError(f"template {template!r} must contain {{uuid}}, so that two tables never share a folder")
+    if not any(p in template for p in _TEMPLATE_PLACEHOLDERS):
+        raise ValueError(f"template {template!r} must contain {{uuid}} or {{name}}")
+    return template
+
+
+class DefaultLayout(BaseModel):
+    """Lakekeeper 0.13's default: every table in a folder named by its uuid directly below the warehouse."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["default"] = "default"
+
+
+class TabularOnlyLayout(BaseModel):
+    """No namespace folders; each table in one folder below the warehouse, named by a template with {uuid}."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["tabular-only"] = "tabular-only"
+    tabular: str
+
+    @field_validator("tabular")
+    @classmethod
+    def _tabular(cls, value: str) -> str:
+        return _check_template(value, needs_uuid=True)
+
+
+class FullHierarchyLayout(BaseModel):
+    """One folder per namespace level and one per table, each named by a template with {uuid} and/or {name}."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["full-hierarchy"] = "full-hierarchy"
+    namespace: str
+    tabular: str
+
+    @field_validator("namespace", "tabular")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        return _check_template(value, needs_uuid=False)
+
+
+StorageLayout = Annotated[DefaultLayout | TabularOnlyLayout | FullHierarchyLayout, Field(discriminator="type")]
+
+
 class _Profile(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+    # Lakekeeper's `storage-layout` (0.12): how default table locations are spelt. None (also every warehouse
+    # recorded before the field existed) keeps Lakeledger's own `<namespace-uuid>/<table-uuid>`.
+    storage_layout: StorageLayout | None = Field(default=None, alias="storage-layout")
 
     def base_location(self) -> str:
         raise NotImplementedError
@@ -96,8 +151,20 @@ class _Profile(BaseModel):
         Trino stage-create their tables below it instead of asking the catalog for a location first."""
         return "/".join([self.base_location(), *(quote(level, safe="") for level in path)])
 
-    def default_table_location(self, namespace_id: UUID, tabular_id: UUID) -> str:
-        return f"{self.base_location()}/{namespace_id}/{tabular_id}"
+    def default_table_location(self, namespace_id: UUID, tabular_id: UUID,
+                               namespace_chain: tuple[tuple[str, UUID], ...] = (), tabular_name: str = "") -> str:
+        """Where a table goes when its client names no location. ``namespace_chain`` is (name, id) of each level
+        from the top down and ``tabular_name`` the table's name: only a storage layout with templates uses them."""
+        layout = self.storage_layout
+        if layout is None:
+            return f"{self.base_location()}/{namespace_id}/{tabular_id}"
+        if isinstance(layout, DefaultLayout):
+            return f"{self.base_location()}/{tabular_id}"
+        table = _render_segment(layout.tabular, tabular_name, tabular_id)
+        if isinstance(layout, TabularOnlyLayout):
+            return f"{self.base_location()}/{table}"
+        levels = [_render_segment(layout.namespace, name, level_id) for name, level_id in namespace_chain]
+        return "/".join([self.base_location(), *levels, table])
 
     def check_location(self, location: str) -> str:
         """A location a client asked for (a table's, a view's, a namespace's), normalised, once it is inside the
@@ -162,6 +229,7 @@ def http_url(value: str | None) -> str | None:
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _IP_ADDRESS = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
 S3_ALTERNATIVE_SCHEMES = ("s3a://", "s3n://")
+_TAG_TEXT = re.compile(r"^[\w .:/=+\-@]*$")
 
 
 class S3StorageProfile(_Profile):
@@ -185,6 +253,57 @@ class S3StorageProfile(_Profile):
     allow_alternative_protocols: bool = Field(default=False, alias="allow-alternative-protocols")
     remote_signing_url_style: Literal["path", "virtual-host", "auto"] = Field(default="auto",
                                                                                alias="remote-signing-url-style")
+    # Lakekeeper's further S3 settings; None where Lakekeeper has a default, so that a warehouse recorded before
+    # they existed reads as it did and its dump (exclude_none) is unchanged. docs/storage.md says what each does.
+    sts_session_tags: tuple[tuple[str, str], ...] | None = Field(default=None, alias="sts-session-tags")
+    push_s3_delete_disabled: bool | None = Field(default=None, alias="push-s3-delete-disabled")
+    aws_kms_key_arn: str | None = Field(default=None, alias="aws-kms-key-arn")
+    remote_signing_enabled: bool | None = Field(default=None, alias="remote-signing-enabled")
+    legacy_md5_behavior: bool | None = Field(default=None, alias="legacy-md5-behavior")
+
+    @field_validator("sts_session_tags", mode="before")
+    @classmethod
+    def _tags(cls, value: object) -> object:
+        """A JSON object of tag names and values, kept as sorted pairs: the profile is frozen and hashable (it keys
+        the credential cache). Limits are AWS's: 50 tags, keys of 1 to 128 and values of at most 256 characters."""
+        if value is None or isinstance(value, tuple):
+            return value
+        if not isinstance(value, dict):
+            raise ValueError("sts-session-tags must be an object of tag names and string values")
+        if len(value) > 50:
+            raise ValueError("sts-session-tags takes at most 50 tags")
+        for key, tag in value.items():
+            if not isinstance(tag, str) or not 1 <= len(key) <= 128 or len(tag) > 256 \
+                    or not _TAG_TEXT.match(key) or not _TAG_TEXT.match(tag):
+                raise ValueError(f"Invalid STS session tag {key!r}={tag!r}: keys of 1 to 128 and values of at "
+                                 "most 256 letters, digits, spaces and _ . : / = + - @")
+        return tuple(sorted(value.items()))
+
+    @field_serializer("sts_session_tags")
+    def _tags_as_object(self, value: tuple[tuple[str, str], ...] | None) -> dict[str, str] | None:
+        return dict(value) if value is not None else None
+
+    @field_validator("aws_kms_key_arn")
+    @classmethod
+    def _kms_arn(cls, value: str | None) -> str | None:
+        # blank means none, as in Lakekeeper
+        return value.strip() or None if value is not None else None
+
+    def signs_remotely(self) -> bool:
+        """Whether the catalog offers remote signing for this warehouse (Lakekeeper's default: it does)."""
+        return self.remote_signing_enabled is not False
+
+    def pushes_delete_disabled(self) -> bool:
+        """Whether engines are told ``s3.delete-enabled=false`` when the warehouse soft-deletes (Lakekeeper's
+        default: they are)."""
+        return self.push_s3_delete_disabled is not False
+
+    def session_tags(self) -> dict[str, str]:
+        return dict(self.sts_session_tags or ())
+
+    def encryption_config(self) -> dict[str, str]:
+        """What tells an engine to write with the warehouse's KMS key (Iceberg's S3FileIO properties)."""
+        return {"s3.sse.type": "kms", "s3.sse.key": self.aws_kms_key_arn} if self.aws_kms_key_arn else {}
 
     @field_validator("bucket")
     @classmethod
@@ -224,7 +343,8 @@ class S3StorageProfile(_Profile):
             raise BadRequest(f"Location {spelt} uses {spelt.split(':', 1)[0]}://, which this warehouse does not "
                              "accept: set allow-alternative-protocols to use s3a:// or s3n://")
         location = super().check_location(location)
-        table_policy(self.bucket, split_s3_location(location)[1], True, self.flavor)  # refuses what it cannot confine
+        # refuses what it cannot confine
+        table_policy(self.bucket, split_s3_location(location)[1], True, self.flavor, self.aws_kms_key_arn)
         return location
 
     def path_style(self) -> bool:
@@ -405,6 +525,16 @@ def split_gcs_location(location: str) -> tuple[str, str]:
 
 StorageProfile = Annotated[FileStorageProfile | S3StorageProfile | AdlsStorageProfile | GcsStorageProfile,
                           Field(discriminator="type")]
+
+
+def catalog_defaults(profile: StorageProfile, soft_deletes: bool) -> dict[str, str]:
+    """The ``defaults`` of a warehouse's /config, as Lakekeeper gives them: for S3, ``s3.delete-enabled=false``
+    while the warehouse soft-deletes (Spark's ``DROP TABLE ... PURGE`` would otherwise delete the files itself,
+    before the catalog's expiry; push-s3-delete-disabled) and the KMS key engines write with."""
+    if not isinstance(profile, S3StorageProfile):
+        return {}
+    defaults = {"s3.delete-enabled": "false"} if soft_deletes and profile.pushes_delete_disabled() else {}
+    return {**defaults, **profile.encryption_config()}
 
 
 class HardDelete(BaseModel):

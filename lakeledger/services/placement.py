@@ -4,20 +4,34 @@ never at, below or above the location of another live table or view (one purge m
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_profile import check_no_dot_segments, is_within, normalize_location
+from lakeledger.domain.namespace import Namespace
+from lakeledger.domain.storage_profile import FullHierarchyLayout, check_no_dot_segments, is_within, normalize_location
+from lakeledger.services import resolve
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.services.unit_of_work import Ledger
 
 
-def new_location(ledger: Ledger, wh: WarehouseSettings, requested: str | None, namespace_id: UUID,
-                 tabular_id: UUID) -> str:
+def new_location(ledger: Ledger, wh: WarehouseSettings, requested: str | None, ns: Namespace,
+                 tabular_id: UUID, name: str) -> str:
     """The location of a new table or view, normalised (the form overlap checks compare): the one the client
     asked for, or the warehouse's default."""
     if requested:
         return checked_location(ledger, wh, requested, tabular_id)
-    location = wh.profile().default_table_location(namespace_id, tabular_id)
+    location = default_location(ledger, wh, ns, tabular_id, name)
     _check_no_overlap(ledger, wh, location, tabular_id)
     return location
+
+
+def default_location(ledger: Ledger, wh: WarehouseSettings, ns: Namespace, tabular_id: UUID, name: str) -> str:
+    """Where the warehouse puts a table or view whose client names no location (its storage layout decides)."""
+    profile = wh.profile()
+    chain: tuple[tuple[str, UUID], ...] = ()
+    if isinstance(profile.storage_layout, FullHierarchyLayout):
+        # the id of every level from the top: only this layout names them, so only it pays for the lookups
+        path = tuple(ns.path)
+        chain = tuple((path[i], resolve.namespace(ledger, wh, path[:i + 1]).id) for i in range(len(path) - 1))
+        chain += ((path[-1], ns.id),)
+    return profile.default_table_location(ns.id, tabular_id, chain, name)
 
 
 def checked_location(ledger: Ledger, wh: WarehouseSettings, location: str, tabular_id: UUID) -> str:

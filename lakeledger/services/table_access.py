@@ -9,9 +9,10 @@ A GCS warehouse with sts-enabled vends a downscoped OAuth2 token that allows onl
 (lakeledger/storage/gcs_sts.py); GCS has no remote signing, so without vending engines get no token at all.
 
 An S3 warehouse with STS enabled vends credentials when asked to, or when nothing is asked; otherwise (STS off,
-or remote signing asked for) engines sign remotely. An ADLS warehouse with SAS enabled vends a SAS token scoped to
-the table's directory (lakeledger/storage/adls_sas.py) unless only remote signing is asked for, which Azure does
-not have. File warehouses need nothing."""
+or remote signing asked for) engines sign remotely, unless the warehouse has remote signing turned off
+(``remote-signing-enabled: false``): then it vends if it can, and else gives no access at all. An ADLS warehouse
+with SAS enabled vends a SAS token scoped to the table's directory (lakeledger/storage/adls_sas.py) unless only
+remote signing is asked for, which Azure does not have. File warehouses need nothing."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -106,7 +107,10 @@ class TableAccess:
         if not isinstance(profile, S3StorageProfile):
             return NO_ACCESS
         config = _s3_client_config(profile)
-        vend = profile.sts_enabled and (VENDED_CREDENTIALS in modes or not modes)
+        # remote signing turned off (Lakekeeper's remote-signing-enabled=false) leaves vended credentials, if any
+        vend = profile.sts_enabled and (VENDED_CREDENTIALS in modes or not modes or not profile.signs_remotely())
+        if not vend and not profile.signs_remotely():
+            return Access(config, [], "no-access")
         if not vend:
             token = self.signing.scope_token(wh.id, table_id, location, staged)
             if callable(request_base_url):
@@ -184,7 +188,7 @@ def _s3_client_config(profile: S3StorageProfile) -> dict[str, str]:
               "s3.path-style-access": "true" if profile.path_style() else "false"}
     if profile.endpoint:
         config["s3.endpoint"] = profile.endpoint
-    return config
+    return {**config, **profile.encryption_config()}
 
 
 def _session_config(session: SessionCredentials) -> dict[str, str]:

@@ -156,9 +156,11 @@ class TableService(TabularService[Table]):
         metadata = tm.apply_commit(base, table.metadata_location, requirements, updates)
         if metadata is base:
             return _Staged(None, None, base, table.metadata_location, [])
+        # compared normalised, as the table's location is kept: an s3a:// table is not checked again on every
+        # commit, so it stays writable after its warehouse stops accepting s3a:// for new tables (as in Lakekeeper)
         location = (
             placement.checked_location(self.ledger, wh, metadata.location, table.id)
-            if metadata.location != table.location
+            if normalize_location(metadata.location) != table.location
             else table.location
         )
         metadata_location = self._metadata_location(wh, metadata, table.metadata_location)
@@ -190,7 +192,8 @@ class TableService(TabularService[Table]):
         if self.ledger.log.get(Table, table_id) is not None:
             raise AlreadyExists(f"A table with uuid {table_id} already exists")
         if not any(isinstance(u, SetLocationUpdate) for u in updates):
-            updates = [SetLocationUpdate(location=wh.profile().default_table_location(ns.id, table_id)), *updates]
+            updates = [SetLocationUpdate(location=placement.default_location(self.ledger, wh, ns, table_id, name)),
+                       *updates]
         metadata = tm.apply_commit(None, None, requirements, updates)
         if metadata.table_uuid != table_id:
             raise InvalidArgument("A created table needs exactly one assign-uuid update")

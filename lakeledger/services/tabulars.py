@@ -112,7 +112,7 @@ class Tabulars(Generic[T]):
             ns = resolve.namespace(self.ledger, wh, levels)
             self.ensure_name_free(ns, name)
             tabular_id = uuid4()
-            location = placement.new_location(self.ledger, wh, requested_location, ns.id, tabular_id)
+            location = placement.new_location(self.ledger, wh, requested_location, ns, tabular_id, name)
             return make(Placement(wh, ns, levels, name, tabular_id, location,
                                   as_spelt(requested_location) or location))
 

@@ -1,7 +1,10 @@
 """Objects in an S3 bucket (AWS, or an S3-compatible store such as MinIO) under a warehouse's key prefix,
 through boto3. Metadata files are written with ``If-None-Match: *``, so an existing file is never overwritten."""
 
+import base64
+import hashlib
 import time
+from typing import Any
 
 import boto3
 from botocore.config import Config
@@ -16,7 +19,7 @@ _DELETE_BATCH = 1000  # DeleteObjects takes at most this many keys
 
 def s3_client(profile: S3StorageProfile, credential: S3AccessKeyCredential, *, session_token: str | None = None,
               timeouts: tuple[float, float] = (5, 30), attempts: int = 3):
-    return boto3.session.Session().client(
+    client = boto3.session.Session().client(
         "s3", endpoint_url=profile.endpoint, region_name=profile.region,
         aws_access_key_id=credential.aws_access_key_id, aws_secret_access_key=credential.aws_secret_access_key,
         aws_session_token=session_token,
@@ -24,6 +27,24 @@ def s3_client(profile: S3StorageProfile, credential: S3AccessKeyCredential, *, s
                       connect_timeout=timeouts[0], read_timeout=timeouts[1],
                       retries={"max_attempts": attempts, "mode": "standard"},
                       request_checksum_calculation="when_required", response_checksum_validation="when_required"))
+    if profile.legacy_md5_behavior:
+        client.meta.events.register("before-sign.s3.DeleteObjects", _content_md5_instead)
+    return client
+
+
+def _content_md5_instead(request: Any, **_: Any) -> None:
+    """DeleteObjects with a Content-MD5 header and no flexible checksum (Lakekeeper's legacy-md5-behavior), for
+    S3-compatible stores that predate CRC checksums and refuse a DeleteObjects without Content-MD5."""
+    for header in [h for h in request.headers if h.lower().startswith(("x-amz-checksum-", "x-amz-sdk-checksum"))]:
+        del request.headers[header]
+    body = request.body if isinstance(request.body, bytes) else (request.body or b"")
+    request.headers["Content-MD5"] = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
+
+
+def sse_arguments(profile: S3StorageProfile) -> dict[str, str]:
+    """What a PutObject adds to encrypt with the warehouse's KMS key (Lakekeeper's aws-kms-key-arn), if it has one."""
+    return {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": profile.aws_kms_key_arn} if profile.aws_kms_key_arn \
+        else {}
 
 
 def error_code(e: Exception) -> str:
@@ -51,7 +72,7 @@ class S3Storage:
     def write_new(self, location: str, data: bytes) -> None:
         bucket, key = self._object(location)
         try:
-            self.client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+            self.client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*", **sse_arguments(self.profile))
         except ClientError as e:
             if error_code(e) in ("PreconditionFailed", "ConditionalRequestConflict"):
                 raise FileExistsError(location) from None
@@ -110,4 +131,4 @@ class S3Storage:
         return len(keys)
 
 
-__all__ = ["S3Storage", "s3_client", "error_code", "BotoCoreError", "ClientError"]
+__all__ = ["S3Storage", "s3_client", "sse_arguments", "error_code", "BotoCoreError", "ClientError"]

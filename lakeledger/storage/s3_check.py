@@ -10,7 +10,7 @@ from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.s3_policy import table_policy
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
 from lakeledger.domain.storage_profile import S3StorageProfile
-from lakeledger.storage.s3 import error_code, s3_client
+from lakeledger.storage.s3 import error_code, s3_client, sse_arguments
 from lakeledger.storage.s3_sts import assume_role, role_arn
 
 _WRONG_KEY = {"InvalidAccessKeyId": "the access key id is not known to the storage",
@@ -40,13 +40,15 @@ def _explain(profile: S3StorageProfile, step: str, e: Exception) -> BadRequest:
 def prove_access(profile: S3StorageProfile, credential: S3AccessKeyCredential) -> None:
     # every table lies below the key prefix: one that no policy can name exactly is refused whether or not STS is
     # on now (it may be turned on later)
-    probe_policy = table_policy(profile.bucket, profile.key_prefix or "lakeledger-probe", False, profile.flavor)
+    probe_policy = table_policy(profile.bucket, profile.key_prefix or "lakeledger-probe", False, profile.flavor,
+                                profile.aws_kms_key_arn)
     client = s3_client(profile, credential, timeouts=_TIMEOUTS, attempts=1)
     prefix = f"{profile.key_prefix}/" if profile.key_prefix else ""
     key = f"{prefix}.lakeledger-probe-{uuid4().hex}"
     body = b"lakeledger storage validation"
     steps = [
-        ("write a probe object", lambda: client.put_object(Bucket=profile.bucket, Key=key, Body=body)),
+        ("write a probe object", lambda: client.put_object(Bucket=profile.bucket, Key=key, Body=body,
+                                                                      **sse_arguments(profile))),
         (
             "read the probe object",
             lambda: _same(client.get_object(Bucket=profile.bucket, Key=key)["Body"].read(), body),

@@ -54,8 +54,11 @@ def assume_role(profile: S3StorageProfile, credential: S3AccessKeyCredential, po
         aws_access_key_id=credential.aws_access_key_id, aws_secret_access_key=credential.aws_secret_access_key,
         config=Config(connect_timeout=timeouts[0], read_timeout=timeouts[1],
                       retries={"max_attempts": attempts, "mode": "standard"}))
+    # the profile's session tags (Lakekeeper's sts-session-tags), for role trust and attribute-based policies
+    tags = [{"Key": key, "Value": value} for key, value in profile.session_tags().items()]
     answer = client.assume_role(RoleArn=role_arn(profile), RoleSessionName="lakeledger", Policy=policy,
-                                DurationSeconds=profile.sts_token_validity_seconds)["Credentials"]
+                                DurationSeconds=profile.sts_token_validity_seconds,
+                                **({"Tags": tags} if tags else {}))["Credentials"]
     return SessionCredentials(answer["AccessKeyId"], answer["SecretAccessKey"], answer["SessionToken"],
                               int(answer["Expiration"].timestamp() * 1000))
 
@@ -89,7 +92,8 @@ class S3CredentialVendor:
         if found is not None:
             return found
         bucket, key_prefix = split_s3_location(normalize_location(location))
-        fresh = assume_role(profile, credential, table_policy(bucket, key_prefix, write, profile.flavor))
+        fresh = assume_role(profile, credential, table_policy(bucket, key_prefix, write, profile.flavor,
+                                                                   profile.aws_kms_key_arn))
         with self._lock:
             self._cache[(secret_key, profile, normalize_location(location), write)] = fresh
             if len(self._cache) > 100_000:  # forget the expired ones rather than grow without bound

@@ -2,7 +2,9 @@
 // with a catalog (OAuth2 client credentials, RFC 9068 JWT access tokens for the catalog's audience).
 //
 //   node tests/oidc/provider.mjs   with OIDC_MODULES=<folder holding node_modules/oidc-provider> (make oidc-deps),
-//   OIDC_PORT, OIDC_AUDIENCE (default "lakeledger")
+//   OIDC_PORT, OIDC_AUDIENCE (default "lakeledger"); optionally OIDC_TOKEN_PATH (default /token: Lakekeeper's
+//   suite posts to Keycloak's /protocol/openid-connect/token) and OIDC_EXTRA_SCOPES (space-separated scopes engines
+//   may ask for besides "catalog lakeledger", e.g. Lakekeeper's "lakekeeper trino")
 //
 // The library is imported from OIDC_MODULES because it is installed into the gitignored .cache/, not beside this
 // script. Keys are made at start: every run of the provider is a different signer.
@@ -19,6 +21,8 @@ const { default: Provider } = await import(pathToFileURL(join(modules, 'node_mod
 
 const port = Number(process.env.OIDC_PORT);
 const audience = process.env.OIDC_AUDIENCE || 'lakeledger';
+const tokenPath = process.env.OIDC_TOKEN_PATH || '/token';
+const scopes = ['catalog lakeledger', process.env.OIDC_EXTRA_SCOPES || ''].join(' ').trim();
 const issuer = `http://127.0.0.1:${port}`;
 const CATALOG = 'urn:lakeledger:catalog';
 // A resource of another service on the same provider: its tokens are valid, signed by this provider, and not for us.
@@ -61,6 +65,7 @@ const provider = new Provider(issuer, {
   clientBasedCORS: (ctx, origin, c) => c.clientId === 'lakeledger-console' && /^http:\/\/127\.0\.0\.1:\d+$/.test(origin),
   clientDefaults: { token_endpoint_auth_method: 'client_secret_post' },
   jwks: { keys: [jwk] },
+  routes: { token: tokenPath },
   features: {
     // the console's people sign in on the library's own login and consent pages (any login name, any password)
     devInteractions: { enabled: true },
@@ -75,7 +80,7 @@ const provider = new Provider(issuer, {
           throw new Error(`unknown resource ${resource}`);
         }
         return {
-          scope: 'catalog lakeledger',
+          scope: scopes,
           audience: resource === CATALOG ? audience : 'other-service',
           accessTokenFormat: 'jwt',
           accessTokenTTL: requester.clientId === 'brief' ? 2 : 3600,
@@ -92,7 +97,7 @@ provider.proxy = false;
 // authentication and refuses the request; Keycloak, Okta and Entra ID read client credentials from a Basic header
 // only and ignore a Bearer one. The token endpoint here does the same: a Bearer header there authenticates nothing.
 provider.use(async (ctx, next) => {
-  if (ctx.path === '/token' && /^bearer /i.test(ctx.headers.authorization || '')) {
+  if (ctx.path === tokenPath && /^bearer /i.test(ctx.headers.authorization || '')) {
     console.log('token request: ignoring its Bearer authorization header');
     delete ctx.headers.authorization;
   }

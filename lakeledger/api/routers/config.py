@@ -10,6 +10,8 @@ from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, WarehouseInactive
+from lakeledger.domain.storage_profile import catalog_defaults
+from lakeledger.domain.warehouse import parse_storage_profile
 from lakeledger.projections.catalog_queries import WarehouseRow
 
 router = APIRouter(tags=["Configuration API"], responses=errors(400, 403, 404))
@@ -68,8 +70,9 @@ async def get_config(container: ContainerDep, warehouse: str | None = Query(defa
     if when is not None:
         prefix = time_travel.past_prefix(row.id, await time_travel.resolve(container, row.id, when))
         endpoints = time_travel.READ_ENDPOINTS
+    defaults = catalog_defaults(parse_storage_profile(row.storage_profile), row.delete_profile.get("type") == "soft")
     return JSONResponse({
-        "defaults": {},
+        "defaults": defaults,
         # URL-encoded, as clients expect it; paths accept it and the unit separator 0x1F
         "overrides": {"prefix": prefix, "namespace-separator": container.settings.namespace_separator},
         "endpoints": endpoints,
@@ -85,4 +88,11 @@ async def _warehouse(container: Container, x_project_id: str | None, ref: str) -
         row = None
     if row is not None:
         return row
+    project, slash, name = ref.partition("/")
+    if slash:
+        # <project-id>/<name>: Lakekeeper's way to name a warehouse of another project than the header's
+        try:
+            return await container.queries.warehouse_by_name(UUID(project), name)
+        except ValueError:
+            pass
     return await container.queries.warehouse_by_name(project_id_of(x_project_id, container), ref)
