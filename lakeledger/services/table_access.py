@@ -16,23 +16,17 @@ remote signing is asked for, which Azure does not have. File warehouses need not
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
-from lakeledger.domain.storage_credential import (
-    AzClientCredential,
-    AzSharedAccessKeyCredential,
-    GcsServiceAccountKeyCredential,
-    GcsSystemIdentityCredential,
-    S3AccessKeyCredential,
-    SecretRef,
-)
+from lakeledger.domain.storage_credential import SecretRef, StorageCredential
 from lakeledger.domain.storage_profile import AdlsStorageProfile, GcsStorageProfile, S3StorageProfile
 from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.storage import Storages
 from lakeledger.storage.adls_sas import AdlsSasVendor, SasToken
+from lakeledger.storage.credential_cache import Expiring
 from lakeledger.storage.gcs_sts import DownscopedToken, GcsTokenVendor
 from lakeledger.storage.s3_sts import S3CredentialVendor, SessionCredentials
 
@@ -67,6 +61,19 @@ def requested_modes(header: str | None) -> tuple[str, ...]:
         raise BadRequest(f"Unsupported access delegation {unknown[0]!r} in X-Iceberg-Access-Delegation: "
                          f"use {' or '.join(_MODES)}")
     return modes
+
+
+P = TypeVar("P", contravariant=True)
+C = TypeVar("C", bound=Expiring, covariant=True)
+
+
+class Vendor(Protocol[P, C]):
+    """A storage kind's vendor of short-lived credentials for one table (lakeledger/storage/*_sts.py, adls_sas.py)."""
+
+    def cached(self, secret_key: object, profile: P, location: str, write: bool) -> C | None: ...
+
+    def vend(self, secret_key: object, profile: P, credential: StorageCredential | None, location: str,
+             write: bool = True) -> C: ...
 
 
 class TableAccess:
@@ -123,54 +130,36 @@ class TableAccess:
                            "s3.signer.endpoint": f"signer/{token}/{SIGNER_ENDPOINT}",
                            **PYICEBERG_SIGNING_IO})
             return Access(config, [], "remote-signing")
-        secret = wh.secret()
-        if cached_only:
-            session = self.vendor.cached(_secret_key(secret), profile, location, write)
-            if session is None:
-                return None
-        else:
-            credential = self.storages.credential(wh)
-            assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind
-            session = self.vendor.vend(_secret_key(secret), profile, credential, location, write)
-        vended = {**config, **_session_config(session)}
-        # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
-        variant = f"vended:{session.expires_at_ms}" if write else f"vended-read:{session.expires_at_ms}"
-        return Access(vended, [{"prefix": location, "config": vended}], variant)
+        return self._vended(wh, self.vendor, profile, location, cached_only, write, config, _session_config)
 
     def _adls_access(self, wh: WarehouseSettings, profile: AdlsStorageProfile, location: str,
                      modes: tuple[str, ...], cached_only: bool, write: bool) -> Access | None:
         config = _adls_client_config(profile)
         if not profile.sas_enabled or (modes and VENDED_CREDENTIALS not in modes):
             return Access(config, [], "")
-        secret = wh.secret()
-        if cached_only:
-            sas = self.sas_vendor.cached(_secret_key(secret), profile, location, write)
-            if sas is None:
-                return None
-        else:
-            credential = self.storages.credential(wh)
-            # an ADLS warehouse always has an az credential (parse_storage_credential)
-            assert isinstance(credential, (AzSharedAccessKeyCredential, AzClientCredential))
-            sas = self.sas_vendor.vend(_secret_key(secret), profile, credential, location, write)
-        vended = {**config, **_sas_config(profile, sas)}
-        variant = f"vended:{sas.expires_at_ms}" if write else f"vended-read:{sas.expires_at_ms}"
-        return Access(vended, [{"prefix": location, "config": vended}], variant)
+        return self._vended(wh, self.sas_vendor, profile, location, cached_only, write, config,
+                            lambda sas: _sas_config(profile, sas))
 
     def _gcs_access(self, wh: WarehouseSettings, profile: GcsStorageProfile, location: str, modes: tuple[str, ...],
                     cached_only: bool, write: bool) -> Access | None:
         config = _gcs_client_config(profile)
         if not (profile.sts_enabled and (VENDED_CREDENTIALS in modes or not modes)):
             return Access(config)
+        return self._vended(wh, self.gcs_vendor, profile, location, cached_only, write, config, _token_config)
+
+    def _vended(self, wh: WarehouseSettings, vendor: Vendor[P, C], profile: P, location: str, cached_only: bool,
+                write: bool, config: dict[str, str], credential_config: Callable[[C], dict[str, str]]) -> Access | None:
+        """Credentials for the table's location from the storage kind's vendor, cached or made now (None: not
+        cached and ``cached_only``), under the keys its engines read them from."""
         secret_key = _secret_key(wh.secret())
-        token = self.gcs_vendor.cached(secret_key, profile, location, write)
-        if token is None:
+        credential = vendor.cached(secret_key, profile, location, write)
+        if credential is None:
             if cached_only:
                 return None
-            credential = self.storages.credential(wh)
-            assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
-            token = self.gcs_vendor.vend(secret_key, profile, credential, location, write)
-        vended = {**config, **_token_config(token)}
-        variant = f"vended:{token.expires_at_ms}" if write else f"vended-read:{token.expires_at_ms}"
+            credential = vendor.vend(secret_key, profile, self.storages.credential(wh), location, write)
+        vended = {**config, **credential_config(credential)}
+        # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
+        variant = f"vended:{credential.expires_at_ms}" if write else f"vended-read:{credential.expires_at_ms}"
         return Access(vended, [{"prefix": location, "config": vended}], variant)
 
     def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str,

@@ -6,15 +6,20 @@ A shared-key warehouse signs them with its account key; a client-credentials war
 obtained from Entra ID. Tokens are cached per table location until a margin before they expire, as S3 session
 credentials are (lakeledger/storage/s3_sts.py): a load answered from the cache keeps its ETag."""
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from lakeledger.domain.storage_credential import AzCredential, AzSharedAccessKeyCredential
+from lakeledger.domain.storage_credential import (
+    AzClientCredential,
+    AzCredential,
+    AzSharedAccessKeyCredential,
+    StorageCredential,
+)
 from lakeledger.domain.storage_profile import AdlsStorageProfile, normalize_location
+from lakeledger.storage.credential_cache import CredentialCache
 
 READ_PERMISSIONS = "rl"
 WRITE_PERMISSIONS = "racwdl"
@@ -53,35 +58,18 @@ def directory_sas(profile: AdlsStorageProfile, credential: AzCredential,
 class AdlsSasVendor:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
-        self._cache: dict[tuple, SasToken] = {}
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _margin_ms(profile: AdlsStorageProfile) -> int:
-        """As for S3 session credentials: a quarter of the validity, at least five minutes, at most half of it."""
-        validity = profile.sas_validity_seconds()
-        return int(min(max(300, validity / 4), validity / 2) * 1000)
+        self._cache: CredentialCache[AdlsStorageProfile, SasToken] = CredentialCache(
+            lambda profile, _: profile.sas_validity_seconds() * 1000, clock)
 
     def cached(self, secret_key: object, profile: AdlsStorageProfile, location: str, write: bool) -> SasToken | None:
-        key = (secret_key, profile, normalize_location(location), write)
-        with self._lock:
-            found = self._cache.get(key)
-        if found is not None and found.expires_at_ms - self._margin_ms(profile) > self._clock() * 1000:
-            return found
-        return None
+        return self._cache.get(secret_key, profile, location, write)
 
-    def vend(self, secret_key: object, profile: AdlsStorageProfile,
-             credential: AzCredential, location: str,
-             write: bool = True) -> SasToken:
-        found = self.cached(secret_key, profile, location, write)
+    def vend(self, secret_key: object, profile: AdlsStorageProfile, credential: StorageCredential | None,
+             location: str, write: bool = True) -> SasToken:
+        found = self._cache.get(secret_key, profile, location, write)
         if found is not None:
             return found
-        fresh = directory_sas(profile, credential, location, write,
-                              now=datetime.fromtimestamp(self._clock(), UTC))
-        with self._lock:
-            self._cache[(secret_key, profile, normalize_location(location), write)] = fresh
-            if len(self._cache) > 100_000:  # forget the expired ones rather than grow without bound
-                now_ms = self._clock() * 1000
-                for k in [k for k, v in self._cache.items() if v.expires_at_ms <= now_ms]:
-                    del self._cache[k]
-        return fresh
+        # an ADLS warehouse always has an az credential (parse_storage_credential)
+        assert isinstance(credential, (AzSharedAccessKeyCredential, AzClientCredential))
+        fresh = directory_sas(profile, credential, location, write, now=datetime.fromtimestamp(self._clock(), UTC))
+        return self._cache.put(secret_key, profile, location, write, fresh)

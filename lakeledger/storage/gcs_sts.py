@@ -7,7 +7,6 @@ Tokens are cached per table location until shortly before they expire, as S3 ses
 
 import datetime
 import functools
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,8 +14,13 @@ from typing import Any
 
 from lakeledger.domain.errors import BadRequest, StorageUnavailable
 from lakeledger.domain.gcs_boundary import bucket_resource, table_condition, table_roles
-from lakeledger.domain.storage_credential import GcsServiceAccountKeyCredential, GcsSystemIdentityCredential
+from lakeledger.domain.storage_credential import (
+    GcsServiceAccountKeyCredential,
+    GcsSystemIdentityCredential,
+    StorageCredential,
+)
 from lakeledger.domain.storage_profile import GcsStorageProfile, normalize_location, split_gcs_location
+from lakeledger.storage.credential_cache import CredentialCache
 
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 GcsCredential = GcsServiceAccountKeyCredential | GcsSystemIdentityCredential
@@ -100,26 +104,20 @@ def google_auth_errors() -> tuple[type[Exception], ...]:
 
 class GcsTokenVendor:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
-        self._cache: dict[tuple, DownscopedToken] = {}
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _fresh_enough(token: DownscopedToken, now_ms: float) -> bool:
-        """Handed out until a quarter of its life (at least five minutes, at most half) is left."""
-        validity = token.expires_at_ms - token.obtained_at_ms
-        return token.expires_at_ms - min(max(300_000, validity / 4), validity / 2) > now_ms
+        # a token's validity is what the exchange answered, not a setting
+        self._cache: CredentialCache[GcsStorageProfile, DownscopedToken] = CredentialCache(
+            lambda _, token: token.expires_at_ms - token.obtained_at_ms, clock)
 
     def cached(self, secret_key: object, profile: GcsStorageProfile, location: str,
                write: bool) -> DownscopedToken | None:
-        found = self._cache.get((secret_key, profile, normalize_location(location), write))
-        return found if found is not None and self._fresh_enough(found, self._clock() * 1000) else None
+        return self._cache.get(secret_key, profile, location, write)
 
-    def vend(self, secret_key: object, profile: GcsStorageProfile, credential: GcsCredential, location: str,
-             write: bool = True) -> DownscopedToken:
-        found = self.cached(secret_key, profile, location, write)
+    def vend(self, secret_key: object, profile: GcsStorageProfile, credential: StorageCredential | None,
+             location: str, write: bool = True) -> DownscopedToken:
+        found = self._cache.get(secret_key, profile, location, write)
         if found is not None:
             return found
+        assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)
         bucket, key_prefix = split_gcs_location(normalize_location(location))
         if bucket != profile.bucket or not key_prefix:
             raise BadRequest(f"{location} is not a table location in bucket {profile.bucket}")
@@ -127,13 +125,7 @@ class GcsTokenVendor:
             fresh = downscope(profile, credential, key_prefix, write)
         except google_auth_errors() as e:
             raise StorageUnavailable(f"GCS credentials could not be vended ({explain('downscope', e)})") from None
-        with self._lock:
-            self._cache[(secret_key, profile, normalize_location(location), write)] = fresh
-            if len(self._cache) > 100_000:  # forget the expired ones rather than grow without bound
-                now_ms = self._clock() * 1000
-                for k in [k for k, v in self._cache.items() if v.expires_at_ms <= now_ms]:
-                    del self._cache[k]
-        return fresh
+        return self._cache.put(secret_key, profile, location, write, fresh)
 
 
 def project_of(credential: GcsCredential) -> str | None:

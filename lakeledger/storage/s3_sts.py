@@ -4,14 +4,15 @@ own location, so an engine holding them can touch nothing else in the bucket, wh
 Credentials are cached per table location until shortly before they expire: a busy table costs one STS call
 per cache period, not one per load. A client is never handed credentials about to expire."""
 
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.s3_policy import table_policy
-from lakeledger.domain.storage_credential import S3AccessKeyCredential
+from lakeledger.domain.storage_credential import S3AccessKeyCredential, StorageCredential
 from lakeledger.domain.storage_profile import S3StorageProfile, normalize_location, split_s3_location
+from lakeledger.storage.credential_cache import CredentialCache
 
 # AWS requires a role to assume; S3-compatible stores (MinIO) ignore it, but the API still wants one spelt out.
 _PLACEHOLDER_ROLE = "arn:aws:iam::000000000000:role/lakeledger"
@@ -64,40 +65,22 @@ def assume_role(profile: S3StorageProfile, credential: S3AccessKeyCredential, po
 
 
 class S3CredentialVendor:
-    def __init__(self, clock=time.time):
-        self._clock = clock
-        self._cache: dict[tuple, SessionCredentials] = {}
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _margin_ms(profile: S3StorageProfile) -> int:
-        """How long before expiry a cached credential stops being handed out: a quarter of its validity, at
-        least five minutes, at most half of it (what a client is left with is always a useful span)."""
-        validity = profile.sts_token_validity_seconds
-        return int(min(max(300, validity / 4), validity / 2) * 1000)
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._cache: CredentialCache[S3StorageProfile, SessionCredentials] = CredentialCache(
+            lambda profile, _: profile.sts_token_validity_seconds * 1000, clock)
 
     def cached(self, secret_key: object, profile: S3StorageProfile, location: str,
                write: bool) -> SessionCredentials | None:
         """The cached credentials for the table at ``location``, if they are still fresh enough to hand out."""
-        key = (secret_key, profile, normalize_location(location), write)
-        with self._lock:
-            found = self._cache.get(key)
-        if found is not None and found.expires_at_ms - self._margin_ms(profile) > self._clock() * 1000:
-            return found
-        return None
+        return self._cache.get(secret_key, profile, location, write)
 
-    def vend(self, secret_key: object, profile: S3StorageProfile, credential: S3AccessKeyCredential,
+    def vend(self, secret_key: object, profile: S3StorageProfile, credential: StorageCredential | None,
              location: str, write: bool = True) -> SessionCredentials:
-        found = self.cached(secret_key, profile, location, write)
+        found = self._cache.get(secret_key, profile, location, write)
         if found is not None:
             return found
+        assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind (parse_storage_credential)
         bucket, key_prefix = split_s3_location(normalize_location(location))
         fresh = assume_role(profile, credential, table_policy(bucket, key_prefix, write, profile.flavor,
                                                                    profile.aws_kms_key_arn))
-        with self._lock:
-            self._cache[(secret_key, profile, normalize_location(location), write)] = fresh
-            if len(self._cache) > 100_000:  # forget the expired ones rather than grow without bound
-                now_ms = self._clock() * 1000
-                for k in [k for k, v in self._cache.items() if v.expires_at_ms <= now_ms]:
-                    del self._cache[k]
-        return fresh
+        return self._cache.put(secret_key, profile, location, write, fresh)

@@ -13,7 +13,7 @@ def _vendor_at(now: list[float]) -> S3CredentialVendor:
 
 def _seed(vendor: S3CredentialVendor, profile: S3StorageProfile, expires_at_s: float) -> SessionCredentials:
     credentials = SessionCredentials("AK", "SK", "TOKEN", int(expires_at_s * 1000))
-    vendor._cache[("secret", profile, LOCATION, True)] = credentials  # as vend() leaves it after an STS call
+    vendor._cache.put("secret", profile, LOCATION, True, credentials)  # as vend() leaves it after an STS call
     return credentials
 
 

@@ -94,7 +94,7 @@ def test_tokens_are_reused_until_a_quarter_of_their_life_is_left():
     now = [1_000_000.0]
     vendor = GcsTokenVendor(clock=lambda: now[0])
     token = DownscopedToken("t", int((now[0] + 3600) * 1000), int(now[0] * 1000), "p")
-    vendor._cache[("secret", profile, "gs://bucket/ns/t", True)] = token
+    vendor._cache.put("secret", profile, "gs://bucket/ns/t", True, token)
     assert vendor.cached("secret", profile, "gs://bucket/ns/t/", True) is token
     assert vendor.cached("secret", profile, "gs://bucket/ns/t", False) is None  # read-only is another token
     now[0] += 2699
