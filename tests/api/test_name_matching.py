@@ -1,0 +1,196 @@
+"""Names matched by the warehouse's rule (docs/names.md): in a new warehouse (case-insensitive, Lakekeeper's rule)
+namespaces, tables and views are found in any case, two names that differ only in case cannot both exist, and the
+first spelling is kept; a warehouse created with ``name-matching: exact`` (what every warehouse created before the
+setting is) matches names exactly, as before."""
+
+import threading
+import uuid
+
+import httpx
+import pytest
+from support import SCHEMA, VIEW_VERSION
+
+
+def _ok(r, status: int = 200):
+    assert r.status_code == status, (r.request.method, r.request.url, r.status_code, r.text)
+    return r
+
+
+def _view(name: str) -> dict:
+    return {"name": name, "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}
+
+
+def _set(key: str, value: str) -> dict:
+    return {"requirements": [], "updates": [{"action": "set-properties", "updates": {key: value}}]}
+
+
+@pytest.fixture
+def exact_warehouse(client, tmp_path):
+    name = f"wh-{uuid.uuid4().hex[:12]}"
+    r = _ok(client.post("/management/v1/warehouse", json={
+        "warehouse-name": name, "storage-profile": {"type": "file", "location": f"file://{tmp_path}/exact"},
+        "name-matching": "exact"}), 201)
+    assert r.json()["name-matching"] == "exact"
+    return {"id": r.json()["warehouse-id"], "prefix": f"/catalog/v1/{r.json()['warehouse-id']}"}
+
+
+def test_a_new_warehouse_matches_names_case_insensitively(client, warehouse):
+    r = _ok(client.get(f"/management/v1/warehouse/{warehouse['id']}"))
+    assert r.json()["name-matching"] == "case-insensitive"
+
+
+def test_namespaces_are_found_in_any_case_and_keep_their_first_spelling(client, warehouse):
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"], "properties": {"k": "v"}}))
+    for spelling in ("sales", "SALES", "sAlEs"):
+        body = _ok(client.get(f"{p}/namespaces/{spelling}")).json()
+        assert body["namespace"] == ["Sales"] and body["properties"]["k"] == "v"
+        _ok(client.head(f"{p}/namespaces/{spelling}"), 204)
+    r = _ok(client.post(f"{p}/namespaces", json={"namespace": ["SALES"]}), 409)
+    assert r.json()["error"]["type"] == "AlreadyExistsException"
+    # a child made through another spelling of its parent sits under the parent as spelt
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["sales", "Eu"]}))
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["SALES", "eu"]}), 409)
+    assert _ok(client.get(f"{p}/namespaces/sales%1FEU")).json()["namespace"] == ["Sales", "Eu"]
+    assert _ok(client.get(f"{p}/namespaces", params={"parent": "SALES"})).json()["namespaces"] == [["Sales", "Eu"]]
+    assert _ok(client.get(f"{p}/namespaces")).json()["namespaces"] == [["Sales"]]
+    _ok(client.post(f"{p}/namespaces/sALES%1Feu/properties", json={"updates": {"x": "1"}}))
+    assert _ok(client.get(f"{p}/namespaces/Sales%1FEu")).json()["properties"]["x"] == "1"
+    _ok(client.delete(f"{p}/namespaces/SALES%1FEU"), 204)
+    _ok(client.get(f"{p}/namespaces/Sales%1FEu"), 404)
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales", "EU"]}))  # the name is free again
+    assert _ok(client.get(f"{p}/namespaces/sales%1Feu")).json()["namespace"] == ["Sales", "EU"]
+
+
+def test_tables_and_views_are_found_in_any_case(client, warehouse):
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"]}))
+    created = _ok(client.post(f"{p}/namespaces/sales/tables", json={"name": "Orders", "schema": SCHEMA})).json()
+    listed = _ok(client.get(f"{p}/namespaces/SALES/tables")).json()["identifiers"]
+    assert listed == [{"namespace": ["Sales"], "name": "Orders"}]
+    for ns, name in (("Sales", "Orders"), ("sales", "orders"), ("SALES", "ORDERS")):
+        table = f"{p}/namespaces/{ns}/tables/{name}"
+        loaded = _ok(client.get(table)).json()  # the fast path
+        assert loaded["metadata-location"] == created["metadata-location"]
+        assert _ok(client.get(table, params={"snapshots": "refs"})).json()["metadata"]["table-uuid"] == \
+            created["metadata"]["table-uuid"]  # the routed load
+        _ok(client.head(table), 204)
+    # no second table, view, or registration under another case of the name
+    for body in ({"name": "ORDERS", "schema": SCHEMA}, {"name": "orders", "schema": SCHEMA, "stage-create": True}):
+        assert _ok(client.post(f"{p}/namespaces/Sales/tables", json=body), 409).json()["error"]["type"] == \
+            "AlreadyExistsException"
+    _ok(client.post(f"{p}/namespaces/Sales/views", json=_view("oRDERS")), 409)
+
+    _ok(client.post(f"{p}/namespaces/SALES/views", json=_view("Daily")))
+    for name in ("daily", "DAILY"):
+        _ok(client.get(f"{p}/namespaces/sales/views/{name}"))
+        _ok(client.head(f"{p}/namespaces/sales/views/{name}"), 204)
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "DAILY", "schema": SCHEMA}), 409)
+    assert _ok(client.get(f"{p}/namespaces/sales/views")).json()["identifiers"] == [
+        {"namespace": ["Sales"], "name": "Daily"}]
+    _ok(client.delete(f"{p}/namespaces/SALES/views/DAILY"), 204)
+    _ok(client.get(f"{p}/namespaces/Sales/views/Daily"), 404)
+
+
+def test_commits_and_transactions_reach_a_table_through_any_case(client, warehouse):
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"]}))
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "Orders", "schema": SCHEMA}))
+    _ok(client.post(f"{p}/namespaces/sales/tables/ORDERS", json=_set("a", "1")))
+    _ok(client.post(f"{p}/transactions/commit", json={"table-changes": [
+        {"identifier": {"namespace": ["SALES"], "name": "orders"}, **_set("b", "2")}]}), 204)
+    props = _ok(client.get(f"{p}/namespaces/Sales/tables/Orders")).json()["metadata"]["properties"]
+    assert props["a"] == "1" and props["b"] == "2"
+    # one table named twice in one transaction, in two cases, is one table named twice
+    r = _ok(client.post(f"{p}/transactions/commit", json={"table-changes": [
+        {"identifier": {"namespace": ["Sales"], "name": "Orders"}, **_set("c", "3")},
+        {"identifier": {"namespace": ["sales"], "name": "orders"}, **_set("d", "4")}]}), 400)
+    assert "twice" in r.json()["error"]["message"]
+
+
+def test_a_rename_that_changes_only_the_case_keeps_the_name(client, warehouse):
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"]}))
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "orders", "schema": SCHEMA}))
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "Other", "schema": SCHEMA}))
+    rename = {"source": {"namespace": ["sales"], "name": "ORDERS"}, "destination": {"namespace": ["SALES"],
+                                                                                     "name": "Orders"}}
+    _ok(client.post(f"{p}/tables/rename", json=rename), 204)
+    names = [i["name"] for i in _ok(client.get(f"{p}/namespaces/Sales/tables")).json()["identifiers"]]
+    assert sorted(names) == ["Orders", "Other"]
+    _ok(client.get(f"{p}/namespaces/sales/tables/orders"))
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "ORDERS", "schema": SCHEMA}), 409)
+    # onto another table's name in another case: taken
+    taken = {"source": {"namespace": ["Sales"], "name": "Orders"}, "destination": {"namespace": ["Sales"],
+                                                                                  "name": "OTHER"}}
+    _ok(client.post(f"{p}/tables/rename", json=taken), 409)
+    # onto its own name as spelt: taken, as before
+    same = {"source": {"namespace": ["Sales"], "name": "Orders"}, "destination": {"namespace": ["Sales"],
+                                                                                 "name": "Orders"}}
+    _ok(client.post(f"{p}/tables/rename", json=same), 409)
+    # a rename elsewhere frees the old name in every case
+    _ok(client.post(f"{p}/tables/rename", json={"source": {"namespace": ["SALES"], "name": "ORDERS"},
+                                                 "destination": {"namespace": ["Sales"], "name": "Done"}}), 204)
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "ORDERS", "schema": SCHEMA}))
+
+
+def test_a_namespace_move_that_changes_only_the_case(client, warehouse):
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["sales"]}))
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["sales", "eu"]}))
+    _ok(client.post(f"{p}/namespaces/sales/tables", json={"name": "t", "schema": SCHEMA}))
+    uuid_ = _ok(client.get(f"{p}/namespaces/sales")).json()["namespace-uuid"]
+    moved = _ok(client.post(f"/management/v1/warehouse/{warehouse['id']}/namespace/{uuid_}/move",
+                            json={"destination": ["Sales"]}))
+    assert moved.json()["namespace"] == ["Sales"]
+    assert _ok(client.get(f"{p}/namespaces")).json()["namespaces"] == [["Sales"]]
+    assert _ok(client.get(f"{p}/namespaces", params={"parent": "sales"})).json()["namespaces"] == [["Sales", "eu"]]
+    assert _ok(client.get(f"{p}/namespaces/SALES/tables")).json()["identifiers"] == [
+        {"namespace": ["Sales"], "name": "t"}]
+    _ok(client.get(f"{p}/namespaces/SALES/tables/T"))
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["sales"]}), 409)
+
+
+def test_two_creates_in_different_cases_at_once_one_wins(server, warehouse):
+    p = warehouse["prefix"]
+    with httpx.Client(base_url=server.url, timeout=60) as c:
+        _ok(c.post(f"{p}/namespaces", json={"namespace": ["race"]}))
+    for round_ in range(5):
+        results: list[int] = []
+        start = threading.Barrier(2)
+
+        def create(name: str) -> None:
+            with httpx.Client(base_url=server.url, timeout=60) as c:
+                start.wait()
+                results.append(c.post(f"{p}/namespaces/race/tables", json={"name": name, "schema": SCHEMA}).status_code)
+
+        threads = [threading.Thread(target=create, args=(n,)) for n in (f"Round{round_}", f"ROUND{round_}")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results) == [200, 409]
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            listed = _ok(c.get(f"{p}/namespaces/race/tables")).json()["identifiers"]
+        assert len([i for i in listed if i["name"].lower() == f"round{round_}"]) == 1
+
+
+def test_an_exact_warehouse_keeps_matching_names_exactly(client, exact_warehouse):
+    p = exact_warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"]}))
+    _ok(client.get(f"{p}/namespaces/sales"), 404)
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["sales"]}))
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "t", "schema": SCHEMA}))
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "T", "schema": SCHEMA}))
+    _ok(client.get(f"{p}/namespaces/sales/tables/t"), 404)
+    _ok(client.get(f"{p}/namespaces/Sales/tables/t"))
+    _ok(client.get(f"{p}/namespaces/Sales/tables/T"))
+    _ok(client.post(f"{p}/namespaces/Sales/tables/t", json=_set("a", "1")))
+    assert "a" not in _ok(client.get(f"{p}/namespaces/Sales/tables/T")).json()["metadata"]["properties"]
+
+
+def test_the_setting_is_refused_unless_known(client, tmp_path):
+    r = _ok(client.post("/management/v1/warehouse", json={
+        "warehouse-name": f"wh-{uuid.uuid4().hex[:12]}", "name-matching": "sometimes",
+        "storage-profile": {"type": "file", "location": f"file://{tmp_path}/x"}}), 400)
+    assert "name-matching" in r.text
