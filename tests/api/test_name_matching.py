@@ -7,7 +7,10 @@ import threading
 import uuid
 
 import httpx
+import pyarrow as pa
 import pytest
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
 from support import SCHEMA, VIEW_VERSION
 
 
@@ -194,3 +197,20 @@ def test_the_setting_is_refused_unless_known(client, tmp_path):
         "warehouse-name": f"wh-{uuid.uuid4().hex[:12]}", "name-matching": "sometimes",
         "storage-profile": {"type": "file", "location": f"file://{tmp_path}/x"}}), 400)
     assert "name-matching" in r.text
+
+
+def test_pyiceberg_loads_writes_and_lists_a_table_by_another_case(server, warehouse):
+    catalog = RestCatalog("names", uri=f"{server.url}/catalog", warehouse=warehouse["name"])
+    catalog.create_namespace(("Reporting",))
+    schema = pa.schema([pa.field("id", pa.int64())])
+    catalog.create_table(("Reporting", "Monthly Revenue"), schema=schema)
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.create_table(("reporting", "MONTHLY REVENUE"), schema=schema)
+    with pytest.raises(NamespaceAlreadyExistsError):
+        catalog.create_namespace(("REPORTING",))
+    table = catalog.load_table(("reporting", "monthly revenue"))
+    table.append(pa.table({"id": [1, 2]}))
+    again = catalog.load_table(("REPORTING", "MONTHLY REVENUE"))
+    assert again.scan().to_arrow().column("id").to_pylist() == [1, 2]
+    assert catalog.list_tables(("REPORTING",)) == [("Reporting", "Monthly Revenue")]
+    assert "location" in catalog.load_namespace_properties(("reporting",))
