@@ -214,3 +214,47 @@ def test_pyiceberg_loads_writes_and_lists_a_table_by_another_case(server, wareho
     assert again.scan().to_arrow().column("id").to_pylist() == [1, 2]
     assert catalog.list_tables(("REPORTING",)) == [("Reporting", "Monthly Revenue")]
     assert "location" in catalog.load_namespace_properties(("reporting",))
+
+
+def test_a_rebuild_gives_the_same_keys(client, warehouse, exact_warehouse, db, pg_url, data_dir):
+    """The keys are derived from the log alone: a rebuild writes every read model as the projections did, keys
+    included, for both rules (the full comparison of every read model is tests/api/test_rebuild.py's)."""
+    from test_rebuild import _caught_up, _rebuild, _snapshot
+
+    for p in (warehouse["prefix"], exact_warehouse["prefix"]):
+        _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"]}))
+        _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales", "Eu"]}))
+        _ok(client.post(f"{p}/namespaces/Sales%1FEu/tables", json={"name": "Straße", "schema": SCHEMA}))
+        _ok(client.post(f"{p}/namespaces/Sales/views", json=_view("Daily")))
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/tables/rename", json={"source": {"namespace": ["sales", "eu"], "name": "STRASSE"},
+                                                 "destination": {"namespace": ["SALES"], "name": "STRASSE"}}), 204)
+    _caught_up(db)
+    keys = ("SELECT t.name, t.name_key, t.namespace, t.namespace_key, w.name_matching FROM ll_tabulars t"
+            " JOIN ll_warehouses w ON w.id = t.warehouse_id WHERE t.warehouse_id = ANY(%s) ORDER BY 5, 1")
+    ids = [uuid.UUID(warehouse["id"]), uuid.UUID(exact_warehouse["id"])]
+    before = db.execute(keys, (ids,)).fetchall()
+    assert ("STRASSE", "strasse", ["Sales"], ["sales"], "case-insensitive") in before
+    assert ("Straße", "Straße", ["Sales", "Eu"], ["Sales", "Eu"], "exact") in before
+    live = _snapshot(db)
+    _rebuild(pg_url, data_dir)
+    assert db.execute(keys, (ids,)).fetchall() == before
+    rebuilt = _snapshot(db)
+    assert {t: (len(live[t]), len(rebuilt[t])) for t in live if rebuilt[t] != live[t]} == {}
+
+
+def test_an_undrop_meets_a_name_taken_since_in_another_case(client, warehouse):
+    p, management = warehouse["prefix"], f"/management/v1/warehouse/{warehouse['id']}"
+    _ok(client.post(f"{management}/delete-profile", json={"delete-profile": {"type": "soft",
+                                                                             "expiration-seconds": 3600}}))
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"]}))
+    dropped = _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "Orders", "schema": SCHEMA}))
+    table_id = dropped.json()["metadata"]["table-uuid"]
+    _ok(client.delete(f"{p}/namespaces/sales/tables/ORDERS"), 204)
+    _ok(client.post(f"{p}/namespaces/SALES/tables", json={"name": "orders", "schema": SCHEMA}))
+    undrop = {"targets": [{"type": "table", "id": table_id}]}
+    r = _ok(client.post(f"{management}/deleted-tabulars/undrop", json=undrop), 409)
+    assert "taken" in r.json()["error"]["message"]
+    _ok(client.delete(f"{p}/namespaces/Sales/tables/orders"), 204)
+    _ok(client.post(f"{management}/deleted-tabulars/undrop", json=undrop), 204)
+    assert _ok(client.get(f"{p}/namespaces/sales/tables/orders")).json()["metadata"]["table-uuid"] == table_id
