@@ -3,6 +3,7 @@ namespaces, tables and views are found in any case, two names that differ only i
 first spelling is kept; a warehouse created with ``name-matching: exact`` (what every warehouse created before the
 setting is) matches names exactly, as before."""
 
+import json
 import threading
 import uuid
 
@@ -258,3 +259,26 @@ def test_an_undrop_meets_a_name_taken_since_in_another_case(client, warehouse):
     _ok(client.delete(f"{p}/namespaces/Sales/tables/orders"), 204)
     _ok(client.post(f"{management}/deleted-tabulars/undrop", json=undrop), 204)
     assert _ok(client.get(f"{p}/namespaces/sales/tables/orders")).json()["metadata"]["table-uuid"] == table_id
+
+
+def test_a_warehouse_stored_before_the_setting_matches_names_exactly(client, warehouse, db, pg_url, data_dir):
+    """Its Created event in the log as version 3 stored it (no setting): replayed, it is upcast to exact, and the
+    rebuilt read model matches its names exactly, as before the setting existed."""
+    from test_rebuild import _rebuild
+
+    wh_id, topic = uuid.UUID(warehouse["id"]), "lakeledger.domain.warehouse:Warehouse.Created"
+    [(state,)] = db.execute("SELECT state FROM lakeledger_events WHERE originator_id = %s AND topic = %s",
+                            (wh_id, topic)).fetchall()
+    stored = json.loads(bytes(state))
+    assert (stored["class_version"], stored["name_matching"]) == (4, "case-insensitive")
+    v3 = {**{k: v for k, v in stored.items() if k != "name_matching"}, "class_version": 3}
+    db.execute("UPDATE lakeledger_events SET state = %s WHERE originator_id = %s AND topic = %s",
+               (json.dumps(v3).encode(), wh_id, topic))
+    _rebuild(pg_url, data_dir)
+    assert _ok(client.get(f"/management/v1/warehouse/{wh_id}")).json()["name-matching"] == "exact"
+    p = warehouse["prefix"]
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["Sales"]}))
+    _ok(client.post(f"{p}/namespaces", json={"namespace": ["sales"]}))
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "Orders", "schema": SCHEMA}))
+    _ok(client.get(f"{p}/namespaces/Sales/tables/orders"), 404)
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "orders", "schema": SCHEMA}))
