@@ -179,6 +179,10 @@ class GetWarehouseResponse(_Management):
     delete_profile: DeleteProfile = Field(alias="delete-profile")
     drop_purge_default: Literal["purge", "keep"] = Field(
         alias="drop-purge-default", description="What a table drop without `purgeRequested` does with the files")
+    name_matching: Literal["case-insensitive", "exact"] = Field(
+        alias="name-matching", description="How the names of its namespaces, tables and views are matched, fixed at "
+        "its creation: `case-insensitive` (the default; Lakekeeper's rule) or `exact` (warehouses created before "
+        "the setting existed)")
     status: Literal["active", "inactive"]
     allowed_format_versions: list[int] = Field(alias="allowed-format-versions")
     protected: bool

@@ -21,13 +21,14 @@ from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchNamespace
 from lakeledger.domain.names import check_name, dotted
 from lakeledger.domain.provenance import Provenance
+from lakeledger.projections.catalog_queries import NamespaceRow
 
 
-async def namespace_id(container, warehouse_id: UUID, path: list[str]) -> UUID:
+async def namespace_row(container, warehouse_id: UUID, path: list[str]) -> NamespaceRow:
     row = await container.queries.namespace(warehouse_id, path)
     if row is None:
         raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
-    return row.id
+    return row
 
 
 async def listed(container, prefix: str, namespace: str, typ: str, paging: Page, az: Guard) -> JSONResponse:
@@ -35,7 +36,8 @@ async def listed(container, prefix: str, namespace: str, typ: str, paging: Page,
     name."""
     wh = await active_warehouse(container, prefix)
     path = parse_namespace(namespace)
-    container_id = await namespace_id(container, wh.id, path)
+    found = await namespace_row(container, wh.id, path)
+    container_id, path = found.id, found.path  # the namespace as spelt, whatever case the request used
     await az.require(f"can_list_{typ}s", authorization.namespace(container_id),
                      NoSuchNamespace(f"Namespace does not exist: {dotted(path)}"))
 

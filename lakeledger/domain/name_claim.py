@@ -43,9 +43,12 @@ class NameClaim(CatalogAggregate):
         self.holder_id: UUID | None = holder_id
 
     @classmethod
-    def first(cls, scope: str, container_id: UUID, name: str, holder_id: UUID, by: Provenance) -> "NameClaim":
-        return cls(id=claim_id(scope, container_id, name), scope=scope, container_id=container_id, name=name,
-                   holder_id=holder_id, actor=by.actor, request_id=by.request_id)
+    def first(cls, scope: str, container_id: UUID, name: str, holder_id: UUID, by: Provenance,
+              key: str | None = None) -> "NameClaim":
+        """``key``: what the claim's id derives from (lakeledger/domain/names.py ``name_key``), the name itself when
+        None; the claim records the name as spelt."""
+        return cls(id=claim_id(scope, container_id, name if key is None else key), scope=scope,
+                   container_id=container_id, name=name, holder_id=holder_id, actor=by.actor, request_id=by.request_id)
 
     @property
     def is_held(self) -> bool:

@@ -26,6 +26,14 @@ MAX_NAMESPACE_DEPTH = 16
 # how deep a new namespace may be by default: Lakekeeper's limit, so what one catalog accepts the other does too
 DEFAULT_NAMESPACE_DEPTH = 5
 
+# How the names inside a warehouse (of its namespaces, tables and views) are matched, fixed when it is created
+# (docs/names.md). Case-insensitive is Lakekeeper's rule: a name is found in any case, two names that differ only
+# in case cannot both exist, and the first spelling is kept. Exact is the rule of warehouses created before the
+# setting existed (their Warehouse.Created events are upcast to it), so their names mean what they always meant.
+CASE_INSENSITIVE = "case-insensitive"
+EXACT = "exact"
+NAME_MATCHINGS = (CASE_INSENSITIVE, EXACT)
+
 _LEDGER_NAMESPACE = UUID("6f1a4f8e-3c0b-5b7e-9a51-0c7e6f1b2d3a")
 
 
@@ -76,6 +84,21 @@ def check_new_namespace_depth(levels: tuple[str, ...], limit: int) -> None:
     refused with Lakekeeper's error type and message."""
     if len(levels) > limit:
         raise NamespaceDepthExceeded(f"Namespace exceeds maximum depth of {limit}")
+
+
+def name_key(name: str, matching: str) -> str:
+    """What two names must share to be one name under ``matching``: the name itself when exact; else its case
+    folded (``str.casefold``, Unicode's full case folding: "Straße" and "STRASSE" are one name) between two NFC
+    normalisations, so that a name and its decomposed spelling fold alike too. Pure: the name claims, the read
+    models and every lookup derive keys with this one function."""
+    if matching == EXACT:
+        return name
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
+def path_key(levels: tuple[str, ...] | list[str], matching: str) -> list[str]:
+    """``name_key`` of each level of a namespace path."""
+    return [name_key(level, matching) for level in levels]
 
 
 def claim_id(scope: str, container_id: UUID, name: str) -> UUID:

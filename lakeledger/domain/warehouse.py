@@ -8,7 +8,7 @@ from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
 from lakeledger.domain.json_types import JsonObject
-from lakeledger.domain.names import check_composed_name
+from lakeledger.domain.names import CASE_INSENSITIVE, EXACT, NAME_MATCHINGS, check_composed_name
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_credential import SecretRef
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
@@ -48,6 +48,15 @@ def parse_delete_profile(raw: Any, required: bool = False) -> DeleteProfile:
         raise BadRequest(f"Invalid delete-profile: {_first_error(e)}") from None
 
 
+def parse_name_matching(raw: Any) -> str:
+    """A new warehouse's ``name-matching``: case-insensitive (Lakekeeper's rule) unless asked for."""
+    if raw is None:
+        return CASE_INSENSITIVE
+    if not isinstance(raw, str) or raw not in NAME_MATCHINGS:
+        raise BadRequest(f"name-matching must be \"case-insensitive\" or \"exact\", not {raw!r}")
+    return raw
+
+
 def parse_drop_purge_default(raw: Any, required: bool = False) -> str:
     if raw is None and not required:
         return PURGE
@@ -67,9 +76,11 @@ class Warehouse(CatalogAggregate):
 
     class Created(CatalogAggregate.Created):
         """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did.
-        Version 3 added ``storage_secret``, the reference to the storage credential (file warehouses have none)."""
+        Version 3 added ``storage_secret``, the reference to the storage credential (file warehouses have none).
+        Version 4 added ``name_matching`` (lakeledger/domain/names.py); the names in warehouses created before it
+        keep matching exactly, as they always did."""
 
-        class_version = 3
+        class_version = 4
 
         project_id: UUID
         name: str
@@ -77,6 +88,7 @@ class Warehouse(CatalogAggregate):
         delete_profile: JsonObject
         drop_purge_default: str
         storage_secret: JsonObject | None
+        name_matching: str
 
         @staticmethod
         def upcast_v1_v2(state: JsonObject) -> None:
@@ -85,6 +97,10 @@ class Warehouse(CatalogAggregate):
         @staticmethod
         def upcast_v2_v3(state: JsonObject) -> None:
             state["storage_secret"] = None
+
+        @staticmethod
+        def upcast_v3_v4(state: JsonObject) -> None:
+            state["name_matching"] = EXACT
 
     class Renamed(CatalogAggregate.Event):
         old_name: str
@@ -119,7 +135,9 @@ class Warehouse(CatalogAggregate):
 
     @event(Created)
     def __init__(self, id: UUID, project_id: UUID, name: str, storage_profile: JsonObject, delete_profile: JsonObject,
-                 drop_purge_default: str, storage_secret: JsonObject | None, actor: str, request_id: str):
+                 drop_purge_default: str, storage_secret: JsonObject | None, name_matching: str, actor: str,
+                 request_id: str):
+        self.name_matching = name_matching
         self.project_id = project_id
         self.storage_secret = storage_secret
         self.name = name
@@ -133,12 +151,13 @@ class Warehouse(CatalogAggregate):
     @classmethod
     def create(cls, id: UUID, project_id: UUID, name: str, storage_profile: StorageProfile,
                delete_profile: DeleteProfile, by: Provenance, drop_purge_default: str = PURGE,
-               storage_secret: SecretRef | None = None) -> "Warehouse":
+               storage_secret: SecretRef | None = None, name_matching: str = CASE_INSENSITIVE) -> "Warehouse":
         return cls(id=id, project_id=project_id, name=check_composed_name(name, "Warehouse"),
                    storage_profile=dump_storage_profile(storage_profile),
                    delete_profile=check_expiration(delete_profile).model_dump(by_alias=True),
                    drop_purge_default=parse_drop_purge_default(drop_purge_default, required=True),
                    storage_secret=storage_secret.as_event() if storage_secret else None,
+                   name_matching=parse_name_matching(name_matching),
                    actor=by.actor, request_id=by.request_id)
 
     def profile(self) -> StorageProfile:

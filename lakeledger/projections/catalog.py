@@ -10,6 +10,7 @@ from typing import Any
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
+from lakeledger.domain.names import CASE_INSENSITIVE, name_key, path_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
 from lakeledger.domain.server import Server
@@ -53,9 +54,10 @@ class CatalogProjection:
     def _(self, e: Warehouse.Created, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_warehouses (id, project_id, name, storage_profile, delete_profile, drop_purge_default,"
-            " storage_secret, status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, 'active', %s)",
+            " storage_secret, name_matching, status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'active', %s)",
             (e.originator_id, e.project_id, e.name, Jsonb(e.storage_profile), Jsonb(e.delete_profile),
-             e.drop_purge_default, Jsonb(e.storage_secret) if e.storage_secret else None, e.timestamp))
+             e.drop_purge_default, Jsonb(e.storage_secret) if e.storage_secret else None, e.name_matching,
+             e.timestamp))
 
     @apply.register
     def _(self, e: Warehouse.StorageChanged, cur: Cursor) -> None:
@@ -105,9 +107,11 @@ class CatalogProjection:
     @apply.register
     def _(self, e: Namespace.Created, cur: Cursor) -> None:
         cur.execute(
-            "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, properties, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s)",
-            (e.originator_id, e.warehouse_id, e.parent_id, list(e.path), Jsonb(e.properties), e.timestamp))
+            "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, path_key, properties, created_at)"
+            f" VALUES (%(id)s, %(w)s, %(parent)s, %(path)s, {_key('%(w)s', '%(path)s::text[]', '%(folded)s::text[]')},"
+            " %(properties)s, %(at)s)",
+            {"id": e.originator_id, "w": e.warehouse_id, "parent": e.parent_id, "path": list(e.path),
+             "folded": path_key(e.path, CASE_INSENSITIVE), "properties": Jsonb(e.properties), "at": e.timestamp})
 
     @apply.register
     def _(self, e: Namespace.PropertiesUpdated, cur: Cursor) -> None:
@@ -119,9 +123,10 @@ class CatalogProjection:
     def _(self, e: Namespace.Dropped, cur: Cursor) -> None:
         if e.expires_at is not None:
             cur.execute(
-                "INSERT INTO ll_dropped_namespaces (id, warehouse_id, parent_id, path, properties, protected,"
-                " created_at, updated_at, dropped_at, expires_at, dropped_with)"
-                " SELECT id, warehouse_id, parent_id, path, properties, protected, created_at, updated_at, %s, %s, %s"
+                "INSERT INTO ll_dropped_namespaces (id, warehouse_id, parent_id, path, path_key, properties,"
+                " protected, created_at, updated_at, dropped_at, expires_at, dropped_with)"
+                " SELECT id, warehouse_id, parent_id, path, path_key, properties, protected, created_at, updated_at,"
+                " %s, %s, %s"
                 " FROM ll_namespaces WHERE id = %s",
                 (e.timestamp, e.expires_at, e.with_namespace, e.originator_id))
         cur.execute("DELETE FROM ll_namespaces WHERE id = %s", (e.originator_id,))
@@ -129,8 +134,9 @@ class CatalogProjection:
     @apply.register
     def _(self, e: Namespace.Undropped, cur: Cursor) -> None:
         cur.execute(
-            "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, properties, protected, created_at,"
-            " updated_at) SELECT id, warehouse_id, parent_id, path, properties, protected, created_at, %s"
+            "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, path_key, properties, protected,"
+            " created_at, updated_at) SELECT id, warehouse_id, parent_id, path, path_key, properties, protected,"
+            " created_at, %s"
             " FROM ll_dropped_namespaces WHERE id = %s", (e.timestamp, e.originator_id))
         cur.execute("DELETE FROM ll_dropped_namespaces WHERE id = %s", (e.originator_id,))
 
@@ -146,14 +152,21 @@ class CatalogProjection:
     @apply.register
     def _(self, e: Namespace.Moved, cur: Cursor) -> None:
         # a namespace below the one moved may be soft-dropped: its row waits in ll_dropped_namespaces
-        cur.execute("UPDATE ll_namespaces SET parent_id = %s, path = %s, updated_at = %s WHERE id = %s",
-                    (e.to_parent_id, list(e.to_path), e.timestamp, e.originator_id))
-        cur.execute("UPDATE ll_dropped_namespaces SET parent_id = %s, path = %s WHERE id = %s",
-                    (e.to_parent_id, list(e.to_path), e.originator_id))
+        params = {"parent": e.to_parent_id, "path": list(e.to_path), "folded": path_key(e.to_path, CASE_INSENSITIVE),
+                  "at": e.timestamp, "id": e.originator_id}
+        cur.execute("UPDATE ll_namespaces SET parent_id = %(parent)s, path = %(path)s, path_key ="
+                    f" {_key('ll_namespaces.warehouse_id', '%(path)s::text[]', '%(folded)s::text[]')},"
+                    " updated_at = %(at)s WHERE id = %(id)s", params)
+        cur.execute("UPDATE ll_dropped_namespaces SET parent_id = %(parent)s, path = %(path)s, path_key ="
+                    f" {_key('ll_dropped_namespaces.warehouse_id', '%(path)s::text[]', '%(folded)s::text[]')}"
+                    " WHERE id = %(id)s", params)
 
     @apply.register
     def _(self, e: Tabular.Moved, cur: Cursor) -> None:
-        cur.execute("UPDATE ll_tabulars SET namespace = %s WHERE id = %s", (list(e.to_namespace), e.originator_id))
+        cur.execute(f"UPDATE ll_tabulars SET namespace = %(ns)s, namespace_key ="
+                    f" {_key('ll_tabulars.warehouse_id', '%(ns)s::text[]', '%(folded)s::text[]')} WHERE id = %(id)s",
+                    {"ns": list(e.to_namespace), "folded": path_key(e.to_namespace, CASE_INSENSITIVE),
+                     "id": e.originator_id})
 
     @apply.register
     def _(self, e: Table.Created, cur: Cursor) -> None:
@@ -169,15 +182,21 @@ class CatalogProjection:
 
     def _tabular_created(self, e: Table.Created | Table.Registered | View.Created, typ: str, cur: Cursor) -> None:
         cur.execute(
-            "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, name, location,"
-            " metadata_location, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, namespace_key, name, name_key,"
+            " location, metadata_location, created_at) VALUES (%(id)s, %(typ)s, %(w)s, %(ns_id)s, %(ns)s,"
+            f" {_key('%(w)s', '%(ns)s::text[]', '%(ns_folded)s::text[]')}, %(name)s,"
+            f" {_key('%(w)s', '%(name)s', '%(folded)s')},"
+            " %(location)s, %(metadata)s, %(at)s)"
             " ON CONFLICT (id) DO UPDATE SET warehouse_id = EXCLUDED.warehouse_id,"
             " namespace_id = EXCLUDED.namespace_id, namespace = EXCLUDED.namespace, name = EXCLUDED.name,"
-            " location = EXCLUDED.location, metadata_location = EXCLUDED.metadata_location,"
+            " namespace_key = EXCLUDED.namespace_key, name_key = EXCLUDED.name_key, location = EXCLUDED.location,"
+            " metadata_location = EXCLUDED.metadata_location,"
             " updated_at = EXCLUDED.created_at, dropped_at = NULL, purge_requested = NULL, expires_at = NULL,"
             " deleted_at = NULL, purged_at = NULL, dropped_with = NULL",
-            (e.originator_id, typ, e.warehouse_id, e.namespace_id, list(e.namespace), e.name, e.location,
-             e.metadata_location, e.timestamp))
+            {"id": e.originator_id, "typ": typ, "w": e.warehouse_id, "ns_id": e.namespace_id, "ns": list(e.namespace),
+             "ns_folded": path_key(e.namespace, CASE_INSENSITIVE), "name": e.name,
+             "folded": name_key(e.name, CASE_INSENSITIVE), "location": e.location, "metadata": e.metadata_location,
+             "at": e.timestamp})
 
     @apply.register
     def _(self, e: View.Replaced, cur: Cursor) -> None:
@@ -196,8 +215,13 @@ class CatalogProjection:
     @apply.register
     def _(self, e: Tabular.Renamed, cur: Cursor) -> None:
         cur.execute(
-            "UPDATE ll_tabulars SET namespace_id = %s, namespace = %s, name = %s, updated_at = %s WHERE id = %s",
-            (e.to_namespace_id, list(e.to_namespace), e.to_name, e.timestamp, e.originator_id))
+            "UPDATE ll_tabulars SET namespace_id = %(ns_id)s, namespace = %(ns)s, name = %(name)s, namespace_key ="
+            f" {_key('ll_tabulars.warehouse_id', '%(ns)s::text[]', '%(ns_folded)s::text[]')},"
+            f" name_key = {_key('ll_tabulars.warehouse_id', '%(name)s', '%(folded)s')}, updated_at = %(at)s"
+            " WHERE id = %(id)s",
+            {"ns_id": e.to_namespace_id, "ns": list(e.to_namespace), "ns_folded": path_key(e.to_namespace,
+             CASE_INSENSITIVE), "name": e.to_name, "folded": name_key(e.to_name, CASE_INSENSITIVE),
+             "at": e.timestamp, "id": e.originator_id})
 
     @apply.register
     def _(self, e: Tabular.Dropped, cur: Cursor) -> None:
@@ -258,7 +282,8 @@ class LastCommits:
                 self.settle(cur)  # what is held of this table goes first
             self.created[e.originator_id] = [
                 e.originator_id, "view" if isinstance(e, View.Created) else "table", e.warehouse_id, e.namespace_id,
-                text_array(e.namespace), e.name, e.location, e.metadata_location, e.timestamp, None]
+                text_array(e.namespace), e.name, e.location, e.metadata_location, e.timestamp, None,
+                text_array(path_key(e.namespace, CASE_INSENSITIVE)), name_key(e.name, CASE_INSENSITIVE)]
             return
         kind: type = type(e)  # (mypy takes a class inferred as type[X] for unhashable, annotated it is not)
         if _shown(kind):  # a name claim, which comes with every creation, changes nothing here
@@ -286,6 +311,14 @@ class LastCommits:
 _CREATIONS = (Table.Created, View.Created, Table.Registered)
 
 
+def _key(warehouse_id: str, exact: str, folded: str) -> str:
+    """SQL for the key of a name (or a path) under its warehouse's rule (lakeledger/domain/names.py ``name_key``):
+    the projection is handed both spellings and the warehouse's row picks one, so an event needs no setting of
+    its own and a rebuild derives the same keys (a warehouse's matching is fixed when it is created)."""
+    return (f"(CASE WHEN (SELECT name_matching FROM ll_warehouses WHERE id = {warehouse_id}) = 'case-insensitive'"
+            f" THEN {folded} ELSE {exact} END)")
+
+
 @cache
 def _shown(cls: type) -> bool:
     """Whether the catalog has a handler for events of ``cls`` (the others it skips)."""
@@ -298,14 +331,18 @@ def _shown(cls: type) -> bool:
 # does); the namespaces come as array literals, an array of arrays being unable to hold paths of several lengths
 _CREATED_HELD = (
     "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, name, location, metadata_location,"
-    " created_at, updated_at)"
+    " created_at, updated_at, namespace_key, name_key)"
     " SELECT v.id, v.typ, v.warehouse_id, v.namespace_id, v.namespace::text[], v.name, v.location,"
-    " v.metadata_location, v.created_at, v.updated_at"
+    " v.metadata_location, v.created_at, v.updated_at,"
+    " CASE WHEN w.name_matching = 'case-insensitive' THEN v.namespace_folded::text[] ELSE v.namespace::text[] END,"
+    " CASE WHEN w.name_matching = 'case-insensitive' THEN v.name_folded ELSE v.name END"
     " FROM unnest(%b::uuid[], %b::text[], %b::uuid[], %b::uuid[], %b::text[], %b::text[], %b::text[], %b::text[],"
-    " %b::timestamptz[], %b::timestamptz[])"
-    " AS v(id, typ, warehouse_id, namespace_id, namespace, name, location, metadata_location, created_at, updated_at)"
+    " %b::timestamptz[], %b::timestamptz[], %b::text[], %b::text[])"
+    " AS v(id, typ, warehouse_id, namespace_id, namespace, name, location, metadata_location, created_at, updated_at,"
+    " namespace_folded, name_folded) LEFT JOIN ll_warehouses w ON w.id = v.warehouse_id"
     " ON CONFLICT (id) DO UPDATE SET warehouse_id = EXCLUDED.warehouse_id,"
     " namespace_id = EXCLUDED.namespace_id, namespace = EXCLUDED.namespace, name = EXCLUDED.name,"
+    " namespace_key = EXCLUDED.namespace_key, name_key = EXCLUDED.name_key,"
     " location = EXCLUDED.location, metadata_location = EXCLUDED.metadata_location,"
     " updated_at = COALESCE(EXCLUDED.updated_at, EXCLUDED.created_at), dropped_at = NULL, purge_requested = NULL,"
     " expires_at = NULL, deleted_at = NULL, purged_at = NULL, dropped_with = NULL")

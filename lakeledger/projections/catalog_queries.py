@@ -12,11 +12,31 @@ from psycopg import Connection
 from psycopg.rows import args_row, class_row, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from lakeledger.domain.names import CASE_INSENSITIVE, name_key, path_key
 from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
-                     " status, protected, created_at, updated_at")
+                     " status, protected, created_at, updated_at, name_matching")
+
+
+def _matched(warehouse_id: str, exact: str, folded: str) -> str:
+    """SQL for the key a name (or path) given in a request has under the warehouse's rule (lakeledger/domain/names.py
+    ``name_key``): the caller hands both keys (``keyed``), the warehouse's row picks one. One value for the whole
+    statement, so the key columns' indexes answer the lookup as they would an equality with a constant."""
+    return (f"(CASE WHEN (SELECT name_matching FROM ll_warehouses WHERE id = {warehouse_id}) = 'case-insensitive'"
+            f" THEN {folded} ELSE {exact} END)")
+
+
+def keyed(prefix: str, name: str | list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``prefix`` (the name or path as given) and ``prefix``_folded, its key in a case-insensitive warehouse."""
+    if isinstance(name, str):
+        return {prefix: name, f"{prefix}_folded": name_key(name, CASE_INSENSITIVE)}
+    return {prefix: list(name), f"{prefix}_folded": path_key(name, CASE_INSENSITIVE)}
+
+
+_NAMESPACE_KEY = _matched("%(warehouse_id)s", "%(namespace)s::text[]", "%(namespace_folded)s::text[]")
+_NAME_KEY = _matched("%(warehouse_id)s", "%(name)s", "%(name_folded)s")
 
 NAMESPACE_HAS_CHILDREN = (
     "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"
@@ -141,8 +161,8 @@ OBJECT_EXISTS = {
 }
 CATALOG_KINDS = frozenset(OBJECT_EXISTS)
 
-TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND namespace = %(namespace)s"
-              " AND name = %(name)s AND dropped_at IS NULL")
+TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
+              f" AND namespace_key = {_NAMESPACE_KEY} AND name_key = {_NAME_KEY} AND dropped_at IS NULL")
 
 WAREHOUSES = f"SELECT {WAREHOUSE_COLUMNS} FROM ll_warehouses"
 
@@ -166,8 +186,8 @@ PROJECTS = "SELECT id, name FROM ll_projects ORDER BY name, id"
 
 SERVER = "SELECT server_id, is_operator, bootstrapped_at FROM ll_server LIMIT 1"
 
-NAMESPACE = ("SELECT id, path, properties FROM ll_namespaces"
-             " WHERE warehouse_id = %(warehouse_id)s AND path = %(path)s")
+NAMESPACE = ("SELECT id, path, properties FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"
+             f" AND path_key = {_matched('%(warehouse_id)s', '%(path)s::text[]', '%(path_folded)s::text[]')}")
 
 CHILD_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"
                     " AND cardinality(path) = %(depth)s + 1 AND path[1:%(depth)s] = %(parent)s"
@@ -178,12 +198,21 @@ TOP_NAMESPACES = ("SELECT path FROM ll_namespaces WHERE warehouse_id = %(warehou
                   " AND (%(after)s::text[] IS NULL OR path > %(after)s)"
                   " ORDER BY path LIMIT %(limit)s")
 
-# The loadTable hot path: one indexed lookup that also checks the warehouse is active.
+# The loadTable hot path: one indexed lookup that also checks the warehouse is active. The name as spelt at its
+# creation, which clients send nearly always, is found by the names themselves, as before keys existed; any other
+# spelling misses it and is looked up by key (ACTIVE_TABULAR_BY_KEY), in warehouses whose names are case-insensitive.
 ACTIVE_TABULAR = (
     "SELECT t.id, t.metadata_location, t.location, w.storage_profile::text, w.storage_secret::text"
     " FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
     " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace = %(namespace)s AND t.name = %(name)s"
     " AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'"
+)
+ACTIVE_TABULAR_BY_KEY = (
+    "SELECT t.id, t.metadata_location, t.location, w.storage_profile::text, w.storage_secret::text"
+    " FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id"
+    " WHERE t.warehouse_id = %(warehouse_id)s AND t.namespace_key = %(namespace_folded)s::text[]"
+    " AND t.name_key = %(name_folded)s AND t.typ = %(typ)s AND t.dropped_at IS NULL AND w.status = 'active'"
+    " AND w.name_matching = 'case-insensitive'"
 )
 
 # The ids of listed rows, for the authorization of a list (lakeledger/api/authorization.py): siblings under one parent.
@@ -226,6 +255,7 @@ class WarehouseRow:
     protected: bool
     created_at: datetime
     updated_at: datetime | None
+    name_matching: str
 
 
 @dataclass(frozen=True)
@@ -324,7 +354,7 @@ class CatalogQueries:
         """The warehouse's row, with the id and version of the live tabular named."""
         with self._reading() as conn:
             return conn.cursor(row_factory=args_row(_warehouse_and_tabular)).execute(WAREHOUSE_AND_TABULAR, {
-                "warehouse_id": warehouse_id, "namespace": list(namespace), "name": name}).fetchone()
+                "warehouse_id": warehouse_id, **keyed("namespace", namespace), **keyed("name", name)}).fetchone()
 
     def namespace_tree(self, namespace_id: UUID) -> list[tuple[str, UUID, list[str] | None]]:
         with self._reading() as conn:
@@ -337,7 +367,8 @@ class CatalogQueries:
                                                                            "warehouse_id": warehouse_id})]
 
     def tabular_id(self, warehouse_id: UUID, namespace: tuple[str, ...], name: str) -> UUID | None:
-        return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, "namespace": list(namespace), "name": name})
+        return self._scalar(TABULAR_ID, {"warehouse_id": warehouse_id, **keyed("namespace", namespace),
+                                         **keyed("name", name)})
 
     def overlapping_tabular(self, warehouse_id: UUID, location: str, exclude: UUID) -> str | None:
         with self._reading() as conn:
@@ -447,7 +478,8 @@ class AsyncCatalogQueries:
             return await cur.fetchone()
 
     async def namespace(self, warehouse_id: UUID, path: list[str]) -> NamespaceRow | None:
-        return await self._one(NamespaceRow, NAMESPACE, {"warehouse_id": warehouse_id, "path": path})
+        """The namespace ``path`` names, in the warehouse's matching; its row has the path as stored."""
+        return await self._one(NamespaceRow, NAMESPACE, {"warehouse_id": warehouse_id, **keyed("path", path)})
 
     async def child_namespaces(self, warehouse_id: UUID, parent: list[str] | None, after: list[str] | None,
                                limit: int | None) -> list[list[str]]:
@@ -466,7 +498,12 @@ class AsyncCatalogQueries:
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=args_row(ActiveTabular))
             await cur.execute(ACTIVE_TABULAR, params, prepare=True)
-            return await cur.fetchone()
+            found = await cur.fetchone()
+            if found is None:
+                await cur.execute(ACTIVE_TABULAR_BY_KEY, {**params, **keyed("namespace", namespace),
+                                                          **keyed("name", name)}, prepare=True)
+                found = await cur.fetchone()
+            return found
 
     async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
         """A live view in an active warehouse."""
@@ -474,7 +511,12 @@ class AsyncCatalogQueries:
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=args_row(ActiveTabular))
             await cur.execute(ACTIVE_TABULAR, params)
-            return await cur.fetchone()
+            found = await cur.fetchone()
+            if found is None:
+                await cur.execute(ACTIVE_TABULAR_BY_KEY, {**params, **keyed("namespace", namespace),
+                                                          **keyed("name", name)})
+                found = await cur.fetchone()
+            return found
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
         rows = await self._all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})

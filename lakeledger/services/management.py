@@ -24,6 +24,7 @@ from lakeledger.domain.warehouse import (
     Warehouse,
     parse_delete_profile,
     parse_drop_purge_default,
+    parse_name_matching,
     parse_storage_profile,
 )
 from lakeledger.eventstore.log import ConcurrentChange
@@ -101,8 +102,10 @@ class ManagementService:
         self.ledger.retrying(command)
 
     def create_warehouse(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
-                         delete_profile: object, by: Provenance, drop_purge_default: object = None) -> UUID:
+                         delete_profile: object, by: Provenance, drop_purge_default: object = None,
+                         name_matching: object = None) -> UUID:
         profile = parse_storage_profile(storage_profile)
+        matching = parse_name_matching(name_matching)
         deletes = parse_delete_profile(delete_profile)
         purge_default = parse_drop_purge_default(drop_purge_default)
         credential = parse_storage_credential(storage_credential, profile)
@@ -114,7 +117,8 @@ class ManagementService:
                 raise BadRequest(f"Storage location overlaps the location of warehouse {other}")
             warehouse_id = uuid4()
             claim = self.ledger.claim(WAREHOUSE, project_id, name, warehouse_id, "Warehouse", by)
-            warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default, secret)
+            warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default, secret,
+                                         matching)
             self.ledger.append(claim, warehouse)
             return warehouse_id
 

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest, NamespaceDepthExceeded, NoSuchNamespace
 from lakeledger.domain.name_claim import NAMESPACE
-from lakeledger.domain.names import DEFAULT_NAMESPACE_DEPTH, check_namespace, check_new_name, dotted
+from lakeledger.domain.names import DEFAULT_NAMESPACE_DEPTH, check_namespace, check_new_name, dotted, name_key, path_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import Tabular
@@ -43,8 +43,8 @@ class NamespaceMoves:
              by: Provenance) -> MovedNamespace:
         """Moves the live namespace ``namespace_id`` to the full path ``destination`` (its new parent's path and its
         new name). The same path again changes nothing. ``force`` moves a protected namespace."""
-        to = check_namespace(destination)
-        check_new_name(to[-1], "Namespace")
+        asked = check_namespace(destination)
+        check_new_name(asked[-1], "Namespace")
 
         def command() -> MovedNamespace:
             wh = resolve.warehouse(self.ledger, warehouse_id)
@@ -52,11 +52,15 @@ class NamespaceMoves:
             if ns is None or ns.dropped or ns.warehouse_id != wh.id:
                 raise NoSuchNamespace(f"Namespace does not exist: {namespace_id}")
             source = tuple(ns.path)
+            matching, to = wh.name_matching, asked
             if to == source:
                 return MovedNamespace(ns.id, source, ns.parent_id)
-            if to[:len(source)] == source:
+            if len(to) > len(source) and path_key(to[:len(source)], matching) == path_key(source, matching):
                 raise BadRequest(f"Cannot move namespace {dotted(source)} to {dotted(to)}: that is inside it")
             parent = resolve.namespace(self.ledger, wh, to[:-1]) if len(to) > 1 else None
+            to = (*parent.path, to[-1]) if parent is not None else to  # the new parent as it is spelt
+            if to == source:
+                return MovedNamespace(ns.id, source, ns.parent_id)
             tree = self.ledger.queries.moved_tree(wh.id, ns.id)
             below = [self.ledger.log.get(Namespace, i) for kind, i in tree if kind == "namespace" and i != ns.id]
             tabulars = [self.ledger.log.get(Tabular, i) for kind, i in tree if kind != "namespace"]
@@ -71,8 +75,11 @@ class NamespaceMoves:
                                              f"deeper")
 
             parent_id = parent.id if parent is not None else None
-            new_claim = self.ledger.claim(NAMESPACE, parent_id or wh.id, to[-1], ns.id, "Namespace", by, dotted(to))
-            old_claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)
+            # a change of case only, in a case-insensitive warehouse: the namespace keeps its claim
+            respelt = parent_id == ns.parent_id and name_key(to[-1], matching) == name_key(ns.name, matching)
+            claims = [] if respelt else [
+                self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by, matching),
+                self.ledger.claim(NAMESPACE, parent_id or wh.id, to[-1], ns.id, "Namespace", by, dotted(to), matching)]
             paths = {ns.id: to}
             ns.move(parent_id, to, by, force)  # refuses a protected namespace without force
             for child in below:
@@ -84,7 +91,7 @@ class NamespaceMoves:
                 tabular.namespace_moved(paths[tabular.namespace_id], ns.id, by)
             at_destination = (namespace_exists(parent.id, parent.path) if parent is not None
                               else warehouse_is_active(wh.id, wh.name))
-            self.ledger.append(old_claim, new_claim, ns, *below, *tabulars, conditions=[
+            self.ledger.append(*claims, ns, *below, *tabulars, conditions=[
                 moved_tree_unchanged(wh.id, list(paths), [t.id for t in tabulars]), at_destination])
             return MovedNamespace(ns.id, to, parent_id)
 

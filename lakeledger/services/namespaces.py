@@ -27,11 +27,13 @@ class NamespaceService:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             placement.check_namespace_location(wh, properties)
             parent = resolve.namespace(self.ledger, wh, levels[:-1]) if len(levels) > 1 else None
+            # below its parent as the parent is spelt (a case-insensitive warehouse finds it in any case)
+            path = (*parent.path, levels[-1]) if parent else levels
             ns_id = uuid4()
             claim = self.ledger.claim(NAMESPACE, parent.id if parent else wh.id, levels[-1], ns_id,
-                                      "Namespace", by, dotted(levels))
-            ns = Namespace.create(ns_id, wh.id, parent.id if parent else None, levels, properties, by)
-            self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, levels[:-1]) if parent
+                                      "Namespace", by, dotted(path), wh.name_matching)
+            ns = Namespace.create(ns_id, wh.id, parent.id if parent else None, path, properties, by)
+            self.ledger.append(claim, ns, conditions=[namespace_exists(parent.id, path[:-1]) if parent
                                                       else warehouse_is_active(wh.id, wh.name)])
             return ns
 
@@ -67,7 +69,7 @@ class NamespaceService:
             if not recursive:
                 ns.drop(expires_at, force, by)  # refuses a protected namespace first
                 self.ledger.approval.review(_proposed(ns, by, recursive=False))
-                claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by)
+                claim = self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by, wh.name_matching)
                 self.ledger.append(claim, ns, conditions=[namespace_is_empty(ns.id, dotted(levels))])
                 return
             tree = self.ledger.queries.namespace_tree(ns.id)
@@ -88,11 +90,12 @@ class NamespaceService:
                                                      "tabulars": [t.id for t in tabulars]})
             self.ledger.approval.review(_proposed(ns, by, recursive=True, purge=purge,
                                                   namespaces=len(namespaces), tabulars=len(tabulars)))
-            released = [self.ledger.release(TABULAR, t.namespace_id, t.name, t.id, by) for t in tabulars]
+            matching = wh.name_matching
+            released = [self.ledger.release(TABULAR, t.namespace_id, t.name, t.id, by, matching) for t in tabulars]
             for child in namespaces:
                 assert child.parent_id is not None  # below the dropped namespace: it has a parent
-                released.append(self.ledger.release(NAMESPACE, child.parent_id, child.name, child.id, by))
-            released.append(self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by))
+                released.append(self.ledger.release(NAMESPACE, child.parent_id, child.name, child.id, by, matching))
+            released.append(self.ledger.release(NAMESPACE, ns.parent_id or wh.id, ns.name, ns.id, by, matching))
             self.ledger.append(*released, *namespaces, *tabulars, ns,
                                conditions=[tree_unchanged([ns.id, *(n.id for n in namespaces)],
                                                           [t.id for t in tabulars])])

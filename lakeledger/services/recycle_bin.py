@@ -8,7 +8,7 @@ from uuid import UUID, uuid4
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.errors import AlreadyExists, BadRequest, NotFound
 from lakeledger.domain.name_claim import NAMESPACE, TABULAR, NameClaim
-from lakeledger.domain.names import dotted
+from lakeledger.domain.names import dotted, name_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import SYSTEM, Provenance
 from lakeledger.domain.tabular import Tabular
@@ -28,17 +28,18 @@ class UndropTarget:
 class _Claims:
     """The name claims one undrop takes, each loaded once even when several targets touch it."""
 
-    def __init__(self, ledger: Ledger, by: Provenance):
-        self.ledger, self.by = ledger, by
+    def __init__(self, ledger: Ledger, by: Provenance, matching: str):
+        self.ledger, self.by, self.matching = ledger, by, matching  # the warehouse's rule for names
         self.taken: dict[tuple[str, UUID, str], NameClaim] = {}
 
     def take(self, scope: str, container_id: UUID, name: str, holder_id: UUID, what: str, label: str) -> None:
-        key = (scope, container_id, name)
+        key = (scope, container_id, name_key(name, self.matching))
         try:
             if key in self.taken:
                 self.taken[key].claim(holder_id, what, self.by)
             else:
-                self.taken[key] = self.ledger.claim(scope, container_id, name, holder_id, what, self.by)
+                self.taken[key] = self.ledger.claim(scope, container_id, name, holder_id, what, self.by,
+                                                    matching=self.matching)
         except AlreadyExists:
             other = "table or view" if scope == TABULAR else "namespace"
             raise AlreadyExists(f"Cannot undrop {what.lower()} {label}: the name is now taken by another {other}; "
@@ -59,7 +60,7 @@ class RecycleBin:
         def command() -> None:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             now = self.ledger.now()
-            claims = _Claims(self.ledger, by)
+            claims = _Claims(self.ledger, by, wh.name_matching)
             restored: list[CatalogAggregate] = []
             conditions: list[Condition] = []
             for target in targets:

@@ -15,7 +15,7 @@ from lakeledger.domain.errors import (
     WarehouseInactive,
 )
 from lakeledger.domain.name_claim import NAMESPACE, TABULAR
-from lakeledger.domain.names import dotted
+from lakeledger.domain.names import EXACT, dotted, name_key, path_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.storage_credential import SecretRef
 from lakeledger.domain.storage_profile import DeleteProfile, StorageProfile
@@ -39,6 +39,7 @@ class WarehouseSettings:
     delete_profile: DeleteProfile
     drop_purge_default: str = PURGE
     storage_secret: SecretRef | None = None
+    name_matching: str = EXACT  # of the names inside it (lakeledger/domain/names.py)
 
     def profile(self) -> StorageProfile:
         return self.storage_profile
@@ -100,7 +101,7 @@ def settings_of(row: WarehouseRow) -> WarehouseSettings:
     """A warehouse's settings from its read-model row."""
     return WarehouseSettings(row.id, row.name, parse_storage_profile(row.storage_profile),
                              parse_delete_profile(row.delete_profile), row.drop_purge_default,
-                             SecretRef.from_event(row.storage_secret))
+                             SecretRef.from_event(row.storage_secret), row.name_matching)
 
 
 def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:
@@ -120,43 +121,43 @@ def namespace(ledger: Ledger, wh: WarehouseSettings, path: tuple[str, ...]) -> N
     a torn read is a lost race: the command runs again on what won (lakeledger/services/namespace_moves.py)."""
     container = wh.id
     for level in path:
-        holder = ledger.holder(NAMESPACE, container, level)
+        holder = ledger.holder(NAMESPACE, container, level, wh.name_matching)
         if holder is None:
             raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
         container = holder
     found = ledger.log.get(Namespace, container)
     if found is None or found.dropped:
         raise NoSuchNamespace(f"Namespace does not exist: {dotted(path)}")
-    if tuple(found.path) != tuple(path):
+    if path_key(found.path, wh.name_matching) != path_key(path, wh.name_matching):
         raise ConcurrentChange(f"{dotted(path)} moved to {dotted(found.path)} while it was being resolved")
     return found
 
 
-def table_id(ledger: Ledger, ns: Namespace, name: str) -> UUID | None:
-    return ledger.holder(TABULAR, ns.id, name)
+def table_id(ledger: Ledger, wh: WarehouseSettings, ns: Namespace, name: str) -> UUID | None:
+    return ledger.holder(TABULAR, ns.id, name, wh.name_matching)
 
 
-def holder_kind(ledger: Ledger, ns: Namespace, name: str) -> str | None:
+def holder_kind(ledger: Ledger, wh: WarehouseSettings, ns: Namespace, name: str) -> str | None:
     """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
-    holder = table_id(ledger, ns, name)
+    holder = table_id(ledger, wh, ns, name)
     if holder is None:
         return None
     found = ledger.log.get(Tabular, holder)
     return "View" if found is not None and found.kind == "view" else "Table"
 
 
-def tabular(ledger: Ledger, cls: type[T], ns: Namespace, name: str) -> T | None:
+def tabular(ledger: Ledger, wh: WarehouseSettings, cls: type[T], ns: Namespace, name: str) -> T | None:
     """The live table or view of class ``cls`` that holds ``name`` in ``ns``, or None.
 
     The name claim and the tabular are two reads: a rename or a drop appended between them leaves a claim read
     before it and a tabular read after it, which has moved on to another name (a rename applied to it then would
     act on a table the request did not name; a release of the old claim would find nothing to release and append
     nothing that could conflict). Such a torn read is a lost race: the command runs again on what won."""
-    holder = table_id(ledger, ns, name)
+    holder = table_id(ledger, wh, ns, name)
     found = ledger.log.get(cls, holder) if holder is not None else None
     if found is None or found.dropped:
         return None
-    if found.namespace_id != ns.id or found.name != name:
+    if found.namespace_id != ns.id or name_key(found.name, wh.name_matching) != name_key(name, wh.name_matching):
         raise ConcurrentChange(f"{dotted([*ns.path, name])} was renamed while it was being resolved")
     return found
 

@@ -10,7 +10,7 @@ from pyiceberg.table.update import SetLocationUpdate
 
 from lakeledger.domain import table_metadata as tm
 from lakeledger.domain.errors import AlreadyExists, InvalidArgument, NoSuchNamespace, NoSuchTable
-from lakeledger.domain.names import check_name, check_namespace, dotted
+from lakeledger.domain.names import check_name, check_namespace, dotted, name_key, path_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import is_within, normalize_location
@@ -90,7 +90,7 @@ class TableService(TabularService[Table]):
             if request.stage_create:
                 return TableState(None, tm.serialize(metadata), new.id, new.location)
             metadata_location = self._metadata_location(new.wh, metadata, None)
-            claim = self.tabulars.claim(new.ns, new.levels, new.name, new.id, by)
+            claim = self.tabulars.claim(new.wh, new.ns, new.levels, new.name, new.id, by)
             table = Table.create(new.id, new.wh.id, new.ns.id, new.levels, new.name, new.location, metadata_location,
                                  CREATED_BY_REQUEST, raw, by)
             data = self._write_and_append(new.wh, [(metadata_location, metadata, None)], [claim, table],
@@ -123,6 +123,7 @@ class TableService(TabularService[Table]):
                                                          check_name(only.name, "Table"))
             else:
                 wh = resolve.warehouse(self.ledger, warehouse_id)
+                _named_once(changes, wh.name_matching)
             staged = [self._stage(wh, change, requirements, updates, by, hint)
                       for change, requirements, updates in parsed]
             changed = [s for s in staged if s.table is not None]
@@ -177,17 +178,20 @@ class TableService(TabularService[Table]):
         if hint is None:
             hint = resolve.TabularHint(self.ledger.queries.tabular_id(wh.id, levels, name), None)
         table = self.ledger.log.get(Table, hint.id, hint.version) if hint.id else None
-        if table is not None and not table.dropped and tuple(table.namespace) == levels and table.name == name:
+        matching = wh.name_matching
+        if (table is not None and not table.dropped
+                and path_key(table.namespace, matching) == path_key(levels, matching)
+                and name_key(table.name, matching) == name_key(name, matching)):
             return table
         try:
             ns = resolve.namespace(self.ledger, wh, levels)
         except NoSuchNamespace:
             return None
-        return resolve.tabular(self.ledger, Table, ns, name)
+        return resolve.tabular(self.ledger, wh, Table, ns, name)
 
     def _stage_create(self, wh: WarehouseSettings, ns: Namespace, name: str, change: TableChange,
                       requirements: list[TableRequirement], updates: list[TableUpdate], by: Provenance) -> _Staged:
-        self.tabulars.ensure_name_free(ns, name)  # a view may hold it
+        self.tabulars.ensure_name_free(wh, ns, name)  # a view may hold it
         table_id = tm.assigned_uuid(updates) or uuid4()
         if self.ledger.log.get(Table, table_id) is not None:
             raise AlreadyExists(f"A table with uuid {table_id} already exists")
@@ -200,7 +204,7 @@ class TableService(TabularService[Table]):
         location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
         self.storages.of(wh).prepare_table_location(location)
         metadata_location = self._metadata_location(wh, metadata, None)
-        claim = self.tabulars.claim(ns, tuple(ns.path), name, table_id, by)
+        claim = self.tabulars.claim(wh, ns, tuple(ns.path), name, table_id, by)
         table = Table.create(table_id, wh.id, ns.id, tuple(ns.path), name, location, metadata_location,
                              CREATED_BY_COMMIT, {"requirements": change.requirements_raw,
                                                  "updates": change.updates_raw}, by)
@@ -221,8 +225,8 @@ class TableService(TabularService[Table]):
             location_of_file = found.metadata_location
             metadata = self.files.parsed(location_of_file, found.storage)
             table_id = metadata.table_uuid
-            self.tabulars.ensure_name_free(ns, name, unless_held_by_own_kind=True)
-            existing = resolve.tabular(self.ledger, Table, ns, name)
+            self.tabulars.ensure_name_free(wh, ns, name, unless_held_by_own_kind=True)
+            existing = resolve.tabular(self.ledger, wh, Table, ns, name)
             if existing is not None:
                 if not overwrite:
                     raise AlreadyExists(self.tabulars.taken_message(levels, name))
@@ -236,7 +240,7 @@ class TableService(TabularService[Table]):
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
             location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
-            claim = self.tabulars.claim(ns, levels, name, table_id, by)
+            claim = self.tabulars.claim(wh, ns, levels, name, table_id, by)
             if table is None:
                 table = Table.create(table_id, wh.id, ns.id, levels, name, location, location_of_file,
                                      CREATED_BY_REGISTRATION, raw, by)
@@ -284,3 +288,14 @@ class TableService(TabularService[Table]):
                 storage.delete(location)
             raise
         return [data for _, data in written]
+
+
+def _named_once(changes: list[TableChange], matching: str) -> None:
+    """Refuses a commit that names one table twice under the warehouse's matching (in two cases, when it is
+    case-insensitive): both changes would be staged from one base and the second would lose to the first."""
+    seen = set()
+    for change in changes:
+        key = (tuple(path_key(change.namespace, matching)), name_key(change.name, matching))
+        if key in seen:
+            raise InvalidArgument(f"Table {dotted([*change.namespace, change.name])} appears twice in one commit")
+        seen.add(key)

@@ -13,7 +13,7 @@ from uuid import UUID, uuid4
 from lakeledger.domain import deletion
 from lakeledger.domain.errors import AlreadyExists, NoSuchNamespace, NotFound
 from lakeledger.domain.name_claim import TABULAR, NameClaim
-from lakeledger.domain.names import check_name, check_namespace, check_new_name, dotted
+from lakeledger.domain.names import check_name, check_namespace, check_new_name, dotted, name_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import Tabular
@@ -110,10 +110,11 @@ class Tabulars(Generic[T]):
         def command() -> Answer:
             wh = resolve.warehouse(self.ledger, warehouse_id)
             ns = resolve.namespace(self.ledger, wh, levels)
-            self.ensure_name_free(ns, name)
+            self.ensure_name_free(wh, ns, name)
             tabular_id = uuid4()
             location = placement.new_location(self.ledger, wh, requested_location, ns, tabular_id, name)
-            return make(Placement(wh, ns, levels, name, tabular_id, location,
+            # the namespace as it is spelt (in a case-insensitive warehouse the request may spell it otherwise)
+            return make(Placement(wh, ns, tuple(ns.path), name, tabular_id, location,
                                   as_spelt(requested_location) or location))
 
         return self.ledger.retrying(command, AlreadyExists, self.taken_message(levels, name))
@@ -132,7 +133,7 @@ class Tabulars(Generic[T]):
             location_of_file = placement.metadata_file_location(wh, metadata_location)
             storage = self.storages.of(wh)
             data = self.files.data(location_of_file, storage)
-            return adopt(Registration(wh, ns, levels, name, location_of_file, storage, data))
+            return adopt(Registration(wh, ns, tuple(ns.path), name, location_of_file, storage, data))
 
         return self.ledger.retrying(command, AlreadyExists, self.taken_message(levels, name))
 
@@ -156,14 +157,23 @@ class Tabulars(Generic[T]):
             else:
                 src_ns, tabular = self.live(wh, src_levels, src_name)
                 dst_ns = resolve.namespace(self.ledger, wh, dst_levels)
-            # the object itself holds it when renamed onto its own name
-            taken = resolve.holder_kind(self.ledger, dst_ns, dst_name)
+            matching = wh.name_matching
+            # a change of case only, in a case-insensitive warehouse: the object keeps its claim, under a new spelling
+            respelt = dst_ns.id == src_ns.id and name_key(dst_name, matching) == name_key(tabular.name, matching)
+            # otherwise the object itself holds it when renamed onto its own name
+            taken = None if respelt else resolve.holder_kind(self.ledger, wh, dst_ns, dst_name)
             if taken is not None:
                 raise AlreadyExists(f"Cannot rename {src} to {dst}. {taken} already exists")
-            new_claim = self.ledger.claim(TABULAR, dst_ns.id, dst_name, tabular.id, word, by, dst)
-            old_claim = self.ledger.release(TABULAR, src_ns.id, src_name, tabular.id, by)
-            tabular.rename(dst_ns.id, dst_levels, dst_name, by)
-            self.ledger.append(old_claim, new_claim, tabular, conditions=in_namespace(dst_ns, dst_levels))
+            if respelt:
+                if dst_name == tabular.name:
+                    raise AlreadyExists(f"Cannot rename {src} to {dst}. {self.kind.word} already exists")
+                claims: list[NameClaim | None] = []
+            else:
+                claims = [self.ledger.release(TABULAR, src_ns.id, src_name, tabular.id, by, matching),
+                          self.ledger.claim(TABULAR, dst_ns.id, dst_name, tabular.id, word, by, dst, matching)]
+            dst_path = tuple(dst_ns.path)  # as spelt, whatever the request's case
+            tabular.rename(dst_ns.id, dst_path, dst_name, by)
+            self.ledger.append(*claims, tabular, conditions=in_namespace(dst_ns, dst_path))
 
         self.ledger.retrying(command, AlreadyExists, self.kind.rename_lost_race.format(source=src, destination=dst))
 
@@ -187,7 +197,7 @@ class Tabulars(Generic[T]):
                 options["purge_requested"] = purge
             tabular.drop(purge, expires_at, force, by)  # refuses a protected one first
             self.ledger.approval.review(proposed_drop(tabular, by, **options, expires_at=expires_at))
-            claim = self.ledger.release(TABULAR, ns.id, name, tabular.id, by)
+            claim = self.ledger.release(TABULAR, ns.id, name, tabular.id, by, wh.name_matching)
             self.ledger.append(claim, tabular)
 
         self.ledger.retrying(command)
@@ -202,25 +212,28 @@ class Tabulars(Generic[T]):
             if self.kind.missing_namespace_is_missing_object:
                 raise self.kind.missing(levels, name) from None
             raise
-        found = resolve.tabular(self.ledger, self.kind.aggregate, ns, name)
+        found = resolve.tabular(self.ledger, wh, self.kind.aggregate, ns, name)
         if found is None:
             raise self.kind.missing(ns.path, name)
         return ns, found
 
-    def ensure_name_free(self, ns: Namespace, name: str, unless_held_by_own_kind: bool = False) -> None:
+    def ensure_name_free(self, wh: WarehouseSettings, ns: Namespace, name: str,
+                         unless_held_by_own_kind: bool = False) -> None:
         """409 when a table or a view holds ``name`` in ``ns`` (tables and views share one name space), in the words
         of Iceberg's catalogs: "<Kind> already exists" for a holder of this kind, "<Kind> with same name already
         exists" for one of the other."""
-        holder = resolve.holder_kind(self.ledger, ns, name)
+        holder = resolve.holder_kind(self.ledger, wh, ns, name)
         if holder is None or (unless_held_by_own_kind and holder == self.kind.word):
             return
         if holder == self.kind.word:
             raise AlreadyExists(f"{holder} already exists: {dotted([*ns.path, name])}")
         raise AlreadyExists(f"{holder} with same name already exists: {dotted([*ns.path, name])}")
 
-    def claim(self, ns: Namespace, levels: tuple[str, ...], name: str, tabular_id: UUID, by: Provenance) -> NameClaim:
+    def claim(self, wh: WarehouseSettings, ns: Namespace, levels: tuple[str, ...], name: str, tabular_id: UUID,
+              by: Provenance) -> NameClaim:
         """The name claim a new object of this kind takes (AlreadyExists when another holds it)."""
-        return self.ledger.claim(TABULAR, ns.id, name, tabular_id, self.kind.word, by, dotted([*levels, name]))
+        return self.ledger.claim(TABULAR, ns.id, name, tabular_id, self.kind.word, by, dotted([*levels, name]),
+                                 wh.name_matching)
 
 
 class TabularService(Generic[T]):

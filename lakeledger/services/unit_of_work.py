@@ -16,7 +16,7 @@ from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.errors import CommitFailed, RequestAlreadyApplied
 from lakeledger.domain.idempotency import IdempotencyKey
 from lakeledger.domain.name_claim import NameClaim
-from lakeledger.domain.names import claim_id
+from lakeledger.domain.names import EXACT, claim_id, name_key
 from lakeledger.domain.provenance import Provenance
 from lakeledger.eventstore.log import Blind, ConcurrentChange, EventLog, InTransaction, StoredNotification
 from lakeledger.projections.catalog_queries import CatalogQueries
@@ -107,19 +107,24 @@ class Ledger:
                 time.sleep(random.uniform(0, 0.001 * min(attempt, 10)))
 
     def claim(self, scope: str, container_id: UUID, name: str, holder_id: UUID, what: str,
-              by: Provenance, shown_as: str | None = None) -> NameClaim:
-        claim = self.log.get(NameClaim, claim_id(scope, container_id, name))
+              by: Provenance, shown_as: str | None = None, matching: str = EXACT) -> NameClaim:
+        """The claim on ``name`` in the container, taken for ``holder_id``. ``matching`` is the rule of the warehouse
+        the name is in (lakeledger/domain/names.py): the claim is the key's, so names that differ only in case
+        meet on one claim in a case-insensitive warehouse; the claim keeps the spelling it was first taken with."""
+        key = name_key(name, matching)
+        claim = self.log.get(NameClaim, claim_id(scope, container_id, key))
         if claim is None:
-            return NameClaim.first(scope, container_id, name, holder_id, by)
+            return NameClaim.first(scope, container_id, name, holder_id, by, key)
         claim.claim(holder_id, what, by, shown_as)
         return claim
 
-    def holder(self, scope: str, container_id: UUID, name: str) -> UUID | None:
-        claim = self.log.get(NameClaim, claim_id(scope, container_id, name))
+    def holder(self, scope: str, container_id: UUID, name: str, matching: str = EXACT) -> UUID | None:
+        claim = self.log.get(NameClaim, claim_id(scope, container_id, name_key(name, matching)))
         return claim.holder_id if claim is not None else None
 
-    def release(self, scope: str, container_id: UUID, name: str, holder_id: UUID, by: Provenance) -> NameClaim | None:
-        claim = self.log.get(NameClaim, claim_id(scope, container_id, name))
+    def release(self, scope: str, container_id: UUID, name: str, holder_id: UUID, by: Provenance,
+                matching: str = EXACT) -> NameClaim | None:
+        claim = self.log.get(NameClaim, claim_id(scope, container_id, name_key(name, matching)))
         if claim is not None:
             claim.release(holder_id, by)
         return claim

@@ -56,7 +56,7 @@ class ViewService(TabularService[View]):
             metadata = vm.new_view(new.id, new.spelt_location, request.view_schema, request.view_version,
                                    request.properties)
             metadata_location = self._metadata_location(new.wh, metadata, None)
-            claim = self.tabulars.claim(new.ns, new.levels, new.name, new.id, by)
+            claim = self.tabulars.claim(new.wh, new.ns, new.levels, new.name, new.id, by)
             view = View.create(new.id, new.wh.id, new.ns.id, new.levels, new.name, new.location, metadata_location,
                                raw, by)
             data = self._write_and_append(new.wh, metadata_location, metadata, [claim, view],
@@ -101,12 +101,12 @@ class ViewService(TabularService[View]):
                  raw: dict[str, Any], by: Provenance) -> ViewState:
         def adopt(found: Registration) -> ViewState:
             metadata = vm.parse(found.data)
-            self.tabulars.ensure_name_free(found.ns, found.name)
+            self.tabulars.ensure_name_free(found.wh, found.ns, found.name)
             view_id = vm.view_id(metadata)
             if self.ledger.log.get(Tabular, view_id) is not None:
                 raise AlreadyExists(f"A table or view with uuid {view_id} is already registered")
             location = placement.checked_location(self.ledger, found.wh, metadata.location, view_id)
-            claim = self.tabulars.claim(found.ns, found.levels, found.name, view_id, by)
+            claim = self.tabulars.claim(found.wh, found.ns, found.levels, found.name, view_id, by)
             view = View.create(view_id, found.wh.id, found.ns.id, found.levels, found.name, location,
                                found.metadata_location, raw, by)
             self.ledger.append(claim, view, conditions=in_namespace(found.ns, found.levels))

@@ -101,11 +101,15 @@ def _queries(facts: dict) -> dict[str, tuple]:
         "list namespaces": (live.TOP_NAMESPACES, {"warehouse_id": w, "after": [namespace_name(5)], **page}),
         "load table": (live.ACTIVE_TABULAR, {"warehouse_id": w, "namespace": ns, "name": table_name(0),
                                              "typ": "table"}),
-        "a commit's lookups": (live.WAREHOUSE_AND_TABULAR, {"warehouse_id": w, "namespace": ns, "name": table_name(0)}),
+        "load table in another case": (live.ACTIVE_TABULAR_BY_KEY, {
+            "warehouse_id": w, **live.keyed("namespace", ns), **live.keyed("name", table_name(0).upper()),
+            "typ": "table"}),
+        "a commit's lookups": (live.WAREHOUSE_AND_TABULAR, {"warehouse_id": w, **live.keyed("namespace", ns),
+                                                            **live.keyed("name", table_name(0))}),
         "an append's read-model check": ("SELECT count(*) FROM (SELECT 1 FROM lakeledger_events"
                                          " WHERE notification_id > %(p)s ORDER BY notification_id LIMIT 3) AS beyond",
                                          {"p": p - 2}),
-        "load namespace": (live.NAMESPACE, {"warehouse_id": w, "path": ns}),
+        "load namespace": (live.NAMESPACE, {"warehouse_id": w, **live.keyed("path", ns)}),
         "search by name prefix": (live.TABULARS_BY_NAME_PREFIX, {"warehouse_id": w, "from": "t", "to": "u", **page}),
         "search by name prefix, a later page": (live.TABULARS_BY_NAME_PREFIX_AFTER, {
             "warehouse_id": w, "from": "t", "to": "u", "after_key": table_name(1000).lower(),

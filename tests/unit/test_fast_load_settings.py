@@ -26,7 +26,7 @@ def test_the_fast_paths_settings_carry_the_secret_reference():
     route = settings_of(WarehouseRow(id=wh_id, project_id=uuid.uuid4(), name="wh", storage_profile=PROFILE,
                                      storage_secret=SECRET, delete_profile={"type": "hard"},
                                      drop_purge_default=PURGE, status="active", protected=False, created_at=now,
-                                     updated_at=None))
+                                     updated_at=None, name_matching="exact"))
     assert (fast.secret(), fast.profile()) == (route.secret(), route.profile())
 
 

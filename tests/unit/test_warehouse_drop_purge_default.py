@@ -8,9 +8,10 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import StoredEvent
 
 from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.names import CASE_INSENSITIVE, EXACT
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_profile import FileStorageProfile, HardDelete
-from lakeledger.domain.warehouse import KEEP, PURGE, Warehouse
+from lakeledger.domain.warehouse import KEEP, PURGE, Warehouse, parse_name_matching
 
 BY = Provenance(actor="tester", request_id="r-1")
 
@@ -43,10 +44,27 @@ def test_a_warehouse_stored_before_the_setting_existed_purges():
     app.save(wh)
     [stored] = app.recorder.select_events(wh.id)
     state = json.loads(stored.state)
-    assert state["class_version"] == 3
-    v1 = {k: v for k, v in state.items() if k not in ("class_version", "drop_purge_default", "storage_secret")}
+    assert state["class_version"] == 4
+    v1 = {k: v for k, v in state.items()
+          if k not in ("class_version", "drop_purge_default", "storage_secret", "name_matching")}
     older = Application(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
     older.recorder.insert_events([StoredEvent(stored.originator_id, stored.originator_version, stored.topic,
                                               json.dumps(v1).encode())])
     assert older.repository.get(wh.id).drop_purge_default == PURGE
     assert older.repository.get(wh.id).storage_secret is None
+    assert older.repository.get(wh.id).name_matching == EXACT  # its names match as they always did
+
+
+def test_a_new_warehouse_matches_names_case_insensitively_unless_asked_otherwise():
+    assert _warehouse(KEEP).name_matching == CASE_INSENSITIVE
+    assert parse_name_matching("exact") == EXACT
+    for bad in ("EXACT", "insensitive", True, ""):
+        with pytest.raises(BadRequest):
+            parse_name_matching(bad)
+
+
+def test_a_v3_warehouse_event_is_upcast_to_exact_name_matching():
+    """Version 3 (before the setting): names matched exactly; the upcast keeps them so on every replay."""
+    state = {"class_version": 3, "drop_purge_default": KEEP, "storage_secret": None}
+    Warehouse.Created.upcast_v3_v4(state)
+    assert state["name_matching"] == EXACT

@@ -64,6 +64,7 @@ class CreateWarehouseRequest(_Body):
     storage_credential: dict[str, Any] | None = Field(default=None, alias="storage-credential")
     delete_profile: dict[str, Any] | None = Field(default=None, alias="delete-profile")
     drop_purge_default: Any = Field(default=None, alias="drop-purge-default")
+    name_matching: Any = Field(default=None, alias="name-matching")
 
 
 def _warehouse_json(row: WarehouseRow) -> dict:
@@ -77,6 +78,7 @@ def _warehouse_json(row: WarehouseRow) -> dict:
         "storage-credential-fingerprint": (row.storage_secret or {}).get("fingerprint"),
         "delete-profile": row.delete_profile,
         "drop-purge-default": row.drop_purge_default,
+        "name-matching": row.name_matching,
         "status": row.status,
         "protected": row.protected,
         "updated-at": row.updated_at.isoformat() if row.updated_at else None,
@@ -186,7 +188,7 @@ async def create_warehouse(container: ContainerDep, body: CreateWarehouseRequest
     await authorize_project(az, project_id, "can_create_warehouse")
     warehouse_id = await run_in_threadpool(
         container.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
-        body.storage_credential, body.delete_profile, by, body.drop_purge_default)
+        body.storage_credential, body.delete_profile, by, body.drop_purge_default, body.name_matching)
     row = await warehouse_row(container, str(warehouse_id))
     return JSONResponse(_warehouse_json(row), status_code=201)
 

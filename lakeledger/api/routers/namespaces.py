@@ -42,6 +42,7 @@ async def list_namespaces(container: ContainerDep, prefix: str, parent: str | No
         if row is None:
             raise missing
         await az.require("can_list_namespaces", authorization.namespace(row.id), missing)
+        parent_path = row.path  # as spelt: the children's paths begin with it, whatever case the request used
     else:
         await az.require("can_list_namespaces", authorization.warehouse(wh.id), authorization.no_warehouse(prefix))
 
