@@ -1,6 +1,7 @@
 """What the table and view routers share: finding a live table or view for a read (and answering whether it is
 there), the checks before a create or a register, the rename, the paged list of one kind and a namespace's id.
-``typ`` says which kind: "table" or "view", the word of the read model and of authorization's relations."""
+``typ`` says which kind: "table", "view" or "generic-table", the word of the read model and of authorization's
+objects."""
 
 from collections.abc import Callable
 from typing import Any
@@ -10,7 +11,7 @@ from fastapi import Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.api import authorization
-from lakeledger.api.authorization import Guard, fetch_visible
+from lakeledger.api.authorization import Guard, fetch_visible, relation_word
 from lakeledger.api.identifiers import parse_namespace, warehouse_id_of
 from lakeledger.api.models import RenameTableRequest
 from lakeledger.api.pagination import NAME, Page
@@ -36,7 +37,7 @@ async def listed(container, prefix: str, namespace: str, typ: str, paging: Page,
     wh = await active_warehouse(container, prefix)
     path = parse_namespace(namespace)
     container_id = await namespace_id(container, wh.id, path)
-    await az.require(f"can_list_{typ}s", authorization.namespace(container_id),
+    await az.require(f"can_list_{relation_word(typ)}s", authorization.namespace(container_id),
                      NoSuchNamespace(f"Namespace does not exist: {dotted(path)}"))
 
     async def objects(names):
@@ -62,8 +63,7 @@ async def find(container, prefix: str, namespace: str, name: str, typ: str, az: 
     path = parse_namespace(namespace)
     check_name(name, typ.capitalize())
     warehouse_id = warehouse_id_of(prefix)
-    lookup = container.queries.active_table if typ == "table" else container.queries.active_view
-    row = await lookup(warehouse_id, path, name)
+    row = await authorization.active_lookup(container.queries, typ)(warehouse_id, path, name)
     if row is not None:
         if action is not None:
             await az.require(action, authorization.tabular(typ, row[0]), authorization.no_tabular(typ, path, name))
@@ -85,7 +85,7 @@ async def creation(container: Container, az: Guard, prefix: str, namespace: str,
     """The body of a create or a register as the client sent it (the created object records it), once the caller
     may create a ``typ`` in the namespace."""
     raw: dict[str, Any] = await request.json()
-    await authorization.create_in(container, az, prefix, parse_namespace(namespace), f"can_create_{typ}")
+    await authorization.create_in(container, az, prefix, parse_namespace(namespace), f"can_create_{relation_word(typ)}")
     return raw
 
 

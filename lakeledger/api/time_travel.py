@@ -16,7 +16,7 @@ from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import warehouse_id_of
 from lakeledger.domain import instants
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
-from lakeledger.projections.catalog_queries import NamespaceRow, WarehouseRow
+from lakeledger.projections.catalog_queries import GenericTableRow, NamespaceRow, WarehouseRow
 from lakeledger.projections.catalog_versions_queries import CatalogVersionsQueries
 
 MARK = "@"
@@ -132,6 +132,16 @@ class PastQueries:
 
     async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
         return await self._then.tabular("view", namespace, name) if await self._visible(warehouse_id) else None
+
+    async def active_generic_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        if not await self._visible(warehouse_id):
+            return None
+        return await self._then.tabular("generic-table", namespace, name)
+
+    async def generic_table(self, table_id: UUID) -> GenericTableRow | None:
+        # set once at its creation: what it was created with is what it was at any time it existed (only whether
+        # it is protected is today's)
+        return await self._live.generic_table(table_id)
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int | None) -> list[str]:
         return await self._then.tabular_names(namespace_id, typ, after, limit)

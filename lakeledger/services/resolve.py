@@ -137,12 +137,12 @@ def table_id(ledger: Ledger, ns: Namespace, name: str) -> UUID | None:
 
 
 def holder_kind(ledger: Ledger, ns: Namespace, name: str) -> str | None:
-    """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
+    """"Table", "View" or "Generic table" when one holds ``name`` in ``ns`` (all tabulars share one name space)."""
     holder = table_id(ledger, ns, name)
     if holder is None:
         return None
     found = ledger.log.get(Tabular, holder)
-    return "View" if found is not None and found.kind == "view" else "Table"
+    return found.word if found is not None else "Table"
 
 
 def tabular(ledger: Ledger, cls: type[T], ns: Namespace, name: str) -> T | None:
