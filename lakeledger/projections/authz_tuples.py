@@ -38,7 +38,7 @@ from lakeledger.domain.project import Project
 from lakeledger.domain.provenance import ANONYMOUS, SYSTEM
 from lakeledger.domain.role import ROLE, Role
 from lakeledger.domain.table import Table
-from lakeledger.domain.tabular import GENERIC_TABLE, Tabular
+from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, VIEW, Tabular
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 
@@ -72,8 +72,9 @@ TO_CHILD = ("child", "warehouse", "namespace")
 
 
 def tabular(kind: str, id_: UUID) -> str:
-    """The object of a table, view or generic table (``kind`` as the events record it)."""
-    return obj(kind, id_)
+    """The object of a table, view or generic table (``kind`` as the events record it; any other word, which only a
+    damaged log could hold, names a view, as it always has)."""
+    return obj(kind if kind in (TABLE, GENERIC_TABLE) else VIEW, id_)
 
 
 class AuthzTuplesProjection:
