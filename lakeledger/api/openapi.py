@@ -194,7 +194,7 @@ class ListWarehousesResponse(_Management):
 class HistoryEntity(_Management):
     """What an event changed: its kind, id (a table's or view's is its Iceberg uuid) and its identifier then."""
 
-    type: Literal["server", "project", "warehouse", "namespace", "table", "view", "user", "role"]
+    type: Literal["server", "project", "warehouse", "namespace", "table", "view", "generic-table", "user", "role"]
     id: UUID
     name: list[str]
 
@@ -225,14 +225,14 @@ class HistoryPage(_Management):
 # --- Soft deletion and protection shapes ---------------------------------------------------------------------
 
 class DeletedTabular(_Management):
-    """A soft-deleted table or view: restorable with an undrop until `expiration-date`. `namespace-id` and
-    `dropped-with` (the namespace whose recursive drop took it along, or null) are Lakeledger's additions."""
+    """A soft-deleted table, view or generic table: restorable with an undrop until `expiration-date`. `namespace-id`
+    and `dropped-with` (the namespace whose recursive drop took it along, or null) are Lakeledger's additions."""
 
     id: UUID
     name: str
     namespace: list[str]
     namespace_id: UUID = Field(alias="namespace-id")
-    typ: Literal["table", "view"]
+    typ: Literal["table", "view", "generic-table"]
     warehouse_id: UUID = Field(alias="warehouse-id")
     created_at: datetime = Field(alias="created-at")
     deleted_at: datetime = Field(alias="deleted-at")
@@ -247,7 +247,7 @@ class ListDeletedTabularsResponse(_Management):
 
 class FoundTabular(_Management):
     id: UUID
-    type: Literal["table", "view"]
+    type: Literal["table", "view", "generic-table"]
     namespace: list[str]
     name: str
 

@@ -138,6 +138,8 @@ OBJECT_EXISTS = {
     "namespace": "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)",
     "table": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'table' AND deleted_at IS NULL)",
     "view": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'view' AND deleted_at IS NULL)",
+    "generic-table": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'generic-table'"
+                     " AND deleted_at IS NULL)",
 }
 CATALOG_KINDS = frozenset(OBJECT_EXISTS)
 
