@@ -31,9 +31,11 @@ async def namespace_id(container, warehouse_id: UUID, path: list[str]) -> UUID:
     return row.id
 
 
-async def listed(container, prefix: str, namespace: str, typ: str, paging: Page, az: Guard) -> JSONResponse:
-    """ListTablesResponse / ListViewsResponse: the live tables or views of a namespace the caller may see, by
-    name."""
+async def listed(container, prefix: str, namespace: str, typ: str, paging: Page, az: Guard,
+                 identified: bool = False) -> JSONResponse:
+    """ListTablesResponse / ListViewsResponse / ListGenericTablesResponse: the live tables, views or generic tables of
+    a namespace the caller may see, by name; ``identified``: each with its id (as Lakekeeper lists generic tables,
+    whose other answers do not carry it)."""
     wh = await active_warehouse(container, prefix)
     path = parse_namespace(namespace)
     container_id = await namespace_id(container, wh.id, path)
@@ -47,7 +49,9 @@ async def listed(container, prefix: str, namespace: str, typ: str, paging: Page,
     names, token = await fetch_visible(
         az, paging, lambda after, limit: container.queries.tabulars(container_id, typ, after, limit), NAME,
         lambda name: name, objects, "can_include_in_list")
-    return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names], "next-page-token": token})
+    ids = await container.queries.tabular_ids(container_id, typ, list(names)) if identified and names else {}
+    identifiers = [{"namespace": path, "name": n, **({"id": str(ids[n])} if n in ids else {})} for n in names]
+    return JSONResponse({"identifiers": identifiers, "next-page-token": token})
 
 
 async def find(container, prefix: str, namespace: str, name: str, typ: str, az: Guard,

@@ -136,7 +136,8 @@ def test_history_and_past_prefix(client, warehouse):
     r = client.get(f"{past}/old")
     assert r.status_code == 200, r.text
     assert r.json()["table"]["schema"] == {"fields": ["a"]}
-    assert client.get(past).json()["identifiers"] == [{"namespace": ["ns"], "name": "old"}]
+    [listed] = client.get(past).json()["identifiers"]
+    assert listed["name"] == "old" and listed["namespace"] == ["ns"] and uuid.UUID(listed["id"])
 
 
 @pytest.mark.parametrize("body, message", [
@@ -159,3 +160,30 @@ def test_missing_namespace_and_warehouse(client, warehouse):
     assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchGenericTableException"
     r = client.get(f"/lakekeeper/v1/{uuid.uuid4()}/namespaces/ns/generic-tables")
     assert r.status_code == 404
+
+
+def test_protection_refuses_a_drop_without_force(client, warehouse):
+    _namespace(client, warehouse["prefix"], "ns")
+    base = f"/lakekeeper/v1/{warehouse['id']}/namespaces/ns/generic-tables"
+    assert client.post(base, json={"name": "kept", "format": "delta"}).status_code == 200
+    [listed] = client.get(base).json()["identifiers"]
+    protection = f"/management/v1/warehouse/{warehouse['id']}/generic-table/{listed['id']}/protection"
+    r = client.post(protection, json={"protected": True})
+    assert r.status_code == 200 and r.json()["protected"] is True, r.text
+    assert client.get(f"{base}/kept").json()["table"]["protected"] is True
+    r = client.delete(f"{base}/kept")
+    assert r.status_code == 409, r.text
+    assert client.delete(f"{base}/kept", params={"force": "true"}).status_code == 204
+    assert client.get(protection).status_code == 404
+
+
+def test_permissions_of_a_generic_table(client, warehouse):
+    """Lakekeeper's permission endpoints under generic-table: with authorization off every action is allowed."""
+    _namespace(client, warehouse["prefix"], "ns")
+    base = f"/lakekeeper/v1/{warehouse['id']}/namespaces/ns/generic-tables"
+    assert client.post(base, json={"name": "g", "format": "lance"}).status_code == 200
+    [listed] = client.get(base).json()["identifiers"]
+    r = client.get(f"/management/v1/permissions/warehouse/{warehouse['id']}/generic-table/{listed['id']}/access")
+    assert r.status_code == 200, r.text
+    actions = set(r.json()["allowed-actions"])
+    assert {"drop", "undrop", "read_data", "write_data", "get_metadata", "rename"} <= actions

@@ -32,9 +32,9 @@ router = APIRouter(prefix="/lakekeeper/v1", tags=["Generic Table API"], response
 @router.get("/{prefix}/namespaces/{namespace}/generic-tables")
 async def list_generic_tables(prefix: str, namespace: str, container: ContainerDep, paging: Page = Depends(page),
                               az: Guard = Depends(guard)):
-    """ListGenericTablesResponse: the live generic tables of the namespace the caller may see, by name."""
+    """ListGenericTablesResponse: the live generic tables of the namespace the caller may see, by name, with ids."""
     container, prefix = await as_of(container, prefix)
-    return await tabulars.listed(container, prefix, namespace, GENERIC_TABLE, paging, az)
+    return await tabulars.listed(container, prefix, namespace, GENERIC_TABLE, paging, az, identified=True)
 
 
 @router.post("/{prefix}/namespaces/{namespace}/generic-tables", responses=errors(409))
