@@ -103,6 +103,44 @@ class LoadCredentialsResponse(BaseModel):
     storage_credentials: list[StorageCredential] = Field(alias="storage-credentials")
 
 
+# --- Lakekeeper's Generic Table API (/lakekeeper/v1) --------------------------------------------------------------
+
+class _GenericTables(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class GenericTableData(_GenericTables):
+    """A generic table: its name, opaque `format`, location, what its creator said of it and its protection."""
+
+    name: str
+    format: str
+    base_location: str = Field(alias="base-location")
+    doc: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+    table_schema: Any = Field(default=None, alias="schema", description="Free-form; never checked against its files")
+    statistics: Any = Field(default=None, description="Free-form; never checked against its files")
+    protected: bool
+
+
+class LoadGenericTableResponse(_GenericTables):
+    """A generic table, with the access to its location a load hands out (none for a create)."""
+
+    table: GenericTableData
+    config: dict[str, str] | None = None
+    storage_credentials: list[StorageCredential] | None = Field(default=None, alias="storage-credentials")
+
+
+class GenericTableIdentifier(_GenericTables):
+    namespace: list[str]
+    name: str
+    id: UUID | None = None
+
+
+class ListGenericTablesResponse(_GenericTables):
+    identifiers: list[GenericTableIdentifier]
+    next_page_token: str | None = Field(default=None, alias="next-page-token")
+
+
 class SignedRequest(BaseModel):
     """The S3 request, signed: add `headers` to it and send it to `uri`."""
 

@@ -15,7 +15,13 @@ from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import ContainerDep, boolean_param
 from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.models import CreateGenericTableRequest, RenameTableRequest
-from lakeledger.api.openapi import errors
+from lakeledger.api.openapi import (
+    ListGenericTablesResponse,
+    LoadCredentialsResponse,
+    LoadGenericTableResponse,
+    errors,
+    ok,
+)
 from lakeledger.api.pagination import Page, page
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.warehouses import active_warehouse
@@ -29,7 +35,8 @@ from lakeledger.services.table_access import NO_ACCESS, Access, requested_modes
 router = APIRouter(prefix="/lakekeeper/v1", tags=["Generic Table API"], responses=errors(400, 403, 404))
 
 
-@router.get("/{prefix}/namespaces/{namespace}/generic-tables")
+@router.get("/{prefix}/namespaces/{namespace}/generic-tables",
+            responses=ok(ListGenericTablesResponse, "The generic tables of the namespace"))
 async def list_generic_tables(prefix: str, namespace: str, container: ContainerDep, paging: Page = Depends(page),
                               az: Guard = Depends(guard)):
     """ListGenericTablesResponse: the live generic tables of the namespace the caller may see, by name, with ids."""
@@ -37,7 +44,8 @@ async def list_generic_tables(prefix: str, namespace: str, container: ContainerD
     return await tabulars.listed(container, prefix, namespace, GENERIC_TABLE, paging, az, identified=True)
 
 
-@router.post("/{prefix}/namespaces/{namespace}/generic-tables", responses=errors(409))
+@router.post("/{prefix}/namespaces/{namespace}/generic-tables",
+             responses={**ok(LoadGenericTableResponse, "The generic table was created"), **errors(409)})
 async def create_generic_table(prefix: str, namespace: str, body: CreateGenericTableRequest, request: Request,
                                container: ContainerDep, by: Provenance = Depends(provenance),
                                az: Guard = Depends(guard)):
@@ -52,7 +60,8 @@ async def create_generic_table(prefix: str, namespace: str, body: CreateGenericT
                                    **_described(description)}})
 
 
-@router.get("/{prefix}/namespaces/{namespace}/generic-tables/{table}")
+@router.get("/{prefix}/namespaces/{namespace}/generic-tables/{table}",
+            responses=ok(LoadGenericTableResponse, "The generic table, with access to its location"))
 async def load_generic_table(prefix: str, namespace: str, table: str, request: Request, container: ContainerDep,
                              x_iceberg_access_delegation: str | None = Header(default=None),
                              az: Guard = Depends(guard)):
@@ -76,7 +85,8 @@ async def load_generic_table(prefix: str, namespace: str, table: str, request: R
     return JSONResponse(body)
 
 
-@router.get("/{prefix}/namespaces/{namespace}/generic-tables/{table}/credentials")
+@router.get("/{prefix}/namespaces/{namespace}/generic-tables/{table}/credentials",
+            responses=ok(LoadCredentialsResponse, "Credentials for its location (none where the warehouse vends none)"))
 async def load_generic_table_credentials(prefix: str, namespace: str, table: str, request: Request,
                                          container: ContainerDep, az: Guard = Depends(guard)):
     """LoadGenericTableCredentialsResponse: vended credentials for its location, if its warehouse vends them."""
@@ -92,7 +102,7 @@ async def load_generic_table_credentials(prefix: str, namespace: str, table: str
     return JSONResponse({"storage-credentials": access.storage_credentials})
 
 
-@router.delete("/{prefix}/namespaces/{namespace}/generic-tables/{table}", status_code=204)
+@router.delete("/{prefix}/namespaces/{namespace}/generic-tables/{table}", status_code=204, responses=errors(409))
 async def drop_generic_table(prefix: str, namespace: str, table: str, container: ContainerDep,
                              purgeRequested: str | None = Query(default=None),
                              force: str | None = Query(default=None, description="Drop it even if it is protected"),
@@ -107,7 +117,7 @@ async def drop_generic_table(prefix: str, namespace: str, table: str, container:
     return Response(status_code=204)
 
 
-@router.post("/{prefix}/generic-tables/rename", status_code=204)
+@router.post("/{prefix}/generic-tables/rename", status_code=204, responses=errors(409))
 async def rename_generic_table(prefix: str, body: RenameTableRequest, container: ContainerDep,
                                by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     return await tabulars.rename(container, az, by, prefix, GENERIC_TABLE, body, container.generic_tables.rename)
