@@ -187,3 +187,29 @@ def test_permissions_of_a_generic_table(client, warehouse):
     assert r.status_code == 200, r.text
     actions = set(r.json()["allowed-actions"])
     assert {"drop", "undrop", "read_data", "write_data", "get_metadata", "rename"} <= actions
+
+
+def test_remote_signing_stays_inside_the_generic_tables_location(client, minio, bucket):
+    """An S3 warehouse without STS: a generic table's load hands out Lakeledger's signer, which signs requests inside
+    its location only."""
+    name = f"sign-{uuid.uuid4().hex[:8]}"
+    r = client.post("/management/v1/warehouse", json={"warehouse-name": name, "storage-profile": minio.profile(
+        bucket, name), "storage-credential": minio.credential()})
+    assert r.status_code == 201, r.text
+    warehouse_id = r.json()["warehouse-id"]
+    _namespace(client, f"/catalog/v1/{warehouse_id}", "ns")
+    base = f"/lakekeeper/v1/{warehouse_id}/namespaces/ns/generic-tables"
+    assert client.post(base, json={"name": "signed", "format": "parquet"}).status_code == 200
+    r = client.get(f"{base}/signed", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+    assert r.status_code == 200, r.text
+    config, location = r.json()["config"], r.json()["table"]["base-location"]
+    assert config["s3.remote-signing-enabled"] == "true" and not r.json().get("storage-credentials")
+    sign = f"/catalog/{config['s3.signer.endpoint']}"
+    key = location.removeprefix(f"s3://{bucket}/")
+
+    def signed(uri: str):
+        return client.post(sign, json={"region": "us-east-1", "method": "PUT", "headers": {}, "uri": uri})
+
+    assert signed(f"{minio.endpoint}/{bucket}/{key}/part-0.parquet").status_code == 200
+    r = signed(f"{minio.endpoint}/{bucket}/{key}-beside/part-0.parquet")
+    assert r.status_code == 403 and "outside the table's location" in r.json()["error"]["message"]

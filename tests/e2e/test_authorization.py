@@ -561,6 +561,14 @@ def test_generic_tables_are_authorized_as_tables(api, oidc, world, minio, own_da
             with pytest.raises(ClientError):
                 s3_client.put_object(Bucket=bucket, Key=f"{key}/bobs.lance", Body=b"no")
             s3_client.list_objects_v2(Bucket=bucket, Prefix=f"{key}/")  # reading is allowed
+            # the signer asks the generic table's own grants: his reads are signed, his writes refused
+            r = bob.get(f"{base}/vectors", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+            assert r.status_code == 200, r.text
+            sign = f"/catalog/{r.json()['config']['s3.signer.endpoint']}"
+            uri = f"{minio.endpoint}/{bucket}/{key}/data.lance"
+            for method, status in (("GET", 200), ("PUT", 403)):
+                r = bob.post(sign, json={"region": "us-east-1", "method": method, "headers": {}, "uri": uri})
+                assert r.status_code == status, (method, r.text)
             assert bob.delete(f"{base}/vectors").status_code == 403
             r = bob.post(f"/lakekeeper/v1/{s3['warehouse']}/generic-tables/rename", json={
                 "source": {"namespace": ["ns"], "name": "vectors"}, "destination": {"namespace": ["ns"], "name": "b"}})

@@ -98,7 +98,7 @@ async def load_generic_table_credentials(prefix: str, namespace: str, table: str
         raise az.forbidden("can_read_data", authorization.tabular(GENERIC_TABLE, table_id))
     wh = settings_of(await active_warehouse(container, prefix))
     access = await run_in_threadpool(container.table_access.credentials, wh, table_id, location,
-                                     str(request.base_url), rights == WRITE)
+                                     str(request.base_url), rights == WRITE, GENERIC_TABLE)
     return JSONResponse({"storage-credentials": access.storage_credentials})
 
 
@@ -133,7 +133,7 @@ async def _access(container, az: Guard, prefix: str, namespace: str, table: str,
         return NO_ACCESS
     wh = settings_of(await active_warehouse(container, prefix))
     return await run_in_threadpool(container.table_access.for_table, wh, table_id, location, delegation,
-                                   str(request.base_url), False, rights == WRITE)
+                                   str(request.base_url), False, rights == WRITE, GENERIC_TABLE)
 
 
 def _described(description: dict[str, Any]) -> dict[str, Any]:
