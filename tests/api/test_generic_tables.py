@@ -8,7 +8,7 @@ import uuid
 import pytest
 from botocore.exceptions import ClientError
 from pylakekeeper import Client, ConflictError, NotFoundError, StaticToken
-from support import SCHEMA
+from support import SCHEMA, wait_until
 
 HOUR = {"type": "soft", "expiration-seconds": 3600}
 
@@ -187,6 +187,9 @@ def test_permissions_of_a_generic_table(client, warehouse):
     assert r.status_code == 200, r.text
     actions = set(r.json()["allowed-actions"])
     assert {"drop", "undrop", "read_data", "write_data", "get_metadata", "rename"} <= actions
+    r = client.post("/management/v1/permissions/check", json={"operation": {"generic-table": {
+        "action": "read_data", "generic-table-id": listed["id"], "warehouse-id": warehouse["id"]}}})
+    assert r.status_code == 200 and r.json()["allowed"] is True, r.text
 
 
 def test_remote_signing_stays_inside_the_generic_tables_location(client, minio, bucket):
@@ -213,3 +216,26 @@ def test_remote_signing_stays_inside_the_generic_tables_location(client, minio, 
     assert signed(f"{minio.endpoint}/{bucket}/{key}/part-0.parquet").status_code == 200
     r = signed(f"{minio.endpoint}/{bucket}/{key}-beside/part-0.parquet")
     assert r.status_code == 403 and "outside the table's location" in r.json()["error"]["message"]
+
+
+def test_a_purging_drop_removes_its_files(server, client, minio, s3_warehouse):
+    """A final drop that asks for a purge (here the warehouse's default) has the purge worker delete the files
+    engines wrote at its location; a drop with purgeRequested=false keeps them."""
+    _namespace(client, s3_warehouse["prefix"], "ns")
+    with _client(server, s3_warehouse["id"]) as lk:
+        locations = {}
+        for name in ("purged", "kept"):
+            lk.generic_tables.create("ns", name, format="parquet")
+            loaded = lk.generic_tables.load("ns", name, vended=True)
+            vended = _vended(loaded)
+            s3 = minio.client(key=vended["s3.access-key-id"], secret=vended["s3.secret-access-key"],
+                              token=vended["s3.session-token"])
+            bucket, key = loaded.location.removeprefix("s3://").split("/", 1)
+            s3.put_object(Bucket=bucket, Key=f"{key}/part-0.parquet", Body=b"rows")
+            locations[name] = key
+    base = f"/lakekeeper/v1/{s3_warehouse['id']}/namespaces/ns/generic-tables"
+    assert client.delete(f"{base}/purged").status_code == 204
+    assert client.delete(f"{base}/kept", params={"purgeRequested": "false"}).status_code == 204
+    bucket = s3_warehouse["bucket"]
+    wait_until(lambda: not minio.keys(bucket, f"{locations['purged']}/"), 30, "the purge of the generic table")
+    assert minio.keys(bucket, f"{locations['kept']}/") == [f"{locations['kept']}/part-0.parquet"]
