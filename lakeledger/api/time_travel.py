@@ -175,9 +175,10 @@ class ReadOnlyPast:
 
 
 def _split(path: str) -> tuple[str | None, list[str]]:
-    """(prefix, the segments after it) of a catalog path, under /catalog/v1 or the /v1 root alias."""
+    """(prefix, the segments after it) of a catalog path, under /catalog/v1, the /v1 root alias or the generic tables'
+    /lakekeeper/v1."""
     parts = path.split("/")
-    if parts[1:3] == ["catalog", "v1"] and len(parts) > 3:
+    if parts[1:3] in (["catalog", "v1"], ["lakekeeper", "v1"]) and len(parts) > 3:
         return parts[3], parts[4:]
     if parts[1:2] == ["v1"] and len(parts) > 2:
         return parts[2], parts[3:]

@@ -136,6 +136,8 @@ def test_history_and_past_prefix(client, warehouse):
     r = client.get(f"{past}/old")
     assert r.status_code == 200, r.text
     assert r.json()["table"]["schema"] == {"fields": ["a"]}
+    r = client.post(past, json={"name": "new", "format": "lance"})
+    assert r.status_code == 403 and "read-only view" in r.json()["error"]["message"]
     [listed] = client.get(past).json()["identifiers"]
     assert listed["name"] == "old" and listed["namespace"] == ["ns"] and uuid.UUID(listed["id"])
 
@@ -239,3 +241,15 @@ def test_a_purging_drop_removes_its_files(server, client, minio, s3_warehouse):
     bucket = s3_warehouse["bucket"]
     wait_until(lambda: not minio.keys(bucket, f"{locations['purged']}/"), 30, "the purge of the generic table")
     assert minio.keys(bucket, f"{locations['kept']}/") == [f"{locations['kept']}/part-0.parquet"]
+
+
+def test_an_idempotent_create_is_answered_once(client, warehouse, log_length):
+    _namespace(client, warehouse["prefix"], "ns")
+    base = f"/lakekeeper/v1/{warehouse['id']}/namespaces/ns/generic-tables"
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    first = client.post(base, json={"name": "once", "format": "lance"}, headers=key)
+    assert first.status_code == 200, first.text
+    after = log_length()
+    again = client.post(base, json={"name": "once", "format": "lance"}, headers=key)
+    assert again.status_code == 200 and again.json() == first.json()
+    assert again.headers.get("idempotent-replayed") == "true" and log_length() == after
