@@ -253,3 +253,22 @@ def test_an_idempotent_create_is_answered_once(client, warehouse, log_length):
     again = client.post(base, json={"name": "once", "format": "lance"}, headers=key)
     assert again.status_code == 200 and again.json() == first.json()
     assert again.headers.get("idempotent-replayed") == "true" and log_length() == after
+
+
+def test_a_recursive_namespace_drop_takes_it_along_and_the_undrop_brings_it_back(client, warehouse):
+    r = client.post(f"/management/v1/warehouse/{warehouse['id']}/delete-profile", json={"delete-profile": HOUR})
+    assert r.status_code == 200, r.text
+    namespace_id = _namespace(client, warehouse["prefix"], "landing")
+    base = f"/lakekeeper/v1/{warehouse['id']}/namespaces/landing/generic-tables"
+    assert client.post(base, json={"name": "csvs", "format": "csv"}).status_code == 200
+    r = client.delete(f"{warehouse['prefix']}/namespaces/landing", params={"recursive": "true"})
+    assert r.status_code == 204, r.text
+    assert client.get(f"{base}/csvs").status_code == 404
+    deleted = client.get(f"/management/v1/warehouse/{warehouse['id']}/deleted-tabulars").json()["tabulars"]
+    [entry] = [d for d in deleted if d["name"] == "csvs"]
+    assert entry["typ"] == "generic-table" and entry["dropped-with"] == namespace_id
+    r = client.post(f"/management/v1/warehouse/{warehouse['id']}/deleted-tabulars/undrop",
+                    json={"targets": [{"type": "namespace", "id": namespace_id}]})
+    assert r.status_code == 204, r.text
+    r = client.get(f"{base}/csvs")
+    assert r.status_code == 200 and r.json()["table"]["format"] == "csv"
