@@ -31,6 +31,7 @@ from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.secretstore import SecretStore
 from lakeledger.services.access_history import HolderHistory
 from lakeledger.services.approval import ApproveAll, HttpApproval
+from lakeledger.services.generic_tables import GenericTableService
 from lakeledger.services.grants import GrantService
 from lakeledger.services.management import ManagementService
 from lakeledger.services.metadata_files import MetadataFiles
@@ -139,6 +140,7 @@ class Container:
         self.namespace_moves = NamespaceMoves(self.ledger, settings.max_namespace_depth)
         self.tables = TableService(self.ledger, self.files, self.storages)
         self.views = ViewService(self.ledger, self.files, self.storages)
+        self.generic_tables = GenericTableService(self.ledger, self.files, self.storages)
         self.management = ManagementService(self.ledger, settings.server_id, self.secrets)
         self.recycle_bin = RecycleBin(self.ledger)
         self.protection = ProtectionService(self.ledger)

@@ -27,6 +27,7 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance, negative_data_rejection]
 EXAMPLES = {GenerationMode.POSITIVE: 20, GenerationMode.NEGATIVE: 10}
 NAMESPACE, TABLE, VIEW = "fuzz_ns", "fuzz_table", "fuzz_view"
+GENERIC_TABLE = "fuzz_generic"
 
 VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1700000000000, "summary": {},
                 "default-namespace": [NAMESPACE],
@@ -34,7 +35,8 @@ VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1700000000000, 
 
 
 def fresh_objects(client, tmp_path) -> dict[str, str]:
-    """A project with a file warehouse holding one namespace, table and view; returns the path parameters."""
+    """A project with a file warehouse holding one namespace, table, view and generic table; returns the path
+    parameters."""
     project = client.post("/management/v1/project", json={"project-name": f"fuzz-{uuid.uuid4().hex[:8]}"})
     assert project.status_code == 201, project.text
     project_id = project.json()["project-id"]
@@ -51,9 +53,12 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
         client.post(f"{prefix}/namespaces/{NAMESPACE}/views",
                     json={"name": VIEW, "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}),
     )
+    generic = f"/lakekeeper/v1/{warehouse_id}/namespaces/{NAMESPACE}/generic-tables"
+    responses += (client.post(generic, json={"name": GENERIC_TABLE, "format": "lance"}),)
     for response in responses:
         assert response.status_code == 200, response.text
-    namespace, table, view = (r.json() for r in responses)
+    namespace, table, view, _ = (r.json() for r in responses)
+    [generic_table] = client.get(generic).json()["identifiers"]
     user_id = f"oidc~fuzz-{uuid.uuid4().hex[:8]}"
     user = client.post("/management/v1/user", json={"id": user_id, "name": "Fuzz User", "user-type": "human"})
     role = client.post("/management/v1/role", headers={"x-project-id": project_id}, json={"name": "fuzz-role"})
@@ -66,7 +71,8 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
             "member_id": user_id, "prefix": warehouse_id, "warehouse_id": warehouse_id,
             "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location),
             "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
-            "view_id": view["metadata"]["view-uuid"], "scope": "not-a-signer-scope"}
+            "view_id": view["metadata"]["view-uuid"], "generic_table_id": generic_table["id"],
+            "scope": "not-a-signer-scope"}
 
 
 def fuzz(operation, mode: GenerationMode, objects: dict[str, str], base_url: str, session: requests.Session,

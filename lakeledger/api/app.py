@@ -20,6 +20,7 @@ from lakeledger.api.routers import (
     access_history,
     config,
     console,
+    generic_tables,
     history,
     management,
     namespace_moves,
@@ -110,6 +111,7 @@ def create_app(container) -> FastAPI:
         app.include_router(router, prefix="/v1", include_in_schema=False)
     app.include_router(management.router)
     app.include_router(recycle_bin.router)
+    app.include_router(generic_tables.router)
     app.include_router(search.router)
     app.include_router(protection.router)
     app.include_router(namespace_moves.router)

@@ -24,6 +24,7 @@ from lakeledger.domain.errors import (
     BadRequest,
     CatalogError,
     Forbidden,
+    NoSuchGenericTable,
     NoSuchNamespace,
     NoSuchTable,
     NoSuchView,
@@ -211,9 +212,24 @@ def no_warehouse(prefix: str) -> NoSuchWarehouse:
     return NoSuchWarehouse(f"Warehouse does not exist: {prefix}")
 
 
+_MISSING_TABULAR = {"table": (NoSuchTable, "Table"), "view": (NoSuchView, "View"),
+                    "generic-table": (NoSuchGenericTable, "Generic table")}
+
+
 def no_tabular(typ: str, path: Sequence[str], name: str) -> CatalogError:
-    return (NoSuchTable if typ == "table" else NoSuchView)(
-        f"{typ.capitalize()} does not exist: {dotted([*path, name])}")
+    error, word = _MISSING_TABULAR[typ]
+    return error(f"{word} does not exist: {dotted([*path, name])}")
+
+
+def active_lookup(queries, typ: str):
+    """The read-model lookup of a live tabular of kind ``typ`` by namespace and name (now, or in the past)."""
+    return {"table": queries.active_table, "view": queries.active_view,
+            "generic-table": queries.active_generic_table}[typ]
+
+
+def relation_word(typ: str) -> str:
+    """The kind as the namespace's relations name it: can_create_generic_table, can_list_generic_tables."""
+    return typ.replace("-", "_")
 
 
 async def warehouse_action(ll, az: Guard, prefix: str, action: str) -> WarehouseRow | None:
@@ -257,8 +273,7 @@ async def tabular_action(ll, az: Guard, prefix: str, path: Sequence[str], name: 
     warehouse_id = as_uuid(prefix)
     if warehouse_id is None:
         return
-    lookup = ll.queries.active_table if typ == "table" else ll.queries.active_view
-    row = await lookup(warehouse_id, list(path), name)
+    row = await active_lookup(ll.queries, typ)(warehouse_id, list(path), name)
     if row is not None:
         await az.require(action, tabular(typ, row[0]), no_tabular(typ, path, name))
     elif absent is not None:
@@ -273,4 +288,4 @@ async def rename(ll, az: Guard, prefix: str, typ: str, body) -> None:
     source, destination = body.source, body.destination
     await tabular_action(ll, az, prefix, source.namespace, source.name, typ, "can_rename")
     if list(destination.namespace) != list(source.namespace):
-        await namespace_action(ll, az, prefix, destination.namespace, f"can_create_{typ}")
+        await namespace_action(ll, az, prefix, destination.namespace, f"can_create_{relation_word(typ)}")

@@ -23,6 +23,7 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.NoSuchNamespace, 404, "NoSuchNamespaceException"),
     (e.NoSuchTable, 404, "NoSuchTableException"),
     (e.NoSuchView, 404, "NoSuchViewException"),
+    (e.NoSuchGenericTable, 404, "NoSuchGenericTableException"),
     (e.NoSuchWarehouse, 404, "NoSuchWarehouseException"),
     (e.NoSuchProject, 404, "NoSuchProjectException"),
     (e.NotFound, 404, "NotFoundException"),

@@ -22,7 +22,7 @@ from lakeledger.services.idempotency import AppliedKey, FinalResponse, KeyedRequ
 
 HEADER = b"idempotency-key"
 MUTATIONS = ("POST", "PUT", "DELETE")
-SCOPES = ("/catalog/v1/", "/v1/", "/management/v1/")
+SCOPES = ("/catalog/v1/", "/v1/", "/management/v1/", "/lakekeeper/v1/")
 # How long a retry waits for the response of a copy of itself that is still being answered elsewhere.
 WAIT_SECONDS = 10.0
 REPLAYED_HEADER = ("idempotent-replayed", "true")

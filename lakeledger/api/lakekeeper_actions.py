@@ -27,6 +27,11 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "view": ("drop", "commit", "get_metadata", "select", "rename", "read_assignments", "grant_pass_grants",
              "grant_manage_grants", "grant_describe", "grant_select", "grant_modify", "change_ownership", "get_tasks",
              "control_tasks", "set_protection"),
+    # Lakekeeper's GenericTableAction (0.13's management document)
+    "generic-table": ("drop", "undrop", "write_data", "read_data", "get_metadata", "rename", "include_in_list",
+                      "get_tasks", "control_tasks", "set_protection", "read_assignments", "grant_pass_grants",
+                      "grant_manage_grants", "grant_manage_tags", "grant_describe", "grant_select", "grant_modify",
+                      "change_ownership"),
     "role": ("assume", "can_grant_assignee", "can_change_ownership", "delete", "update", "read", "read_assignments"),
 }
 

@@ -130,3 +130,16 @@ class CommitViewRequest(_Body):
 class RegisterViewRequest(_Body):
     name: str
     metadata_location: str = Field(alias="metadata-location")
+
+
+class CreateGenericTableRequest(_Body):
+    """Lakekeeper's CreateGenericTableRequest: a non-Iceberg table's name, opaque format and what its creator says
+    of it (schema and statistics are free-form JSON, kept but never checked against its files)."""
+
+    name: str
+    format: str
+    base_location: str | None = Field(default=None, alias="base-location")
+    doc: str | None = None
+    properties: dict[str, str] | None = None
+    table_schema: Any = Field(default=None, alias="schema")
+    statistics: Any = None

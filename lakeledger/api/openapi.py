@@ -103,6 +103,44 @@ class LoadCredentialsResponse(BaseModel):
     storage_credentials: list[StorageCredential] = Field(alias="storage-credentials")
 
 
+# --- Lakekeeper's Generic Table API (/lakekeeper/v1) --------------------------------------------------------------
+
+class _GenericTables(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class GenericTableData(_GenericTables):
+    """A generic table: its name, opaque `format`, location, what its creator said of it and its protection."""
+
+    name: str
+    format: str
+    base_location: str = Field(alias="base-location")
+    doc: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+    table_schema: Any = Field(default=None, alias="schema", description="Free-form; never checked against its files")
+    statistics: Any = Field(default=None, description="Free-form; never checked against its files")
+    protected: bool
+
+
+class LoadGenericTableResponse(_GenericTables):
+    """A generic table, with the access to its location a load hands out (none for a create)."""
+
+    table: GenericTableData
+    config: dict[str, str] | None = None
+    storage_credentials: list[StorageCredential] | None = Field(default=None, alias="storage-credentials")
+
+
+class GenericTableIdentifier(_GenericTables):
+    namespace: list[str]
+    name: str
+    id: UUID | None = None
+
+
+class ListGenericTablesResponse(_GenericTables):
+    identifiers: list[GenericTableIdentifier]
+    next_page_token: str | None = Field(default=None, alias="next-page-token")
+
+
 class SignedRequest(BaseModel):
     """The S3 request, signed: add `headers` to it and send it to `uri`."""
 
@@ -198,7 +236,7 @@ class ListWarehousesResponse(_Management):
 class HistoryEntity(_Management):
     """What an event changed: its kind, id (a table's or view's is its Iceberg uuid) and its identifier then."""
 
-    type: Literal["server", "project", "warehouse", "namespace", "table", "view", "user", "role"]
+    type: Literal["server", "project", "warehouse", "namespace", "table", "view", "generic-table", "user", "role"]
     id: UUID
     name: list[str]
 
@@ -229,14 +267,14 @@ class HistoryPage(_Management):
 # --- Soft deletion and protection shapes ---------------------------------------------------------------------
 
 class DeletedTabular(_Management):
-    """A soft-deleted table or view: restorable with an undrop until `expiration-date`. `namespace-id` and
-    `dropped-with` (the namespace whose recursive drop took it along, or null) are Lakeledger's additions."""
+    """A soft-deleted table, view or generic table: restorable with an undrop until `expiration-date`. `namespace-id`
+    and `dropped-with` (the namespace whose recursive drop took it along, or null) are Lakeledger's additions."""
 
     id: UUID
     name: str
     namespace: list[str]
     namespace_id: UUID = Field(alias="namespace-id")
-    typ: Literal["table", "view"]
+    typ: Literal["table", "view", "generic-table"]
     warehouse_id: UUID = Field(alias="warehouse-id")
     created_at: datetime = Field(alias="created-at")
     deleted_at: datetime = Field(alias="deleted-at")
@@ -251,7 +289,7 @@ class ListDeletedTabularsResponse(_Management):
 
 class FoundTabular(_Management):
     id: UUID
-    type: Literal["table", "view"]
+    type: Literal["table", "view", "generic-table"]
     namespace: list[str]
     name: str
 

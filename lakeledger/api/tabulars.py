@@ -1,6 +1,7 @@
 """What the table and view routers share: finding a live table or view for a read (and answering whether it is
 there), the checks before a create or a register, the rename, the paged list of one kind and a namespace's id.
-``typ`` says which kind: "table" or "view", the word of the read model and of authorization's relations."""
+``typ`` says which kind: "table", "view" or "generic-table", the word of the read model and of authorization's
+objects."""
 
 from collections.abc import Callable
 from typing import Any
@@ -10,7 +11,7 @@ from fastapi import Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.api import authorization
-from lakeledger.api.authorization import Guard, fetch_visible
+from lakeledger.api.authorization import Guard, fetch_visible, relation_word
 from lakeledger.api.identifiers import parse_namespace, warehouse_id_of
 from lakeledger.api.models import RenameTableRequest
 from lakeledger.api.pagination import NAME, Page
@@ -31,14 +32,16 @@ async def namespace_row(container, warehouse_id: UUID, path: list[str]) -> Names
     return row
 
 
-async def listed(container, prefix: str, namespace: str, typ: str, paging: Page, az: Guard) -> JSONResponse:
-    """ListTablesResponse / ListViewsResponse: the live tables or views of a namespace the caller may see, by
-    name."""
+async def listed(container, prefix: str, namespace: str, typ: str, paging: Page, az: Guard,
+                 identified: bool = False) -> JSONResponse:
+    """ListTablesResponse / ListViewsResponse / ListGenericTablesResponse: the live tables, views or generic tables of
+    a namespace the caller may see, by name; ``identified``: each with its id (as Lakekeeper lists generic tables,
+    whose other answers do not carry it)."""
     wh = await active_warehouse(container, prefix)
     path = parse_namespace(namespace)
     found = await namespace_row(container, wh.id, path)
     container_id, path = found.id, found.path  # the namespace as spelt, whatever case the request used
-    await az.require(f"can_list_{typ}s", authorization.namespace(container_id),
+    await az.require(f"can_list_{relation_word(typ)}s", authorization.namespace(container_id),
                      NoSuchNamespace(f"Namespace does not exist: {dotted(path)}"))
 
     async def objects(names):
@@ -48,7 +51,9 @@ async def listed(container, prefix: str, namespace: str, typ: str, paging: Page,
     names, token = await fetch_visible(
         az, paging, lambda after, limit: container.queries.tabulars(container_id, typ, after, limit), NAME,
         lambda name: name, objects, "can_include_in_list")
-    return JSONResponse({"identifiers": [{"namespace": path, "name": n} for n in names], "next-page-token": token})
+    ids = await container.queries.tabular_ids(container_id, typ, list(names)) if identified and names else {}
+    identifiers = [{"namespace": path, "name": n, **({"id": str(ids[n])} if n in ids else {})} for n in names]
+    return JSONResponse({"identifiers": identifiers, "next-page-token": token})
 
 
 async def find(container, prefix: str, namespace: str, name: str, typ: str, az: Guard,
@@ -64,8 +69,7 @@ async def find(container, prefix: str, namespace: str, name: str, typ: str, az: 
     path = parse_namespace(namespace)
     check_name(name, typ.capitalize())
     warehouse_id = warehouse_id_of(prefix)
-    lookup = container.queries.active_table if typ == "table" else container.queries.active_view
-    row = await lookup(warehouse_id, path, name)
+    row = await authorization.active_lookup(container.queries, typ)(warehouse_id, path, name)
     if row is not None:
         if action is not None:
             await az.require(action, authorization.tabular(typ, row[0]), authorization.no_tabular(typ, path, name))
@@ -87,7 +91,7 @@ async def creation(container: Container, az: Guard, prefix: str, namespace: str,
     """The body of a create or a register as the client sent it (the created object records it), once the caller
     may create a ``typ`` in the namespace."""
     raw: dict[str, Any] = await request.json()
-    await authorization.create_in(container, az, prefix, parse_namespace(namespace), f"can_create_{typ}")
+    await authorization.create_in(container, az, prefix, parse_namespace(namespace), f"can_create_{relation_word(typ)}")
     return raw
 
 

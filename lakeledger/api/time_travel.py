@@ -16,7 +16,7 @@ from lakeledger.api.errors import error_response
 from lakeledger.api.identifiers import warehouse_id_of
 from lakeledger.domain import instants
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse
-from lakeledger.projections.catalog_queries import NamespaceRow, WarehouseRow
+from lakeledger.projections.catalog_queries import GenericTableRow, NamespaceRow, WarehouseRow
 from lakeledger.projections.catalog_versions_queries import CatalogVersionsQueries
 
 MARK = "@"
@@ -133,6 +133,16 @@ class PastQueries:
     async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
         return await self._then.tabular("view", namespace, name) if await self._visible(warehouse_id) else None
 
+    async def active_generic_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> tuple | None:
+        if not await self._visible(warehouse_id):
+            return None
+        return await self._then.tabular("generic-table", namespace, name)
+
+    async def generic_table(self, table_id: UUID) -> GenericTableRow | None:
+        # set once at its creation: what it was created with is what it was at any time it existed (only whether
+        # it is protected is today's)
+        return await self._live.generic_table(table_id)
+
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int | None) -> list[str]:
         return await self._then.tabular_names(namespace_id, typ, after, limit)
 
@@ -165,9 +175,10 @@ class ReadOnlyPast:
 
 
 def _split(path: str) -> tuple[str | None, list[str]]:
-    """(prefix, the segments after it) of a catalog path, under /catalog/v1 or the /v1 root alias."""
+    """(prefix, the segments after it) of a catalog path, under /catalog/v1, the /v1 root alias or the generic tables'
+    /lakekeeper/v1."""
     parts = path.split("/")
-    if parts[1:3] == ["catalog", "v1"] and len(parts) > 3:
+    if parts[1:3] in (["catalog", "v1"], ["lakekeeper", "v1"]) and len(parts) > 3:
         return parts[3], parts[4:]
     if parts[1:2] == ["v1"] and len(parts) > 2:
         return parts[2], parts[3:]

@@ -210,14 +210,15 @@ NAMESPACE_PRIVILEGES = ("describe", "select", "create", "modify")
 def _namespace() -> dict:
     r = Relations()
     r.assignable("parent", grantees=("namespace", "warehouse"))
-    r.assignable("child", grantees=("namespace", "table", "view"))
+    r.assignable("child", grantees=("namespace", "table", "view", "generic-table"))
     _securable(r, "parent", NAMESPACE_PRIVILEGES)
     r.computed("can_get_metadata", "describe", from_("can_get_metadata", "child"))
-    for action in ("can_list_namespaces", "can_list_tables", "can_list_views", "can_include_in_list"):
+    for action in ("can_list_namespaces", "can_list_tables", "can_list_views", "can_list_generic_tables",
+                   "can_include_in_list"):
         r.computed(action, "can_get_metadata")
     r.computed("can_list_everything", "describe")
     r.computed("can_read_history", "describe")
-    for action in ("can_create_namespace", "can_create_table", "can_create_view"):
+    for action in ("can_create_namespace", "can_create_table", "can_create_view", "can_create_generic_table"):
         r.computed(action, "create")
     for action in ("can_delete", "can_update_properties", "can_set_protection"):
         r.computed(action, "modify")
@@ -242,7 +243,7 @@ def _tabular(type_name: str, read_action: str) -> dict:
     r.computed(read_action, "select")
     for action in ("can_commit", "can_drop", "can_undrop", "can_rename", "can_set_protection"):
         r.computed(action, "modify")
-    if type_name == "table":
+    if type_name != "view":  # a table's and a generic table's files are written by engines
         r.computed("can_write_data", "modify")
     _grants(r, TABULAR_PRIVILEGES)
     return r.type_definition(type_name)
@@ -251,7 +252,8 @@ def _tabular(type_name: str, read_action: str) -> dict:
 def authorization_model() -> dict:
     return {"schema_version": "1.1", "type_definitions": [
         _user(), _role(), _server(), _project(), _warehouse(), _namespace(),
-        _tabular("table", "can_read_data"), _tabular("view", "can_select")]}
+        _tabular("table", "can_read_data"), _tabular("view", "can_select"),
+        _tabular("generic-table", "can_read_data")]}
 
 
 def normalized(model: dict) -> str:

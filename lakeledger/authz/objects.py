@@ -4,7 +4,7 @@ the model inherits along (lakeledger/authz/model.py). Pure: no I/O."""
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-TYPES = ("user", "role", "server", "project", "warehouse", "namespace", "table", "view")
+TYPES = ("user", "role", "server", "project", "warehouse", "namespace", "table", "view", "generic-table")
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ _LINKS = {
     ("namespace", "namespace"): (("parent", "parent", "child"), ("child", "child", "parent")),
     ("table", "namespace"): (("parent", "parent", "child"), ("child", "child", "parent")),
     ("view", "namespace"): (("parent", "parent", "child"), ("child", "child", "parent")),
+    ("generic-table", "namespace"): (("parent", "parent", "child"), ("child", "child", "parent")),
 }
 
 

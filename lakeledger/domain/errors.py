@@ -62,6 +62,10 @@ class NoSuchView(NotFound):
     pass
 
 
+class NoSuchGenericTable(NotFound):
+    pass
+
+
 class AlreadyExists(CatalogError):
     pass
 

@@ -18,6 +18,7 @@ class Table(Tabular):
     events record every change as the client sent it, plus where the resulting metadata went."""
 
     kind = TABLE
+    word = "Table"
     not_found = NoSuchTable
 
     class Created(Tabular.Created):

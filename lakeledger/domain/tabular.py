@@ -1,4 +1,4 @@
-"""What tables and views have in common: a name in a namespace (one name space for both), a
+"""What tables, views and generic tables have in common: a name in a namespace (one name space for both), a
 location, a pointer to the current metadata file, and their whole life after a drop: soft or final,
 undropped, expired, purged, and protected from drops."""
 
@@ -16,10 +16,13 @@ from lakeledger.domain.provenance import Provenance
 
 TABLE = "table"
 VIEW = "view"
+# Lakekeeper's non-Iceberg table (Lance, Delta, a Parquet folder): its API's and management API's word for it
+GENERIC_TABLE = "generic-table"
 
 
 class Tabular(CatalogAggregate):
     kind = "tabular"
+    word = "Tabular"  # the kind in messages and name claims (unannotated, as not_found)
     not_found = NotFound  # unannotated: eventsourcing would take an annotation for an event field
 
     class Created(CatalogAggregate.Created):
@@ -118,7 +121,7 @@ class Tabular(CatalogAggregate):
 
     def ensure_live(self) -> None:
         if self.dropped:
-            raise self.not_found(f"{self.kind.capitalize()} does not exist: {self.identifier}")
+            raise self.not_found(f"{self.word} does not exist: {self.identifier}")
 
     def rename(self, to_namespace_id: UUID, to_namespace: tuple[str, ...], to_name: str, by: Provenance) -> None:
         self.ensure_live()

@@ -13,6 +13,7 @@ class View(Tabular):
     requirements and updates as received and the resulting metadata location."""
 
     kind = VIEW
+    word = "View"
     not_found = NoSuchView
 
     class Created(Tabular.Created):

@@ -11,9 +11,11 @@ from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
+from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.tabular_kinds import created_kind
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 
@@ -26,6 +28,7 @@ EVENT_CLASSES = (
     Namespace.Created, Namespace.PropertiesUpdated, Namespace.Moved, Namespace.Dropped, Namespace.Undropped,
     Table.Created, Table.Registered, Table.Committed, Table.Renamed, Table.Moved, Table.Dropped, Table.Undropped,
     View.Created, View.Replaced, View.Renamed, View.Moved, View.Dropped, View.Undropped,
+    GenericTable.Created, GenericTable.Renamed, GenericTable.Moved, GenericTable.Dropped, GenericTable.Undropped,
 )
 TOPICS = tuple(get_topic(cls) for cls in EVENT_CLASSES)
 
@@ -97,7 +100,7 @@ class WarehouseAsOf:
             self.tabulars.pop(e.originator_id, None)
             self.dropped_tabulars.pop(e.originator_id, None)
             if e.warehouse_id == self.warehouse_id:
-                typ = "view" if isinstance(e, View.Created) else "table"
+                typ = created_kind(e)
                 self.tabulars[e.originator_id] = PastTabular(e.originator_id, typ, e.namespace_id,
                                                              tuple(e.namespace), e.name, e.metadata_location,
                                                              e.location)

@@ -31,19 +31,20 @@ from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
 from lakeledger.authz.objects import RelationTuple, hierarchy, obj, role_members, user
+from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.grant import Grant
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
 from lakeledger.domain.provenance import ANONYMOUS, SYSTEM
 from lakeledger.domain.role import ROLE, Role
 from lakeledger.domain.table import Table
-from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, VIEW, Tabular
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 
 EVENTS = (Project.Created, Warehouse.Created, Warehouse.Deleted,
           Namespace.Created, Namespace.Moved, Namespace.Dropped, Namespace.Undropped, Namespace.Expired,
-          Table.Created, Table.Registered, View.Created,
+          Table.Created, Table.Registered, View.Created, GenericTable.Created,
           Tabular.Renamed, Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
           Role.Created, Role.MemberAdded, Role.MemberRemoved, Role.Deleted,
           Grant.Added, Grant.Removed)
@@ -71,7 +72,9 @@ TO_CHILD = ("child", "warehouse", "namespace")
 
 
 def tabular(kind: str, id_: UUID) -> str:
-    return obj("table" if kind == "table" else "view", id_)
+    """The object of a table, view or generic table (``kind`` as the events record it; any other word, which only a
+    damaged log could hold, names a view, as it always has)."""
+    return obj(kind if kind in (TABLE, GENERIC_TABLE) else VIEW, id_)
 
 
 class AuthzTuplesProjection:
@@ -223,6 +226,10 @@ class AuthzTuplesProjection:
     @_apply.register
     def _(self, e: Table.Registered, cur: Cursor) -> None:
         self._created(cur, "table", e)
+
+    @_apply.register
+    def _(self, e: GenericTable.Created, cur: Cursor) -> None:
+        self._created(cur, GENERIC_TABLE, e)
 
     def _created(self, cur: Cursor, kind: str, e: Any) -> None:
         object_ = tabular(kind, e.originator_id)

@@ -10,18 +10,21 @@ from typing import Any
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
+from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.names import CASE_INSENSITIVE, name_key, path_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
 from lakeledger.domain.server import Server
 from lakeledger.domain.table import Table
-from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.tabular import GENERIC_TABLE, Tabular
+from lakeledger.domain.tabular_kinds import created_kind
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections import appended
 from lakeledger.projections.copy_rows import text_array
 
-TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars")
+TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars",
+          "ll_generic_tables")
 
 
 class CatalogProjection:
@@ -180,7 +183,17 @@ class CatalogProjection:
     def _(self, e: Table.Registered, cur: Cursor) -> None:
         self._tabular_created(e, "table", cur)
 
-    def _tabular_created(self, e: Table.Created | Table.Registered | View.Created, typ: str, cur: Cursor) -> None:
+    @apply.register
+    def _(self, e: GenericTable.Created, cur: Cursor) -> None:
+        self._tabular_created(e, GENERIC_TABLE, cur)
+        cur.execute(
+            "INSERT INTO ll_generic_tables (id, format, doc, properties, schema, statistics)"
+            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+            (e.originator_id, e.format, e.doc, Jsonb(e.properties), _json_or_null(e.schema),
+             _json_or_null(e.statistics)))
+
+    def _tabular_created(self, e: Table.Created | Table.Registered | View.Created | GenericTable.Created, typ: str,
+                         cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, namespace_key, name, name_key,"
             " location, metadata_location, created_at) VALUES (%(id)s, %(typ)s, %(w)s, %(ns_id)s, %(ns)s,"
@@ -281,7 +294,7 @@ class LastCommits:
             if e.originator_id in self.created or e.originator_id in self.last:
                 self.settle(cur)  # what is held of this table goes first
             self.created[e.originator_id] = [
-                e.originator_id, "view" if isinstance(e, View.Created) else "table", e.warehouse_id, e.namespace_id,
+                e.originator_id, created_kind(e), e.warehouse_id, e.namespace_id,
                 text_array(e.namespace), e.name, e.location, e.metadata_location, e.timestamp, None,
                 text_array(path_key(e.namespace, CASE_INSENSITIVE)), name_key(e.name, CASE_INSENSITIVE)]
             return
@@ -317,6 +330,11 @@ def _key(warehouse_id: str, exact: str, folded: str) -> str:
     its own and a rebuild derives the same keys (a warehouse's matching is fixed when it is created)."""
     return (f"(CASE WHEN (SELECT name_matching FROM ll_warehouses WHERE id = {warehouse_id}) = 'case-insensitive'"
             f" THEN {folded} ELSE {exact} END)")
+
+
+def _json_or_null(value: Any) -> Jsonb | None:
+    """SQL NULL for what the request left out (or sent as null), JSON for anything else."""
+    return None if value is None else Jsonb(value)
 
 
 @cache

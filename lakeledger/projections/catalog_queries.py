@@ -158,6 +158,8 @@ OBJECT_EXISTS = {
     "namespace": "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE id = %(id)s)",
     "table": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'table' AND deleted_at IS NULL)",
     "view": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'view' AND deleted_at IS NULL)",
+    "generic-table": "SELECT EXISTS (SELECT 1 FROM ll_tabulars WHERE id = %(id)s AND typ = 'generic-table'"
+                     " AND deleted_at IS NULL)",
 }
 CATALOG_KINDS = frozenset(OBJECT_EXISTS)
 
@@ -239,6 +241,21 @@ class ActiveTabular(NamedTuple):
     location: str
     storage_profile: str  # the warehouse's, as JSON text
     storage_secret: str | None  # the warehouse's secret reference, as JSON text
+
+
+@dataclass(frozen=True)
+class GenericTableRow:
+    """What a generic table was created with (ll_generic_tables), and whether it is protected now."""
+    format: str
+    doc: str | None
+    properties: dict[str, str]
+    schema: Any
+    statistics: Any
+    protected: bool
+
+
+GENERIC_TABLE = ("SELECT g.format, g.doc, g.properties, g.schema, g.statistics, t.protected"
+                 " FROM ll_generic_tables g JOIN ll_tabulars t ON t.id = g.id WHERE g.id = %(id)s")
 
 
 @dataclass(frozen=True)
@@ -517,6 +534,18 @@ class AsyncCatalogQueries:
                                                           **keyed("name", name)})
                 found = await cur.fetchone()
             return found
+
+    async def active_generic_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
+        """A live generic table in an active warehouse."""
+        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "generic-table"}
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=args_row(ActiveTabular))
+            await cur.execute(ACTIVE_TABULAR, params)
+            return await cur.fetchone()
+
+    async def generic_table(self, table_id: UUID) -> GenericTableRow | None:
+        """A generic table's description (the same now as at any time since its creation, which alone sets it)."""
+        return await self._one(GenericTableRow, GENERIC_TABLE, {"id": table_id})
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
         rows = await self._all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})

@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.tabular_kinds import created_kind
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections.as_of import TOPICS
@@ -158,7 +159,7 @@ class CatalogVersionsProjection:
 
     @apply.register
     def _(self, e: Tabular.Created, cur: Cursor) -> None:
-        self._placed(e, "view" if isinstance(e, View.Created) else "table", cur)
+        self._placed(e, created_kind(e), cur)
 
     @apply.register
     def _(self, e: Table.Registered, cur: Cursor) -> None:

@@ -21,6 +21,7 @@ from psycopg import Cursor
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.tabular_kinds import created_kind
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections.catalog_versions import OPEN
@@ -162,7 +163,7 @@ class VersionsInMemory:
             self.namespaces[e.originator_id] = _Version({**ended.values, "path": list(e.to_path)}, at)
 
     def _tabular_created(self, e: Tabular.Created, at: int) -> None:
-        self._placed(e, "view" if isinstance(e, View.Created) else "table", at)
+        self._placed(e, created_kind(e), at)
 
     def _registered(self, e: Table.Registered, at: int) -> None:
         self._placed(e, "table", at)

@@ -23,6 +23,7 @@ from psycopg import Cursor
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
+from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.grant import Grant
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
@@ -30,7 +31,7 @@ from lakeledger.domain.project import Project
 from lakeledger.domain.role import Role
 from lakeledger.domain.server import Server
 from lakeledger.domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
-from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.tabular import GENERIC_TABLE, Tabular
 from lakeledger.domain.user import FIRST_REQUEST, User
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
@@ -452,6 +453,12 @@ def _(e: Table.Registered, before: Entity | None) -> EventDigest:
 def _(e: View.Created, before: Entity | None) -> EventDigest:
     entity = _tabular(e, "view", None)
     return EventDigest(entity, f"created view {dotted(entity.name)}")
+
+
+@_digest.register
+def _(e: GenericTable.Created, before: Entity | None) -> EventDigest:
+    entity = _tabular(e, GENERIC_TABLE, None)
+    return EventDigest(entity, f"created {e.format} generic table {dotted(entity.name)}")
 
 
 @_digest.register

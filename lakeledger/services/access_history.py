@@ -40,6 +40,7 @@ _DOWN = {  # (parent type) -> relation on the parent -> relations it gives the c
 PRIVILEGES = {
     "table": ("ownership", "pass_grants", "manage_grants", "describe", "select", "modify"),
     "view": ("ownership", "pass_grants", "manage_grants", "describe", "select", "modify"),
+    "generic-table": ("ownership", "pass_grants", "manage_grants", "describe", "select", "modify"),
     "namespace": ("ownership", "pass_grants", "manage_grants", "describe", "select", "create", "modify"),
     "warehouse": ("ownership", "pass_grants", "manage_grants", "describe", "select", "create", "modify"),
 }

@@ -31,6 +31,7 @@ RELATIONS = {
     "namespace": ("ownership", "pass_grants", "manage_grants", "describe", "select", "create", "modify"),
     "table": ("ownership", "pass_grants", "manage_grants", *_DATA),
     "view": ("ownership", "pass_grants", "manage_grants", *_DATA),
+    "generic-table": ("ownership", "pass_grants", "manage_grants", *_DATA),
     "role": ("assignee", "ownership"),
 }
 

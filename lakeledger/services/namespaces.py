@@ -83,7 +83,7 @@ class NamespaceService:
             # protected its refusal is the one reported.
             ns.deletion.check_droppable("namespace", dotted(levels), force)
             for t in tabulars:
-                t.drop(purge and t.kind == "table", expires_at, force, by, with_namespace=ns.id)
+                t.drop(purge and t.kind != "view", expires_at, force, by, with_namespace=ns.id)  # a view has no files
             for child in namespaces:
                 child.drop(expires_at, force, by, with_namespace=ns.id)
             ns.drop(expires_at, force, by, contents={"namespaces": [n.id for n in namespaces],

@@ -2,10 +2,10 @@
 
 from uuid import UUID
 
-from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
+from lakeledger.domain.errors import NoSuchGenericTable, NoSuchNamespace, NoSuchTable, NoSuchView
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.provenance import Provenance
-from lakeledger.domain.tabular import TABLE, Tabular
+from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, Tabular
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.services import resolve
 from lakeledger.services.unit_of_work import Ledger
@@ -38,5 +38,6 @@ class ProtectionService:
             return ns
         tabular = self.ledger.log.get(Tabular, entity_id)
         if tabular is None or tabular.dropped or tabular.kind != kind or tabular.warehouse_id != wh.id:
-            raise (NoSuchTable if kind == TABLE else NoSuchView)(f"{kind.capitalize()} does not exist: {entity_id}")
+            missing = {TABLE: NoSuchTable, GENERIC_TABLE: NoSuchGenericTable}.get(kind, NoSuchView)
+            raise missing(f"{kind.capitalize()} does not exist: {entity_id}")
         return tabular

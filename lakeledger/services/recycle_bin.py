@@ -82,7 +82,7 @@ class RecycleBin:
             raise AlreadyExists(f"The {tabular.kind} {tabular.identifier} was dropped with namespace "
                                 f"{tabular.deletion.with_namespace}; undrop that namespace to bring it back")
         ns = self._home(wh, tabular)
-        claims.take(TABULAR, ns.id, tabular.name, tabular.id, tabular.kind.capitalize(), tabular.identifier)
+        claims.take(TABULAR, ns.id, tabular.name, tabular.id, tabular.word, tabular.identifier)
         tabular.undrop(ns.id, tuple(ns.path), now, by)
         conditions.append(namespace_exists(ns.id, ns.path))
         return tabular
@@ -126,7 +126,7 @@ class RecycleBin:
             claims.take(NAMESPACE, child.parent_id, child.name, child.id, "Namespace", dotted(child.path))
             child.undrop(now, by)
         for tabular in tabulars:
-            claims.take(TABULAR, tabular.namespace_id, tabular.name, tabular.id, tabular.kind.capitalize(),
+            claims.take(TABULAR, tabular.namespace_id, tabular.name, tabular.id, tabular.word,
                         tabular.identifier)
             tabular.undrop(tabular.namespace_id, tuple(tabular.namespace), now, by)
         return [root, *children, *tabulars]

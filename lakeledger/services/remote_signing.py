@@ -19,6 +19,7 @@ from lakeledger.domain.storage_profile import (
     normalize_location,
     split_s3_location,
 )
+from lakeledger.domain.tabular import TABLE
 from lakeledger.secretstore import SecretStore
 from lakeledger.services import resolve
 from lakeledger.services.unit_of_work import Ledger
@@ -39,19 +40,23 @@ class RemoteSigning:
         self.secrets = secrets
         self._clock = clock
 
-    def scope_token(self, warehouse_id: UUID, table_id: UUID, location: str, staged: bool) -> str:
+    def scope_token(self, warehouse_id: UUID, table_id: UUID, location: str, staged: bool, kind: str = TABLE) -> str:
+        """``kind``: the tabular's (a generic table's grants are on its own object); a table's is left out, as in
+        the URLs issued before generic tables."""
         scope: dict[str, str | int] = {"w": str(warehouse_id), "t": str(table_id), "l": normalize_location(location)}
+        if kind != TABLE:
+            scope["k"] = kind
         if staged:
             scope["x"] = int(self._clock()) + STAGED_SCOPE_SECONDS
         return self.secrets.seal(scope)
 
-    def table_of(self, token: str) -> tuple[UUID, bool] | None:
-        """(table id, whether the table was only staged when the URL was issued) of a signer URL's scope; None for
-        a token this catalog did not seal."""
+    def table_of(self, token: str) -> tuple[UUID, bool, str] | None:
+        """(table id, whether the table was only staged when the URL was issued, its kind) of a signer URL's scope;
+        None for a token this catalog did not seal."""
         scope = self.secrets.unseal(token)
         if scope is None:
             return None
-        return UUID(scope["t"]), "x" in scope
+        return UUID(scope["t"]), "x" in scope, str(scope.get("k", TABLE))
 
     def sign(self, token: str, region: str, method: str, uri: str, headers: dict[str, list[str]],
              body: str | None, may_write: bool = True) -> dict[str, Any]:

@@ -138,12 +138,12 @@ def table_id(ledger: Ledger, wh: WarehouseSettings, ns: Namespace, name: str) ->
 
 
 def holder_kind(ledger: Ledger, wh: WarehouseSettings, ns: Namespace, name: str) -> str | None:
-    """"Table" or "View" when one holds ``name`` in ``ns`` (tables and views share one name space)."""
+    """"Table", "View" or "Generic table" when one holds ``name`` in ``ns`` (all tabulars share one name space)."""
     holder = table_id(ledger, wh, ns, name)
     if holder is None:
         return None
     found = ledger.log.get(Tabular, holder)
-    return "View" if found is not None and found.kind == "view" else "Table"
+    return found.word if found is not None else "Table"
 
 
 def tabular(ledger: Ledger, wh: WarehouseSettings, cls: type[T], ns: Namespace, name: str) -> T | None:

@@ -22,6 +22,7 @@ from uuid import UUID
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import SecretRef, StorageCredential
 from lakeledger.domain.storage_profile import AdlsStorageProfile, GcsStorageProfile, S3StorageProfile
+from lakeledger.domain.tabular import TABLE
 from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.resolve import WarehouseSettings
 from lakeledger.storage import Storages
@@ -88,11 +89,12 @@ class TableAccess:
         self.gcs_vendor = gcs_vendor or GcsTokenVendor()
 
     def for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                  request_base_url: str, staged: bool = False, write: bool = True) -> Access:
+                  request_base_url: str, staged: bool = False, write: bool = True, kind: str = TABLE) -> Access:
         """Access to the table at ``location`` (may call STS). A ``staged`` table is not in the catalog yet.
         Without ``write`` (a caller who may only read the table's data) vended credentials are read-only; a
-        signer checks each request against its caller's rights itself."""
-        access = self._access(wh, table_id, location, delegation, request_base_url, staged, False, write)
+        signer checks each request against its caller's rights itself (on the ``kind`` of tabular: a table, a
+        generic table)."""
+        access = self._access(wh, table_id, location, delegation, request_base_url, staged, False, write, kind)
         assert access is not None  # only a cached-only lookup comes back without one
         return access
 
@@ -104,7 +106,7 @@ class TableAccess:
 
     def _access(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
                 request_base_url: str | Callable[[], str], staged: bool, cached_only: bool,
-                write: bool) -> Access | None:
+                write: bool, kind: str = TABLE) -> Access | None:
         modes = requested_modes(delegation)
         profile = wh.profile()
         if isinstance(profile, AdlsStorageProfile):
@@ -119,7 +121,7 @@ class TableAccess:
         if not vend and not profile.signs_remotely():
             return Access(config, [], "no-access")
         if not vend:
-            token = self.signing.scope_token(wh.id, table_id, location, staged)
+            token = self.signing.scope_token(wh.id, table_id, location, staged, kind)
             if callable(request_base_url):
                 request_base_url = request_base_url()
             # The same signer URI for every table, the table's sealed scope in the endpoint path: Iceberg 1.10's
@@ -163,9 +165,9 @@ class TableAccess:
         return Access(vended, [{"prefix": location, "config": vended}], variant)
 
     def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str,
-                    write: bool = True) -> Access:
+                    write: bool = True, kind: str = TABLE) -> Access:
         """loadCredentials: vended credentials for the table, if its warehouse vends them."""
-        return self.for_table(wh, table_id, location, VENDED_CREDENTIALS, request_base_url, write=write)
+        return self.for_table(wh, table_id, location, VENDED_CREDENTIALS, request_base_url, write=write, kind=kind)
 
 
 def _secret_key(secret: SecretRef | None) -> object:

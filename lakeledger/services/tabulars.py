@@ -52,8 +52,8 @@ class TabularKind(Generic[T]):
 
     @property
     def word(self) -> str:
-        """The kind as messages and name claims spell it: Table, View."""
-        return self.aggregate.kind.capitalize()
+        """The kind as messages and name claims spell it: Table, View, Generic table."""
+        return self.aggregate.word
 
     def missing(self, path: tuple[str, ...] | list[str], name: str) -> NotFound:
         return self.aggregate.not_found(f"{self.word} does not exist: {dotted([*path, name])}")

@@ -39,7 +39,7 @@ class CloudEventMessages:
             if isinstance(warehouse, UUID):
                 self._warehouses[n.originator_id] = warehouse
         return list({n.originator_id for n in batch if n.originator_id not in self._warehouses
-                     and _entity_type(n) in ("table", "view", "tabular", "namespace")})
+                     and _entity_type(n) in ("table", "view", "generic-table", "tabular", "namespace")})
 
     def learn(self, rows) -> None:
         for entity, warehouse in rows:

@@ -18,9 +18,10 @@ from uuid import UUID, uuid4
 from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
+from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.provenance import SYSTEM, Provenance
 from lakeledger.domain.table import Table
-from lakeledger.domain.tabular import TABLE, Tabular
+from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, Tabular
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections.catalog_queries import OVERLAPPING_TABULAR, overlap_params
 from lakeledger.services.unit_of_work import Ledger
@@ -47,7 +48,8 @@ class Purger:
     name = "purger"
     tables: tuple[str, ...] = ()
     # drops and expiries are recorded under Tabular's classes; the subclasses' names are listed too
-    topics = tuple(get_topic(cls) for cls in (Tabular.Dropped, Tabular.Expired, Table.Dropped, Table.Expired))
+    topics = tuple(get_topic(cls) for cls in (Tabular.Dropped, Tabular.Expired, Table.Dropped, Table.Expired,
+                                              GenericTable.Dropped, GenericTable.Expired))
 
     def __init__(self, ledger: Ledger, storages: Storages, max_files_per_second: float = 0,
                  retry_seconds: float = 60.0):
@@ -57,7 +59,7 @@ class Purger:
         self.retry_seconds = retry_seconds
 
     def apply(self, event: Any, cur: Cursor) -> None:
-        if event.typ != TABLE or not event.purge_requested:
+        if event.typ not in (TABLE, GENERIC_TABLE) or not event.purge_requested:
             return
         if isinstance(event, Tabular.Dropped) and event.expires_at is not None:
             return  # soft: the files stay until it expires

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import requests
 import schemathesis
-from fuzzing import CHECKS, EXAMPLES, NAMESPACE, TABLE, VIEW_VERSION, fresh_objects, fuzz
+from fuzzing import CHECKS, EXAMPLES, GENERIC_TABLE, NAMESPACE, TABLE, VIEW_VERSION, fresh_objects, fuzz
 from schemathesis.specs.openapi.checks import negative_data_rejection
 from support import SCHEMA
 
@@ -109,6 +109,18 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
                                                         "destination": {"namespace": [NAMESPACE], "name": "moved"}})
     answer(f"DELETE {view}", {204}, view="moved")
 
+    # generic tables (Lakekeeper's Generic Table API)
+    generic = "/lakekeeper/v1/{prefix}/namespaces/{namespace}/generic-tables"
+    answer(f"GET {generic}", {200})
+    answer(f"POST {generic}", {200}, body={"name": "second", "format": "delta", "doc": "d", "properties": {"k": "v"},
+                                          "schema": {"fields": []}, "statistics": {"rows": 1}})
+    answer(f"GET {generic}/{{table}}", {200}, table=GENERIC_TABLE)
+    answer(f"GET {generic}/{{table}}/credentials", {200}, table=GENERIC_TABLE)
+    answer("POST /lakekeeper/v1/{prefix}/generic-tables/rename", {204}, body={
+        "source": {"namespace": [NAMESPACE], "name": "second"}, "destination": {"namespace": [NAMESPACE],
+                                                                                "name": "moved"}})
+    answer(f"DELETE {generic}/{{table}}", {204}, table="moved")
+
     # other tests against this server may have bootstrapped it already
     answer("POST /management/v1/bootstrap", {204, 400}, body={"accept-terms-of-use": True})
     answer("GET /management/v1/info", {200})
@@ -128,8 +140,8 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("POST /management/v1/warehouse/{warehouse_id}/deactivate", {200}, warehouse_id=spare)
     answer("POST /management/v1/warehouse/{warehouse_id}/activate", {200}, warehouse_id=spare)
     answer("DELETE /management/v1/warehouse/{warehouse_id}", {204}, warehouse_id=spare)
-    for kind in ("namespace", "table", "view"):
-        path = f"/management/v1/warehouse/{{warehouse_id}}/{kind}/{{{kind}_id}}/protection"
+    for kind in ("namespace", "table", "view", "generic-table"):
+        path = f"/management/v1/warehouse/{{warehouse_id}}/{kind}/{{{kind.replace('-', '_')}_id}}/protection"
         answer(f"POST {path}", {200}, body={"protected": True})
         answer(f"GET {path}", {200})
         answer(f"POST {path}", {200}, body={"protected": False})
@@ -180,7 +192,9 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     for kind, path in (("server", "/server"), ("project", "/project"), ("project", "/project/{project_id}"),
                        ("warehouse", "/warehouse/{warehouse_id}"), ("namespace", "/namespace/{namespace_id}"),
                        ("table", "/warehouse/{warehouse_id}/table/{table_id}"),
-                       ("view", "/warehouse/{warehouse_id}/view/{view_id}"), ("role", "/role/{role_id}")):
+                       ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
+                       ("generic-table", "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"),
+                       ("role", "/role/{role_id}")):
         relation = {"server": "operator", "project": "describe", "role": "ownership"}.get(kind, "select")
         base = f"/management/v1/permissions{path}"
         answer(

@@ -61,6 +61,16 @@ def varied(client, tmp_path, db):
         table(pa, "sales" if name == "t1" else "sales%1Feu", name)
     _ok(client.post(f"{pa}/namespaces/sales/views", json={
         "name": "v", "schema": VIEW_SCHEMA, "view-version": VIEW_VERSION, "properties": {}}))
+    # a generic table: created, renamed into sales.eu, soft-dropped and undropped there
+    generic = f"/lakekeeper/v1/{a['id']}"
+    g = _ok(client.post(f"{generic}/namespaces/sales/generic-tables", json={"name": "g", "format": "lance"}))
+    _ok(client.post(f"{generic}/generic-tables/rename", json={"source": {"namespace": ["sales"], "name": "g"},
+                                                             "destination": {"namespace": ["sales", "eu"],
+                                                                             "name": "g2"}}), 204)
+    _ok(client.delete(f"{generic}/namespaces/sales%1Feu/generic-tables/g2", params=KEEP), 204)
+    g_id = db.execute("SELECT id FROM ll_tabulars WHERE typ = 'generic-table' AND location = %s",
+                      (g["table"]["base-location"],)).fetchone()[0]
+    undrop(a, "generic-table", g_id)
     commit(pa, "sales/tables/t1", a="1")
     commit(pa, "sales/tables/t1", a="2")
     _ok(client.post(f"{pa}/tables/rename", json={"source": {"namespace": ["sales"], "name": "t1"},
@@ -147,21 +157,26 @@ def _pages(client, url: str, key: str, **params) -> list:
             return items
 
 
+# each kind: its path under a namespace, its read model's word, and the API that serves it (by the catalog prefix)
+KINDS = (("tables", "table", "/catalog/v1"), ("views", "view", "/catalog/v1"),
+         ("generic-tables", "generic-table", "/lakekeeper/v1"))
+
+
 def _read_over_http(client, prefix: str, paths: set, names: set) -> dict:
     """What the API shows under a past prefix: the namespace tree, each known path's properties, each namespace's
-    tables and views, and each known name's metadata file."""
+    tables, views and generic tables, and each known name's metadata file (a generic table's location)."""
     seen = {"tree": {}, "properties": {}, "lists": {}, "loads": {}}
 
     def walk(parent: list[str]):
         params = {"parent": "\x1f".join(parent)} if parent else {}
-        children = [tuple(p) for p in _pages(client, f"{prefix}/namespaces", "namespaces", **params)]
+        children = [tuple(p) for p in _pages(client, f"/catalog/v1/{prefix}/namespaces", "namespaces", **params)]
         seen["tree"][tuple(parent)] = children
         for child in children:
             walk(list(child))
 
     walk([])
     for path in paths:
-        r = client.get(f"{prefix}/namespaces/{'%1F'.join(path)}")
+        r = client.get(f"/catalog/v1/{prefix}/namespaces/{'%1F'.join(path)}")
         assert r.status_code in (200, 404), r.text
         if r.status_code == 200:
             # the location every answer adds (the warehouse's default for the path) is not part of the state
@@ -171,13 +186,18 @@ def _read_over_http(client, prefix: str, paths: set, names: set) -> dict:
             seen["properties"][path] = None
     for children in list(seen["tree"].values()):
         for path in children:
-            for kind, key in (("tables", "identifiers"), ("views", "identifiers")):
-                listed = _pages(client, f"{prefix}/namespaces/{'%1F'.join(path)}/{kind}", key)
+            for kind, _, api in KINDS:
+                listed = _pages(client, f"{api}/{prefix}/namespaces/{'%1F'.join(path)}/{kind}", "identifiers")
                 seen["lists"][(path, kind)] = [t["name"] for t in listed]
     for path, name, kind in names:
-        r = client.get(f"{prefix}/namespaces/{'%1F'.join(path)}/{kind}/{name}")
+        api = next(api for k, _, api in KINDS if k == kind)
+        r = client.get(f"{api}/{prefix}/namespaces/{'%1F'.join(path)}/{kind}/{name}")
         assert r.status_code in (200, 404), r.text
-        seen["loads"][(path, name, kind)] = r.json()["metadata-location"] if r.status_code == 200 else None
+        # a generic table has no metadata file: its location is what a load shows of where it is
+        body = r.json() if r.status_code == 200 else None
+        where = None if body is None else body["table"]["base-location"] if kind == "generic-tables" \
+            else body["metadata-location"]
+        seen["loads"][(path, name, kind)] = where
     return seen
 
 
@@ -198,11 +218,12 @@ def _fold_answers(state: WarehouseAsOf, paths: set, names: set) -> dict:
     for children in list(want["tree"].values()):
         for path in children:
             ns_id = state.namespace(list(path))["id"]
-            for kind, typ in (("tables", "table"), ("views", "view")):
+            for kind, typ, _ in KINDS:
                 want["lists"][(path, kind)] = state.tabular_names(ns_id, typ, None, None)
     for path, name, kind in names:
-        found = state.tabular("table" if kind == "tables" else "view", list(path), name)
-        want["loads"][(path, name, kind)] = found[1] if found else None
+        typ = next(typ for k, typ, _ in KINDS if k == kind)
+        found = state.tabular(typ, list(path), name)
+        want["loads"][(path, name, kind)] = (found[2] if kind == "generic-tables" else found[1]) if found else None
     return want
 
 
@@ -220,7 +241,8 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
     moved = (("tmp", "sub"), ("sales", "arch"), ("sales", "arch", "sub"), ("arch",), ("arch", "sub"))
     paths = {("sales",), ("sales", "eu"), ("tmp",), ("nope",), *moved}
     names = {(path, name, kind) for path in (("sales",), ("sales", "eu"), ("tmp",))
-             for name in ("t1", "t1b", "t2", "t3", "v", "x", "r2", "e", "e2") for kind in ("tables", "views")}
+             for name in ("t1", "t1b", "t2", "t3", "v", "x", "r2", "e", "e2", "g", "g2")
+             for kind in ("tables", "views", "generic-tables")}
     names |= {(path, name, "tables") for path in (("tmp",), *moved) for name in ("x", "y", "z")}
     compared = {w["id"]: 0 for w in varied["warehouses"]}
     shown = set()
@@ -239,7 +261,7 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
                 continue
             prefix = _ok(config)["overrides"]["prefix"]
             assert prefix == f"{w['id']}@seq:{position}"
-            got = _read_over_http(client, f"/catalog/v1/{prefix}", paths, names)
+            got = _read_over_http(client, prefix, paths, names)
             assert got == _fold_answers(state, paths, names), (w["name"], position)
             compared[w["id"]] += 1
             shown |= {key for key, location in got["loads"].items() if location}
@@ -252,6 +274,7 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
     assert {(p, n) for p, n, _ in shown} >= {(("sales",), "t1"), (("sales", "eu"), "t1b"), (("sales",), "t2"),
                                              (("sales", "eu"), "t3"), (("sales",), "v"), (("tmp",), "x"),
                                              (("sales",), "r2"), (("sales",), "e"), (("sales",), "e2"),
+                                             (("sales",), "g"), (("sales", "eu"), "g2"),
                                              (("tmp", "sub"), "z"), (("sales", "arch"), "x"), (("sales", "arch"), "y"),
                                              (("sales", "arch", "sub"), "z"), (("arch",), "y"), (("arch", "sub"), "z")}
 

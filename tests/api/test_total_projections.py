@@ -160,6 +160,8 @@ def _one(name: str, hint: object) -> st.SearchStrategy:
         return OBJECT_LISTS.get(name, st.lists(hostile_text, max_size=3))
     if hint is dict:
         return OBJECT_FIELDS.get(name, json_objects)
+    if hint is typing.Any:  # free-form JSON (a generic table's schema and statistics): any value, deep ones too
+        return st.one_of(json_values, deep_values, json_objects)
     raise AssertionError(f"no strategy for a field {name}: {hint!r}; add one so the new event is covered")
 
 

@@ -225,3 +225,23 @@ def test_wasbs_locations_are_taken_only_when_allowed_and_compared_as_abfss(clien
     clash = client.post(f"{prefixes[True]}/namespaces/ns/tables", json={"name": "u", "schema": SCHEMA,
                                                                          "location": same})
     assert clash.status_code == 400 and "overlaps" in clash.text, clash.text
+
+
+def test_a_generic_table_is_vended_a_sas_for_its_own_directory(server, client, azurite, adls_warehouse):
+    """Generic tables get a table's access (services/table_access.py): pylakekeeper loads one with a directory SAS
+    on its location, never the account key. (Using it is what Azurite cannot show: it rejects every directory SAS,
+    docs/storage.md.)"""
+    from pylakekeeper import Client, StaticToken
+
+    assert client.post(f"{adls_warehouse['prefix']}/namespaces", json={"namespace": ["ai"]}).status_code == 200
+    with Client(base_url=server.url, warehouse=adls_warehouse["id"], auth=StaticToken("unused")) as lk:
+        lk.generic_tables.create("ai", "frames", format="lance")
+        loaded = lk.generic_tables.load("ai", "frames", vended=True)
+    [credential] = loaded.storage_credentials or []
+    assert credential.prefix == loaded.location
+    _blob_prefix(azurite, adls_warehouse, loaded.location)  # inside the warehouse's key prefix
+    host = f"{azurite.account}.dfs.core.windows.net"
+    sas = parse_qs(credential.config[f"adls.sas-token.{host}"])
+    # a directory SAS on the generic table's location (key prefix, namespace id, its id: three levels) that may write
+    assert sas["sr"] == ["d"] and sas["sdd"] == ["3"] and sas["sp"] == ["racwdl"], sas
+    assert not [v for v in credential.config.values() if azurite.key in v]

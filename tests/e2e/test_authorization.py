@@ -530,3 +530,47 @@ def test_a_namespace_move_takes_the_right_to_grant_at_both_ends(api, oidc, world
         with grant("mv_dst", "select"):
             loaded = bob.get(f"{a['prefix']}/namespaces/mv_dst%1Fmoved/tables/t")
             assert loaded.status_code == 200, loaded.text
+
+
+def test_generic_tables_are_authorized_as_tables(api, oidc, world, minio, own_database):
+    """A generic table (Lakekeeper's Generic Table API) spark creates is invisible to bob, in loads, lists and drops;
+    a grant of select on it (Lakekeeper's generic-table assignments) lets him load it with read-only vended
+    credentials, which MinIO refuses to write with; he still may not drop or rename it."""
+    s3 = world["S3"]
+    base = f"/lakekeeper/v1/{s3['warehouse']}/namespaces/ns/generic-tables"
+    with _client(api, oidc, "spark", s3["project"]) as spark, _client(api, oidc, "bob", s3["project"]) as bob:
+        r = spark.post(base, json={"name": "vectors", "format": "lance"})
+        assert r.status_code == 200, r.text
+        location = r.json()["table"]["base-location"]
+        [listed] = [i for i in spark.get(base).json()["identifiers"] if i["name"] == "vectors"]
+        before = log_length(own_database)
+        r = bob.get(f"{base}/vectors")
+        assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchGenericTableException"
+        assert bob.get(base).status_code == 404  # he may not even list the namespace
+        assert bob.delete(f"{base}/vectors").status_code == 404
+        assert bob.post(base, json={"name": "bobs", "format": "lance"}).status_code in (403, 404)
+        assert log_length(own_database) == before
+        with Grant(api, oidc, f"warehouse/{s3['warehouse']}/generic-table/{listed['id']}", "select", s3["project"]):
+            r = bob.get(f"{base}/vectors", headers={"X-Iceberg-Access-Delegation": "vended-credentials"})
+            assert r.status_code == 200, r.text
+            [credential] = r.json()["storage-credentials"]
+            config = credential["config"]
+            s3_client = minio.client(key=config["s3.access-key-id"], secret=config["s3.secret-access-key"],
+                                     token=config["s3.session-token"])
+            bucket, key = location.removeprefix("s3://").split("/", 1)
+            with pytest.raises(ClientError):
+                s3_client.put_object(Bucket=bucket, Key=f"{key}/bobs.lance", Body=b"no")
+            s3_client.list_objects_v2(Bucket=bucket, Prefix=f"{key}/")  # reading is allowed
+            # the signer asks the generic table's own grants: his reads are signed, his writes refused
+            r = bob.get(f"{base}/vectors", headers={"X-Iceberg-Access-Delegation": "remote-signing"})
+            assert r.status_code == 200, r.text
+            sign = f"/catalog/{r.json()['config']['s3.signer.endpoint']}"
+            uri = f"{minio.endpoint}/{bucket}/{key}/data.lance"
+            for method, status in (("GET", 200), ("PUT", 403)):
+                r = bob.post(sign, json={"region": "us-east-1", "method": method, "headers": {}, "uri": uri})
+                assert r.status_code == status, (method, r.text)
+            assert bob.delete(f"{base}/vectors").status_code == 403
+            r = bob.post(f"/lakekeeper/v1/{s3['warehouse']}/generic-tables/rename", json={
+                "source": {"namespace": ["ns"], "name": "vectors"}, "destination": {"namespace": ["ns"], "name": "b"}})
+            assert r.status_code == 403, r.text
+        assert spark.delete(f"{base}/vectors").status_code == 204

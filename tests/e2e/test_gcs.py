@@ -313,3 +313,23 @@ def test_without_sts_or_with_remote_signing_asked_for_no_token_is_vended(client,
         assert created.json()["config"] == {"gcs.service.host": fake_gcs.endpoint}
         assert not created.json().get("storage-credentials")
         assert len(tokens.exchanges) == exchanges  # no token was even asked for
+
+
+def test_a_generic_table_is_vended_a_token_bounded_to_its_location(server, client, tokens, gcs_warehouse):
+    """Generic tables get a table's access (services/table_access.py): pylakekeeper's load carries a downscoped
+    token whose access boundary names the generic table's location, never the service account's own token."""
+    from pylakekeeper import Client, StaticToken
+
+    prefix = f"/catalog/v1/{gcs_warehouse['id']}"
+    assert client.post(f"{prefix}/namespaces", json={"namespace": ["raw"]}).status_code == 200
+    with Client(base_url=server.url, warehouse=gcs_warehouse["id"], auth=StaticToken("unused")) as lk:
+        lk.generic_tables.create("raw", "drops", format="parquet")
+        loaded = lk.generic_tables.load("raw", "drops", vended=True)
+    [credential] = loaded.storage_credentials or []
+    assert credential.prefix == loaded.location
+    token = credential.config["gcs.oauth2.token"]
+    assert token not in tokens.issued
+    exchange = next(e for e in tokens.exchanges if e["token"] == token)
+    (rule,) = exchange["options"]["accessBoundary"]["accessBoundaryRules"]
+    key = _table_key(loaded.location)
+    assert f"objects/{key}/')" in rule["availabilityCondition"]["expression"]

@@ -27,7 +27,8 @@ def _rewrites(rewrite: dict):
 
 
 def test_the_model_has_the_types_of_the_catalog():
-    assert list(TYPES) == ["user", "role", "server", "project", "warehouse", "namespace", "table", "view"]
+    assert list(TYPES) == ["user", "role", "server", "project", "warehouse", "namespace", "table", "view",
+                           "generic-table"]
     assert MODEL["schema_version"] == "1.1"
 
 
@@ -50,7 +51,7 @@ def test_every_relation_a_rewrite_names_exists_where_it_is_looked_up():
 
 def test_grantees_are_users_and_role_members_and_roles_nest():
     grantees = [{"type": "user"}, {"type": "role", "relation": "assignee"}]
-    for type_name in ("warehouse", "namespace", "table", "view"):
+    for type_name in ("warehouse", "namespace", "table", "view", "generic-table"):
         for privilege in ("ownership", "describe", "select", "modify", "manage_grants", "pass_grants"):
             assert _direct_types(type_name, privilege) == grantees, (type_name, privilege)
     assert _direct_types("role", "assignee") == grantees
@@ -64,12 +65,15 @@ def test_the_actions_the_api_checks_exist():
         "warehouse": {"can_create_namespace", "can_get_config", "can_list_namespaces", "can_delete", "can_rename",
                       "can_update_storage", "can_list_deleted_tabulars", "can_read_history", "can_grant_select",
                       "can_change_ownership", "can_accept_moved_namespace"},
-        "namespace": {"can_create_table", "can_create_view", "can_create_namespace", "can_delete",
+        "namespace": {"can_create_table", "can_create_view", "can_create_generic_table", "can_list_generic_tables",
+                      "can_create_namespace", "can_delete",
                       "can_update_properties", "can_list_tables", "can_get_metadata", "can_set_protection",
                       "can_move", "can_accept_moved_namespace"},
         "table": {"can_get_metadata", "can_read_data", "can_write_data", "can_commit", "can_drop", "can_undrop",
                   "can_rename", "can_read_history", "can_grant_select", "can_grant_pass_grants"},
         "view": {"can_get_metadata", "can_select", "can_commit", "can_drop", "can_undrop", "can_rename"},
+        "generic-table": {"can_get_metadata", "can_read_data", "can_write_data", "can_drop", "can_undrop",
+                          "can_rename", "can_set_protection", "can_include_in_list", "can_read_history"},
         "role": {"can_assume", "can_grant_assignee", "can_delete", "can_read"},
     }
     for type_name, actions in wanted.items():

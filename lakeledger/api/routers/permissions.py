@@ -155,7 +155,7 @@ def _objects(container: Container, kind: str, **ids) -> str:
         return obj("server", container.settings.server_id)
     if kind == "project":
         return _project(ids.get("x_project_id"), container, ids.get("project_id"))
-    return obj(kind, _uuid(ids[f"{kind}_id"], f"{kind} id"))
+    return obj(kind, _uuid(ids[f"{kind.replace('-', '_')}_id"], f"{kind} id"))
 
 
 _ROUTES = (
@@ -166,6 +166,7 @@ _ROUTES = (
     ("namespace", "/namespace/{namespace_id}"),
     ("table", "/warehouse/{warehouse_id}/table/{table_id}"),
     ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
+    ("generic-table", "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"),
     ("role", "/role/{role_id}"),
 )
 
@@ -194,7 +195,7 @@ def _register(kind: str, path: str) -> None:
         object_ = _objects(container, kind, **ids_of(request, x_project_id))
         return JSONResponse(await access(container, request, object_, principalUser, principalRole))
 
-    name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
+    name = path.strip("/").replace("/", "_").replace("-", "_").replace("{", "").replace("}", "")
     router.add_api_route(f"{path}/assignments", get_assignments, methods=["GET"], name=f"get_{name}_assignments",
                          responses={**ok(AssignmentsResponse, f"Who is assigned what on the {kind}"),
                                     **errors(400, 403, 404)})
@@ -212,7 +213,7 @@ for _kind, _path in _ROUTES:
 # ---- check -----------------------------------------------------------------------------------------------------
 
 _ID_FIELDS = {"project": "project-id", "warehouse": "warehouse-id", "namespace": "namespace-id", "table": "table-id",
-              "view": "view-id"}
+              "view": "view-id", "generic-table": "generic-table-id"}
 
 
 class CheckRequest(BaseModel):
@@ -224,7 +225,8 @@ class CheckRequest(BaseModel):
 async def _check(container: Container, request: Request, kind: str, fields: dict, identity: dict | None,
                  x_project_id: str | None) -> dict:
     if kind not in ACTIONS or kind in ("user", "role"):
-        raise BadRequest(f"Unknown operation {kind!r}: server, project, warehouse, namespace, table or view")
+        raise BadRequest(f"Unknown operation {kind!r}: server, project, warehouse, namespace, table, view or "
+                         "generic-table")
     action = fields.get("action")
     if not isinstance(action, str) or f"can_{action}" not in ACTIONS[kind]:
         raise BadRequest(f"A {kind} has the actions {', '.join(a.removeprefix('can_') for a in ACTIONS[kind])}, "

@@ -1,5 +1,5 @@
-"""Protection flags (Lakekeeper's endpoints): a protected warehouse, namespace, table or view is not dropped
-without ``force=true``."""
+"""Protection flags (Lakekeeper's endpoints): a protected warehouse, namespace, table, view or generic table is not
+dropped without ``force=true``."""
 
 from datetime import datetime
 from typing import Annotated
@@ -17,12 +17,13 @@ from lakeledger.api.openapi import ProtectionResponse, errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
 from lakeledger.bootstrap import Container
-from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
+from lakeledger.domain.errors import NoSuchGenericTable, NoSuchNamespace, NoSuchTable, NoSuchView
 from lakeledger.domain.provenance import Provenance
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 
-_MISSING = {"namespace": NoSuchNamespace, "table": NoSuchTable, "view": NoSuchView}
+_MISSING = {"namespace": NoSuchNamespace, "table": NoSuchTable, "view": NoSuchView,
+            "generic-table": NoSuchGenericTable}
 
 
 class SetProtectionRequest(BaseModel):
@@ -74,9 +75,10 @@ def _answer(protected: bool, updated_at: datetime | None) -> JSONResponse:
 
 
 def _route(kind: str) -> None:
-    """GET and POST ``.../{kind}/{<kind>_id}/protection`` of a namespace, table or view: the kind is all that differs,
-    down to the name of the path parameter."""
-    entity = Path(alias=f"{kind}_id")
+    """GET and POST ``.../{kind}/{<kind>_id}/protection`` of a namespace, table, view or generic table: the kind is all
+    that differs, down to the name of the path parameter (generic_table_id for the generic-table)."""
+    word = kind.replace("-", "_")
+    entity = Path(alias=f"{word}_id")
 
     async def get_protection(container: ContainerDep, warehouse_id: str, entity_id: Annotated[UUID, entity],
                              az: Guard = Depends(guard)) -> JSONResponse:
@@ -87,10 +89,10 @@ def _route(kind: str) -> None:
                              az: Guard = Depends(guard)) -> JSONResponse:
         return await _set(container, warehouse_id, kind, entity_id, body.protected, by, az)
 
-    path = f"/warehouse/{{warehouse_id}}/{kind}/{{{kind}_id}}/protection"
-    router.add_api_route(path, get_protection, methods=["GET"], name=f"get_{kind}_protection", responses=_GET)
-    router.add_api_route(path, set_protection, methods=["POST"], name=f"set_{kind}_protection", responses=_SET)
+    path = f"/warehouse/{{warehouse_id}}/{kind}/{{{word}_id}}/protection"
+    router.add_api_route(path, get_protection, methods=["GET"], name=f"get_{word}_protection", responses=_GET)
+    router.add_api_route(path, set_protection, methods=["POST"], name=f"set_{word}_protection", responses=_SET)
 
 
-for _kind in ("namespace", "table", "view"):
+for _kind in ("namespace", "table", "view", "generic-table"):
     _route(_kind)

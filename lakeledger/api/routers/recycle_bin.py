@@ -17,7 +17,7 @@ from lakeledger.api.openapi import ListDeletedTabularsResponse, errors, ok
 from lakeledger.api.pagination import Page, always_paged, is_time_and_id
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
-from lakeledger.domain.errors import NoSuchNamespace, NoSuchTable, NoSuchView
+from lakeledger.domain.errors import NoSuchGenericTable, NoSuchNamespace, NoSuchTable, NoSuchView
 from lakeledger.domain.provenance import Provenance
 from lakeledger.projections.catalog_queries import DeletedTabular
 from lakeledger.services.recycle_bin import UndropTarget
@@ -27,7 +27,7 @@ router = APIRouter(prefix="/management/v1", tags=["Management API"])
 
 class Target(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    type: Literal["table", "view", "namespace"]
+    type: Literal["table", "view", "generic-table", "namespace"]
     id: UUID
 
 
@@ -79,7 +79,8 @@ async def undrop(container: ContainerDep, warehouse_id: str, body: UndropRequest
     return Response(status_code=204)
 
 
-_MISSING = {"namespace": NoSuchNamespace, "table": NoSuchTable, "view": NoSuchView}
+_MISSING = {"namespace": NoSuchNamespace, "table": NoSuchTable, "view": NoSuchView,
+            "generic-table": NoSuchGenericTable}
 
 
 def _entry(row: DeletedTabular) -> dict[str, Any]:

@@ -36,10 +36,10 @@ async def sign(container: ContainerDep, scope: str, body: SignRequest, az: Guard
     table = None if az.off else container.signing.table_of(scope)
     # a table only staged has no grants yet: its URL went to a caller who could create it, for a day
     if table is not None and not table[1]:
-        can_read, can_write = await az.allowed([("can_read_data", authorization.table(table[0])),
-                                                ("can_write_data", authorization.table(table[0]))])
+        object_ = authorization.tabular(table[2], table[0])  # a table's or a generic table's
+        can_read, can_write = await az.allowed([("can_read_data", object_), ("can_write_data", object_)])
         if not (can_read or can_write):
-            raise az.forbidden("can_read_data", authorization.table(table[0]))
+            raise az.forbidden("can_read_data", object_)
         may_write = can_write
     signed = await run_in_threadpool(container.signing.sign, scope, body.region, body.method, body.uri, body.headers,
                                      body.body, may_write)
