@@ -26,6 +26,7 @@ from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.secretstore import SecretStore
@@ -63,6 +64,7 @@ class Container:
     history_queries: HistoryQueries
     users_roles_queries: UsersRolesQueries
     access_queries: AccessHistoryQueries
+    statistics_queries: StatisticsQueries
 
     def __init__(self, settings: Settings, url: str | None = None, statement_timeout_seconds: float | None = None):
         """``statement_timeout_seconds``: how long any statement of the pools may run (None: the setting; 0: no
