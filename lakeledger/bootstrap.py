@@ -41,6 +41,7 @@ from lakeledger.services.protection import ProtectionService
 from lakeledger.services.recycle_bin import RecycleBin
 from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.roles import RoleService
+from lakeledger.services.storage_validation import StorageValidation
 from lakeledger.services.table_access import TableAccess
 from lakeledger.services.tables import TableService
 from lakeledger.services.time_travel import TimeTravel
@@ -142,6 +143,7 @@ class Container:
         self.tables = TableService(self.ledger, self.files, self.storages)
         self.views = ViewService(self.ledger, self.files, self.storages)
         self.management = ManagementService(self.ledger, settings.server_id, self.secrets)
+        self.storage_validation = StorageValidation(self.ledger, self.secrets)
         self.recycle_bin = RecycleBin(self.ledger)
         self.protection = ProtectionService(self.ledger)
         self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request

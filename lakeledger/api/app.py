@@ -33,6 +33,7 @@ from lakeledger.api.routers import (
     search,
     signer,
     statistics,
+    storage_validation,
     tables,
     users,
     views,
@@ -134,6 +135,7 @@ def create_app(container) -> FastAPI:
     app.include_router(permissions.router)
     app.include_router(access_history.router)
     app.include_router(statistics.router)
+    app.include_router(storage_validation.router)
     app.include_router(operations.router)
     app.include_router(console.router)
 

@@ -151,12 +151,15 @@ class Warehouse(CatalogAggregate):
         """Another way to reach the same place: the tables stay where they are, so the location (type, bucket and
         key prefix, or path) must not move."""
         self.ensure_live()
-        if profile.type != self.profile().type or profile.base_location() != self.profile().base_location():
-            raise BadRequest(f"The new storage profile must keep the warehouse's location "
-                             f"{self.profile().base_location()}; its tables live there")
+        self.check_same_location(profile)
         self._storage_changed(storage_profile=dump_storage_profile(profile),
                               storage_secret=secret.as_event() if secret else None,
                               actor=by.actor, request_id=by.request_id)
+
+    def check_same_location(self, profile: StorageProfile) -> None:
+        if profile.type != self.profile().type or profile.base_location() != self.profile().base_location():
+            raise BadRequest(f"The new storage profile must keep the warehouse's location "
+                             f"{self.profile().base_location()}; its tables live there")
 
     def rotate_credential(self, secret: SecretRef | None, by: Provenance) -> None:
         self.ensure_live()
