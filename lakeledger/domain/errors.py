@@ -74,6 +74,10 @@ class WarehouseNotEmpty(CatalogError):
     pass
 
 
+class ProjectNotEmpty(CatalogError):
+    """A project that still holds warehouses cannot be deleted (Lakekeeper's 409 ``ProjectNotEmpty``)."""
+
+
 class WarehouseInactive(CatalogError):
     pass
 

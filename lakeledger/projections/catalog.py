@@ -45,6 +45,10 @@ class CatalogProjection:
                     (e.originator_id, e.name, e.timestamp))
 
     @apply.register
+    def _(self, e: Project.Deleted, cur: Cursor) -> None:
+        cur.execute("DELETE FROM ll_projects WHERE id = %s", (e.originator_id,))
+
+    @apply.register
     def _(self, e: Project.Renamed, cur: Cursor) -> None:
         cur.execute("UPDATE ll_projects SET name = %s, updated_at = %s WHERE id = %s",
                     (e.new_name, e.timestamp, e.originator_id))

@@ -24,6 +24,8 @@ NAMESPACE_HAS_CHILDREN = (
 
 WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE warehouse_id = %(id)s)"
 
+PROJECT_HAS_WAREHOUSES = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE project_id = %(id)s)"
+
 WAREHOUSE_IS_ACTIVE = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s AND status = 'active')"
 
 # A dropped table or view not done with: soft-deleted (it may come back), or awaiting the purge it asked for.

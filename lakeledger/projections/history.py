@@ -290,6 +290,11 @@ def _(e: Project.Renamed, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Project.Deleted, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(PROJECT, None, [e.name]), f"deleted project {e.name}")
+
+
+@_digest.register
 def _(e: Warehouse.Created, before: Entity | None) -> EventDigest:
     return EventDigest(Entity(WAREHOUSE, e.originator_id, [e.name]), f"created warehouse {e.name}")
 

@@ -29,7 +29,11 @@ from lakeledger.domain.warehouse import (
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.secretstore import SecretStore
 from lakeledger.services import resolve
-from lakeledger.services.conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
+from lakeledger.services.conditions import (
+    project_has_no_warehouses,
+    warehouse_has_no_namespaces,
+    warehouse_has_no_pending_deletions,
+)
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage.checks import prove_access
 
@@ -88,9 +92,18 @@ class ManagementService:
 
     def project(self, project_id: UUID) -> Project:
         found = self.ledger.log.get(Project, project_id)
-        if found is None:
+        if found is None or found.deleted:
             raise NoSuchProject(f"Project does not exist: {project_id}")
         return found
+
+    def delete_project(self, project_id: UUID, by: Provenance) -> None:
+        """Refused (409 ProjectNotEmpty) while the project holds a warehouse, active or not, as Lakekeeper does."""
+        def command() -> None:
+            project = self.project(project_id)
+            project.delete(by)
+            self.ledger.append(project, conditions=[project_has_no_warehouses(project.id, project.name)])
+
+        self.ledger.retrying(command)
 
     def rename_project(self, project_id: UUID, new_name: str, by: Provenance) -> None:
         def command() -> None:

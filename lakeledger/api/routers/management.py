@@ -168,6 +168,48 @@ async def rename_project(container: ContainerDep, body: RenameRequest, x_project
     return Response(status_code=200)
 
 
+@router.delete("/project", status_code=204, responses=errors(400, 404, 409))
+async def delete_project(container: ContainerDep, x_project_id: str | None = Header(default=None),
+                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """The project of `x-project-id`; 409 `ProjectNotEmpty` while it holds a warehouse."""
+    await _delete_project(container, project_id_of(x_project_id, container), by, az)
+    return Response(status_code=204)
+
+
+@router.delete("/project/{project_id}", status_code=204, responses=errors(400, 404, 409))
+async def delete_project_by_id(container: ContainerDep, project_id: str, by: Provenance = Depends(provenance),
+                               az: Guard = Depends(guard)):
+    """Lakekeeper's older form of `DELETE /project`."""
+    await _delete_project(container, _project_id(project_id), by, az)
+    return Response(status_code=204)
+
+
+async def _delete_project(container: Container, project_id: UUID, by: Provenance, az: Guard) -> None:
+    await authorize_project(az, project_id, "can_delete")
+    await run_in_threadpool(container.management.delete_project, project_id, by)
+
+
+def _project_id(text: str) -> UUID:
+    try:
+        return UUID(text)
+    except ValueError:
+        raise NoSuchProject(f"Project does not exist: {text}") from None
+
+
+@router.get("/project/{project_id}", responses={**ok(GetProjectResponse, "The project"), **errors(404)})
+async def get_project_by_id(container: ContainerDep, project_id: str, az: Guard = Depends(guard)):
+    """Lakekeeper's older form of `GET /project`."""
+    return await get_project(container, project_id, az)
+
+
+@router.post("/project/{project_id}/rename", response_class=Response,
+             responses={**bodiless("The project was renamed"), **errors(400, 404)})
+async def rename_project_by_id(container: ContainerDep, project_id: str, body: RenameRequest,
+                               by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """Lakekeeper's older form of `POST /project/rename`."""
+    return await rename_project(container, body, str(_project_id(project_id)), by, az)
+
+
 @router.get("/project-list", responses=ok(ListProjectsResponse, "Every project"))
 async def list_projects(container: ContainerDep, az: Guard = Depends(guard)):
     rows = await container.queries.projects()
