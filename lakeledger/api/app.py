@@ -16,12 +16,14 @@ from lakeledger.api.fast_commit import FastCommitTable
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.keyed_locks import KeyedLocks
+from lakeledger.api.maintenance import MaintenanceGate, MaintenanceMode, follow
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers import (
     access_history,
     config,
     console,
     history,
+    maintenance,
     management,
     namespace_moves,
     namespaces,
@@ -94,6 +96,7 @@ def create_app(container) -> FastAPI:
                                               settings.ready_max_lag_seconds, settings.nats_address,
                                               connect_options(settings))
         pools = asyncio.create_task(_observe_pools({"api": pool, "background": container.pool}))
+        read_only = asyncio.create_task(follow(app.state.maintenance, container.queries.read_only))
         flushes = asyncio.create_task(flush_every(calls, container.statistics_queries.add_calls,
                                                   settings.endpoint_statistics_flush_seconds))
         try:
@@ -101,6 +104,7 @@ def create_app(container) -> FastAPI:
         finally:
             pools.cancel()
             flushes.cancel()
+            read_only.cancel()
             # the last counts of this process; a stop does not wait long for an unreachable database
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(app.state.flush_endpoint_calls(), POOL_CLOSE_SECONDS * 10)
@@ -112,6 +116,7 @@ def create_app(container) -> FastAPI:
     app.state.lakeledger = container
     app.state.keyed_locks = KeyedLocks()
     app.state.endpoint_calls = EndpointCalls()
+    app.state.maintenance = MaintenanceMode(container.settings.maintenance_mode == "read-only")
     read_models = [runner.name for runner in container.read_models]
     app.state.database_metrics = DatabaseCollector(container.pool, read_models)
     identifiers.use_separator(container.settings.namespace_separator)
@@ -124,6 +129,7 @@ def create_app(container) -> FastAPI:
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)
     app.include_router(management.router)
+    app.include_router(maintenance.router)
     app.include_router(recycle_bin.router)
     app.include_router(search.router)
     app.include_router(protection.router)
@@ -146,6 +152,7 @@ def create_app(container) -> FastAPI:
     app.add_middleware(IdempotentRequests, container=container)
     app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)
+    app.add_middleware(MaintenanceGate, mode=app.state.maintenance)  # inside authentication, outside every write
     if verifier:
         app.add_middleware(Authentication, verifier=verifier, users=container.users)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)

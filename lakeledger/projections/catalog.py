@@ -10,6 +10,7 @@ from typing import Any
 from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
+from lakeledger.domain.maintenance import MaintenanceMode
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
 from lakeledger.domain.server import Server
@@ -20,7 +21,8 @@ from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections import appended
 from lakeledger.projections.copy_rows import text_array
 
-TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars")
+TABLES = ("ll_server", "ll_maintenance_mode", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces",
+          "ll_tabulars")
 
 
 class CatalogProjection:
@@ -38,6 +40,16 @@ class CatalogProjection:
             "INSERT INTO ll_server (id, server_id, is_operator, bootstrapped_at, bootstrapped_by)"
             " VALUES (%s, %s, %s, %s, %s)",
             (e.originator_id, e.server_id, e.is_operator, e.timestamp, e.actor))
+
+    @apply.register
+    def _(self, e: MaintenanceMode.Started, cur: Cursor) -> None:
+        cur.execute("INSERT INTO ll_maintenance_mode (id, read_only, updated_at) VALUES (%s, %s, %s)",
+                    (e.originator_id, e.read_only, e.timestamp))
+
+    @apply.register
+    def _(self, e: MaintenanceMode.Switched, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_maintenance_mode SET read_only = %s, updated_at = %s WHERE id = %s",
+                    (e.read_only, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Project.Created, cur: Cursor) -> None:

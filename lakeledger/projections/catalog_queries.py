@@ -167,6 +167,7 @@ PROJECT = "SELECT id, name FROM ll_projects WHERE id = %(id)s"
 PROJECTS = "SELECT id, name FROM ll_projects ORDER BY name, id"
 
 SERVER = "SELECT server_id, is_operator, bootstrapped_at FROM ll_server LIMIT 1"
+READ_ONLY = "SELECT EXISTS (SELECT 1 FROM ll_maintenance_mode WHERE read_only)"
 
 NAMESPACE = ("SELECT id, path, properties FROM ll_namespaces"
              " WHERE warehouse_id = %(warehouse_id)s AND path = %(path)s")
@@ -440,6 +441,13 @@ class AsyncCatalogQueries:
             cur = conn.cursor(row_factory=class_row(Project))
             await cur.execute(PROJECTS, {})
             return await cur.fetchall()
+
+    async def read_only(self) -> bool:
+        """Whether read-only maintenance mode was last switched on (lakeledger/api/maintenance.py)."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(READ_ONLY)
+            row = await cur.fetchone()
+            return bool(row and row[0])
 
     async def server(self) -> Server | None:
         """None before the bootstrap."""

@@ -24,6 +24,7 @@ from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from lakeledger.domain.grant import Grant
+from lakeledger.domain.maintenance import MaintenanceMode
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
@@ -277,6 +278,20 @@ def _digest(event: Any, before: Entity | None) -> EventDigest | None:
 @_digest.register
 def _(e: Server.Bootstrapped, before: Entity | None) -> EventDigest:
     return EventDigest(Entity(SERVER, None, []), "bootstrapped the server" + (" (operator)" if e.is_operator else ""))
+
+
+@_digest.register
+def _(e: MaintenanceMode.Started, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(SERVER, None, []), f"switched read-only maintenance mode {_on(e.read_only)}")
+
+
+@_digest.register
+def _(e: MaintenanceMode.Switched, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(SERVER, None, []), f"switched read-only maintenance mode {_on(e.read_only)}")
+
+
+def _on(read_only: bool) -> str:
+    return "on" if read_only else "off"
 
 
 @_digest.register

@@ -13,6 +13,7 @@ from lakeledger.domain.errors import (
     NoSuchProject,
 )
 from lakeledger.domain.grant import Grant, grant_aggregate_id
+from lakeledger.domain.maintenance import MaintenanceMode, maintenance_aggregate_id
 from lakeledger.domain.name_claim import WAREHOUSE
 from lakeledger.domain.names import server_aggregate_id
 from lakeledger.domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
@@ -45,6 +46,20 @@ class ManagementService:
         self.ledger = ledger
         self.server_id = server_id
         self.secrets = secrets
+
+    def set_read_only(self, read_only: bool, by: Provenance) -> None:
+        """Read-only maintenance mode on or off, recorded as an event (the API processes follow the read model)."""
+        def command() -> None:
+            mode = self.ledger.log.get(MaintenanceMode, maintenance_aggregate_id(self.server_id))
+            if mode is None:
+                if not read_only:
+                    return  # never switched on: nothing to record
+                mode = MaintenanceMode.start(self.server_id, read_only, by)
+            else:
+                mode.switch(read_only, by)
+            self.ledger.append(mode)
+
+        self.ledger.retrying(command)
 
     def is_bootstrapped(self) -> bool:
         return self.ledger.log.get(Server, server_aggregate_id(self.server_id)) is not None
