@@ -180,7 +180,11 @@ class GetWarehouseResponse(_Management):
     drop_purge_default: Literal["purge", "keep"] = Field(
         alias="drop-purge-default", description="What a table drop without `purgeRequested` does with the files")
     status: Literal["active", "inactive"]
-    allowed_format_versions: list[int] = Field(alias="allowed-format-versions")
+    allowed_format_versions: list[int] = Field(alias="allowed-format-versions",
+                                               description="Table format versions creates and upgrades may use")
+    default_format_version: int | None = Field(alias="default-format-version",
+                                               description="A create's version when it names none; null: v2 where "
+                                                           "allowed, else the highest allowed")
     protected: bool
     updated_at: datetime | None = Field(alias="updated-at")
 

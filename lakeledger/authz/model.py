@@ -198,7 +198,8 @@ def _warehouse() -> dict:
     r.computed("can_create_namespace", "create")
     _receives_moved_namespaces(r)
     for action in ("can_delete", "can_rename", "can_update_storage", "can_update_storage_credential",
-                   "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion"):
+                   "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion",
+                   "can_set_format_version_policy"):
         r.computed(action, "modify")
     _grants(r, WAREHOUSE_PRIVILEGES)
     return r.type_definition("warehouse")

@@ -7,6 +7,7 @@ from pydantic import TypeAdapter, ValidationError
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
+from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.names import check_composed_name
 from lakeledger.domain.provenance import Provenance
@@ -65,6 +66,11 @@ def _first_error(e: ValidationError) -> str:
 class Warehouse(CatalogAggregate):
     """A named storage root inside a project; clients pick it by name as their Iceberg warehouse."""
 
+    # class defaults, unannotated (eventsourcing would take an annotation for a field of the aggregate's creation):
+    # every warehouse allows every version until a FormatVersionPolicySet says otherwise
+    allowed_format_versions = ALL_VERSIONS.allowed
+    default_format_version = ALL_VERSIONS.default
+
     class Created(CatalogAggregate.Created):
         """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did.
         Version 3 added ``storage_secret``, the reference to the storage credential (file warehouses have none)."""
@@ -104,6 +110,13 @@ class Warehouse(CatalogAggregate):
 
     class DropPurgeDefaultSet(CatalogAggregate.Event):
         drop_purge_default: str
+
+    class FormatVersionPolicySet(CatalogAggregate.Event):
+        """Which table format versions creates and upgrades may use, and a create's default (None: v2 where
+        allowed, else the highest allowed; lakeledger/domain/format_versions.py)."""
+
+        allowed_format_versions: list[int]
+        default_format_version: int | None
 
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
@@ -218,6 +231,23 @@ class Warehouse(CatalogAggregate):
         value = parse_drop_purge_default(value, required=True)
         if value != self.drop_purge_default:
             self._drop_purge_default_set(drop_purge_default=value, actor=by.actor, request_id=by.request_id)
+
+    def format_versions(self) -> FormatVersionPolicy:
+        return FormatVersionPolicy(tuple(self.allowed_format_versions), self.default_format_version)
+
+    def set_format_version_policy(self, policy: FormatVersionPolicy, by: Provenance) -> None:
+        """Applies to creates and upgrades from now on; existing tables keep their versions."""
+        self.ensure_live()
+        if policy != self.format_versions():
+            self._format_version_policy_set(allowed_format_versions=list(policy.allowed),
+                                            default_format_version=policy.default, actor=by.actor,
+                                            request_id=by.request_id)
+
+    @event(FormatVersionPolicySet)
+    def _format_version_policy_set(self, allowed_format_versions: list[int], default_format_version: int | None,
+                                   actor: str, request_id: str) -> None:
+        self.allowed_format_versions = tuple(allowed_format_versions)
+        self.default_format_version = default_format_version
 
     def set_protection(self, protected: bool, by: Provenance) -> None:
         if not isinstance(protected, bool):

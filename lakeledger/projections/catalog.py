@@ -114,6 +114,13 @@ class CatalogProjection:
                     (e.drop_purge_default, e.timestamp, e.originator_id))
 
     @apply.register
+    def _(self, e: Warehouse.FormatVersionPolicySet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET allowed_format_versions = %s, default_format_version = %s,"
+                    " updated_at = %s WHERE id = %s",
+                    (Jsonb(list(e.allowed_format_versions)), Jsonb(e.default_format_version), e.timestamp,
+                     e.originator_id))
+
+    @apply.register
     def _(self, e: Warehouse.ProtectionSet, cur: Cursor) -> None:
         cur.execute("UPDATE ll_warehouses SET protected = %s, updated_at = %s WHERE id = %s",
                     (e.protected, e.timestamp, e.originator_id))

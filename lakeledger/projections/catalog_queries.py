@@ -3,7 +3,7 @@ synchronously for the write side's checks, ``AsyncCatalogQueries`` asynchronousl
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
@@ -16,7 +16,7 @@ from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
-                     " status, protected, created_at, updated_at")
+                     " status, protected, created_at, updated_at, allowed_format_versions, default_format_version")
 
 NAMESPACE_HAS_CHILDREN = (
     "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"
@@ -229,6 +229,8 @@ class WarehouseRow:
     protected: bool
     created_at: datetime
     updated_at: datetime | None
+    allowed_format_versions: list[int] = field(default_factory=lambda: [1, 2, 3])
+    default_format_version: int | None = None
 
 
 @dataclass(frozen=True)

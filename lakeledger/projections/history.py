@@ -348,6 +348,14 @@ def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Warehouse.FormatVersionPolicySet, before: Entity | None) -> EventDigest:
+    entity = _known(before, WAREHOUSE, e)
+    default = f", v{e.default_format_version} by default" if e.default_format_version is not None else ""
+    return EventDigest(entity, f"allowed table format versions {e.allowed_format_versions} in warehouse "
+                               f"{dotted(entity.name)}{default}")
+
+
+@_digest.register
 def _(e: Warehouse.DropPurgeDefaultSet, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
     said = "purge their files" if e.drop_purge_default == "purge" else "keep their files"

@@ -12,6 +12,7 @@ from lakeledger.domain.errors import (
     CommitFailed,
     NoSuchProject,
 )
+from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.grant import Grant, grant_aggregate_id
 from lakeledger.domain.maintenance import MaintenanceMode, maintenance_aggregate_id
 from lakeledger.domain.name_claim import WAREHOUSE
@@ -129,7 +130,10 @@ class ManagementService:
         self.ledger.retrying(command)
 
     def create_warehouse(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
-                         delete_profile: object, by: Provenance, drop_purge_default: object = None) -> UUID:
+                         delete_profile: object, by: Provenance, drop_purge_default: object = None,
+                         format_versions: FormatVersionPolicy = ALL_VERSIONS) -> UUID:
+        """``format_versions``: a policy other than every version is a FormatVersionPolicySet appended with the
+        creation."""
         profile = parse_storage_profile(storage_profile)
         deletes = parse_delete_profile(delete_profile)
         purge_default = parse_drop_purge_default(drop_purge_default)
@@ -143,6 +147,7 @@ class ManagementService:
             warehouse_id = uuid4()
             claim = self.ledger.claim(WAREHOUSE, project_id, name, warehouse_id, "Warehouse", by)
             warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default, secret)
+            warehouse.set_format_version_policy(format_versions, by)
             self.ledger.append(claim, warehouse)
             return warehouse_id
 
@@ -252,6 +257,14 @@ class ManagementService:
         def command() -> None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             wh.set_delete_profile(profile, by)
+            self.ledger.append(wh)
+
+        self.ledger.retrying(command)
+
+    def set_format_version_policy(self, warehouse_id: str, policy: FormatVersionPolicy, by: Provenance) -> None:
+        def command() -> None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            wh.set_format_version_policy(policy, by)
             self.ledger.append(wh)
 
         self.ledger.retrying(command)

@@ -14,6 +14,7 @@ from lakeledger.domain.errors import (
     NoSuchWarehouse,
     WarehouseInactive,
 )
+from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.name_claim import NAMESPACE, TABULAR
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
@@ -39,6 +40,7 @@ class WarehouseSettings:
     delete_profile: DeleteProfile
     drop_purge_default: str = PURGE
     storage_secret: SecretRef | None = None
+    format_versions: FormatVersionPolicy = ALL_VERSIONS
 
     def profile(self) -> StorageProfile:
         return self.storage_profile
@@ -100,7 +102,8 @@ def settings_of(row: WarehouseRow) -> WarehouseSettings:
     """A warehouse's settings from its read-model row."""
     return WarehouseSettings(row.id, row.name, parse_storage_profile(row.storage_profile),
                              parse_delete_profile(row.delete_profile), row.drop_purge_default,
-                             SecretRef.from_event(row.storage_secret))
+                             SecretRef.from_event(row.storage_secret),
+                             FormatVersionPolicy(tuple(row.allowed_format_versions), row.default_format_version))
 
 
 def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:

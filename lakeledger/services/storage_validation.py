@@ -11,6 +11,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from lakeledger.domain.errors import AlreadyExists, BadRequest, CatalogError
+from lakeledger.domain.format_versions import parse_format_version_policy
 from lakeledger.domain.name_claim import WAREHOUSE
 from lakeledger.domain.names import check_composed_name
 from lakeledger.domain.storage_credential import StorageCredential, parse_storage_credential
@@ -97,7 +98,8 @@ class StorageValidation:
         self.secrets = secrets
 
     def creation(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
-                 delete_profile: object, drop_purge_default: object) -> Report:
+                 delete_profile: object, drop_purge_default: object, allowed_format_versions: object = None,
+                 default_format_version: object = None) -> Report:
         report = Report()
         parsed: dict[str, Any] = {}
 
@@ -110,8 +112,8 @@ class StorageValidation:
         ready = report.run("profile-well-formed", well_formed)
         report.skip("profile-compatible", ONLY_UPDATE)
         report.skip("spec-mutable", ONLY_UPDATE)
-        report.skip("format-version-policy-consistent", "This server has no per-warehouse format-version policy: "
-                                                        "every warehouse allows format versions 1, 2 and 3.")
+        report.run("format-version-policy-consistent",
+                   lambda: parse_format_version_policy(allowed_format_versions, default_format_version))
         report.skip("managed-by-allowed", "This server does not take managed-by.")
 
         def name_free() -> None:

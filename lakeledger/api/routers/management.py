@@ -29,8 +29,8 @@ from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
+from lakeledger.domain.format_versions import FormatVersionPolicy, parse_format_version_policy
 from lakeledger.domain.provenance import Provenance
-from lakeledger.domain.table_changes import TABLE_FORMAT_VERSIONS
 from lakeledger.projections.catalog_queries import WarehouseRow
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
@@ -64,6 +64,11 @@ class CreateWarehouseRequest(_Body):
     storage_credential: dict[str, Any] | None = Field(default=None, alias="storage-credential")
     delete_profile: dict[str, Any] | None = Field(default=None, alias="delete-profile")
     drop_purge_default: Any = Field(default=None, alias="drop-purge-default")
+    allowed_format_versions: Any = Field(default=None, alias="allowed-format-versions")
+    default_format_version: Any = Field(default=None, alias="default-format-version")
+
+    def format_versions(self) -> FormatVersionPolicy:
+        return parse_format_version_policy(self.allowed_format_versions, self.default_format_version)
 
 
 def _warehouse_json(row: WarehouseRow) -> dict:
@@ -80,8 +85,9 @@ def _warehouse_json(row: WarehouseRow) -> dict:
         "status": row.status,
         "protected": row.protected,
         "updated-at": row.updated_at.isoformat() if row.updated_at else None,
-        # no per-warehouse policy: every format version the catalog can write (required by Lakekeeper since 0.13.0)
-        "allowed-format-versions": list(TABLE_FORMAT_VERSIONS),
+        # the warehouse's format-version policy (required by Lakekeeper since 0.13.0)
+        "allowed-format-versions": list(row.allowed_format_versions),
+        "default-format-version": row.default_format_version,
     }
 
 
@@ -228,7 +234,7 @@ async def create_warehouse(container: ContainerDep, body: CreateWarehouseRequest
     await authorize_project(az, project_id, "can_create_warehouse")
     warehouse_id = await run_in_threadpool(
         container.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
-        body.storage_credential, body.delete_profile, by, body.drop_purge_default)
+        body.storage_credential, body.delete_profile, by, body.drop_purge_default, body.format_versions())
     row = await warehouse_row(container, str(warehouse_id))
     return JSONResponse(_warehouse_json(row), status_code=201)
 
@@ -295,6 +301,25 @@ async def set_delete_profile(container: ContainerDep, warehouse_id: str, body: S
                              by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_modify_soft_deletion")
     await run_in_threadpool(container.management.set_delete_profile, warehouse_id, body.delete_profile, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
+
+
+class FormatVersionPolicyRequest(_Body):
+    allowed_format_versions: Any = Field(alias="allowed-format-versions")
+    default_format_version: Any = Field(default=None, alias="default-format-version")
+
+
+@router.post("/warehouse/{warehouse_id}/format-version-policy",
+             responses={**ok(GetWarehouseResponse, "The warehouse, with its new format-version policy"),
+                        **errors(400, 404)})
+async def set_format_version_policy(container: ContainerDep, warehouse_id: str, body: FormatVersionPolicyRequest,
+                                    by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """Which Iceberg table format versions tables of the warehouse may be created with or upgraded to, and the
+    version a create that names none gets (absent: v2 where allowed, else the highest allowed). Existing tables
+    keep their versions and their writes."""
+    await authorize_warehouse(az, warehouse_id, "can_set_format_version_policy")
+    policy = parse_format_version_policy(body.allowed_format_versions, body.default_format_version)
+    await run_in_threadpool(container.management.set_format_version_policy, warehouse_id, policy, by)
     return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 

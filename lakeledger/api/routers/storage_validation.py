@@ -75,7 +75,8 @@ async def validate_creation(container: ContainerDep, body: CreateWarehouseReques
         raise NoSuchProject(f"Project does not exist: {project_id}")
     return _json(await run_in_threadpool(
         container.storage_validation.creation, project_id, body.warehouse_name, body.storage_profile,
-        body.storage_credential, body.delete_profile, body.drop_purge_default))
+        body.storage_credential, body.delete_profile, body.drop_purge_default, body.allowed_format_versions,
+        body.default_format_version))
 
 
 @router.post("/warehouse/{warehouse_id}/storage/validate-profile", responses=_ANSWER)
