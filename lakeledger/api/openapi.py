@@ -180,6 +180,8 @@ class GetWarehouseResponse(_Management):
     drop_purge_default: Literal["purge", "keep"] = Field(
         alias="drop-purge-default", description="What a table drop without `purgeRequested` does with the files")
     status: Literal["active", "inactive"]
+    managed_by: Literal["self-managed", "instance-admin"] = Field(
+        alias="managed-by", description="instance-admin: its settings change only by the server's admins")
     allowed_format_versions: list[int] = Field(alias="allowed-format-versions",
                                                description="Table format versions creates and upgrades may use")
     default_format_version: int | None = Field(alias="default-format-version",

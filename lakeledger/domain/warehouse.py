@@ -63,6 +63,10 @@ def _first_error(e: ValidationError) -> str:
     return f"{where}: {err.get('msg')}" if where else str(err.get("msg"))
 
 
+SELF_MANAGED = "self-managed"
+INSTANCE_ADMIN = "instance-admin"
+MANAGED_BY = (SELF_MANAGED, INSTANCE_ADMIN)
+
 class Warehouse(CatalogAggregate):
     """A named storage root inside a project; clients pick it by name as their Iceberg warehouse."""
 
@@ -70,6 +74,7 @@ class Warehouse(CatalogAggregate):
     # every warehouse allows every version until a FormatVersionPolicySet says otherwise
     allowed_format_versions = ALL_VERSIONS.allowed
     default_format_version = ALL_VERSIONS.default
+    managed_by = SELF_MANAGED
 
     class Created(CatalogAggregate.Created):
         """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did.
@@ -110,6 +115,13 @@ class Warehouse(CatalogAggregate):
 
     class DropPurgeDefaultSet(CatalogAggregate.Event):
         drop_purge_default: str
+
+    class ManagedBySet(CatalogAggregate.Event):
+        """``instance-admin``: the warehouse's own settings (storage, credential, delete profile, purge default,
+        name, status, protection, format-version policy, deletion) change only by the server's admins and
+        operators, whatever else the caller is granted (Lakekeeper 0.14); ``self-managed`` lifts it."""
+
+        managed_by: str
 
     class FormatVersionPolicySet(CatalogAggregate.Event):
         """Which table format versions creates and upgrades may use, and a create's default (None: v2 where
@@ -231,6 +243,17 @@ class Warehouse(CatalogAggregate):
         value = parse_drop_purge_default(value, required=True)
         if value != self.drop_purge_default:
             self._drop_purge_default_set(drop_purge_default=value, actor=by.actor, request_id=by.request_id)
+
+    def set_managed_by(self, managed_by: str, by: Provenance) -> None:
+        self.ensure_live()
+        if managed_by not in MANAGED_BY:
+            raise BadRequest(f"managed-by must be one of {', '.join(MANAGED_BY)}, not {managed_by!r}")
+        if managed_by != self.managed_by:
+            self._managed_by_set(managed_by=managed_by, actor=by.actor, request_id=by.request_id)
+
+    @event(ManagedBySet)
+    def _managed_by_set(self, managed_by: str, actor: str, request_id: str) -> None:
+        self.managed_by = managed_by
 
     def format_versions(self) -> FormatVersionPolicy:
         return FormatVersionPolicy(tuple(self.allowed_format_versions), self.default_format_version)

@@ -114,6 +114,11 @@ class CatalogProjection:
                     (e.drop_purge_default, e.timestamp, e.originator_id))
 
     @apply.register
+    def _(self, e: Warehouse.ManagedBySet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET managed_by = %s, updated_at = %s WHERE id = %s",
+                    (e.managed_by, e.timestamp, e.originator_id))
+
+    @apply.register
     def _(self, e: Warehouse.FormatVersionPolicySet, cur: Cursor) -> None:
         cur.execute("UPDATE ll_warehouses SET allowed_format_versions = %s, default_format_version = %s,"
                     " updated_at = %s WHERE id = %s",

@@ -16,7 +16,8 @@ from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
-                     " status, protected, created_at, updated_at, allowed_format_versions, default_format_version")
+                     " status, protected, created_at, updated_at, allowed_format_versions, default_format_version,"
+                     " managed_by")
 
 NAMESPACE_HAS_CHILDREN = (
     "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE parent_id = %(id)s)"
@@ -231,6 +232,7 @@ class WarehouseRow:
     updated_at: datetime | None
     allowed_format_versions: list[int] = field(default_factory=lambda: [1, 2, 3])
     default_format_version: int | None = None
+    managed_by: str = "self-managed"
 
 
 @dataclass(frozen=True)

@@ -348,6 +348,12 @@ def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Warehouse.ManagedBySet, before: Entity | None) -> EventDigest:
+    entity = _known(before, WAREHOUSE, e)
+    return EventDigest(entity, f"set warehouse {dotted(entity.name)} managed by {e.managed_by}")
+
+
+@_digest.register
 def _(e: Warehouse.FormatVersionPolicySet, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
     default = f", v{e.default_format_version} by default" if e.default_format_version is not None else ""

@@ -23,6 +23,7 @@ from lakeledger.domain.server import Server
 from lakeledger.domain.storage_credential import SecretRef, StorageCredential, parse_storage_credential
 from lakeledger.domain.storage_profile import StorageProfile
 from lakeledger.domain.warehouse import (
+    SELF_MANAGED,
     Warehouse,
     parse_delete_profile,
     parse_drop_purge_default,
@@ -131,7 +132,7 @@ class ManagementService:
 
     def create_warehouse(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
                          delete_profile: object, by: Provenance, drop_purge_default: object = None,
-                         format_versions: FormatVersionPolicy = ALL_VERSIONS) -> UUID:
+                         format_versions: FormatVersionPolicy = ALL_VERSIONS, managed_by: str = SELF_MANAGED) -> UUID:
         """``format_versions``: a policy other than every version is a FormatVersionPolicySet appended with the
         creation."""
         profile = parse_storage_profile(storage_profile)
@@ -148,6 +149,7 @@ class ManagementService:
             claim = self.ledger.claim(WAREHOUSE, project_id, name, warehouse_id, "Warehouse", by)
             warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default, secret)
             warehouse.set_format_version_policy(format_versions, by)
+            warehouse.set_managed_by(managed_by, by)
             self.ledger.append(claim, warehouse)
             return warehouse_id
 
@@ -257,6 +259,14 @@ class ManagementService:
         def command() -> None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             wh.set_delete_profile(profile, by)
+            self.ledger.append(wh)
+
+        self.ledger.retrying(command)
+
+    def set_managed_by(self, warehouse_id: str, managed_by: str, by: Provenance) -> None:
+        def command() -> None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            wh.set_managed_by(managed_by, by)
             self.ledger.append(wh)
 
         self.ledger.retrying(command)

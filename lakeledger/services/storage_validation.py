@@ -10,13 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from uuid import UUID
 
-from lakeledger.domain.errors import AlreadyExists, BadRequest, CatalogError
+from lakeledger.domain.errors import AlreadyExists, BadRequest, CatalogError, WarehouseManaged
 from lakeledger.domain.format_versions import parse_format_version_policy
 from lakeledger.domain.name_claim import WAREHOUSE
 from lakeledger.domain.names import check_composed_name
 from lakeledger.domain.storage_credential import StorageCredential, parse_storage_credential
 from lakeledger.domain.storage_profile import StorageProfile
 from lakeledger.domain.warehouse import (
+    INSTANCE_ADMIN,
+    MANAGED_BY,
+    SELF_MANAGED,
     Warehouse,
     parse_delete_profile,
     parse_drop_purge_default,
@@ -99,7 +102,9 @@ class StorageValidation:
 
     def creation(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
                  delete_profile: object, drop_purge_default: object, allowed_format_versions: object = None,
-                 default_format_version: object = None) -> Report:
+                 default_format_version: object = None, managed_by: object = SELF_MANAGED,
+                 may_manage: bool = True) -> Report:
+        """``may_manage``: the caller may make a warehouse managed by instance-admin."""
         report = Report()
         parsed: dict[str, Any] = {}
 
@@ -114,7 +119,14 @@ class StorageValidation:
         report.skip("spec-mutable", ONLY_UPDATE)
         report.run("format-version-policy-consistent",
                    lambda: parse_format_version_policy(allowed_format_versions, default_format_version))
-        report.skip("managed-by-allowed", "This server does not take managed-by.")
+        def managed_by_allowed() -> None:
+            if managed_by not in MANAGED_BY:
+                raise BadRequest(f"managed-by must be one of {', '.join(MANAGED_BY)}, not {managed_by!r}")
+            if managed_by == INSTANCE_ADMIN and not may_manage:
+                raise WarehouseManaged("Only the server's admins and operators may create a warehouse managed by "
+                                       "instance-admin")
+
+        report.run("managed-by-allowed", managed_by_allowed)
 
         def name_free() -> None:
             check_composed_name(name, "Warehouse")
@@ -135,8 +147,10 @@ class StorageValidation:
         report.probe(ready, lambda: parsed["profile"], lambda: parsed["credential"])
         return report
 
-    def new_profile(self, warehouse_id: str, storage_profile: object, storage_credential: object) -> Report:
-        """Dry run of ``ManagementService.change_storage``."""
+    def new_profile(self, warehouse_id: str, storage_profile: object, storage_credential: object,
+                    locked: CatalogError | None = None) -> Report:
+        """Dry run of ``ManagementService.change_storage``; ``locked``: why the caller may not change the
+        warehouse's settings (it is managed by instance-admin), if so."""
         warehouse = self._mutable(warehouse_id)
         report = Report()
         parsed: dict[str, Any] = {}
@@ -152,13 +166,14 @@ class StorageValidation:
             report.skip("profile-compatible", PREREQUISITE)
         report.skip("warehouse-name-valid", "Changing the storage does not change the warehouse's name.")
         report.skip("location-exclusive", "The location cannot change, so no overlap can arise.")
-        report.run("spec-mutable", warehouse.ensure_live)
+        report.run("spec-mutable", lambda: _mutable(warehouse, locked))
         report.skip("format-version-policy-consistent", ONLY_CREATE)
         report.skip("managed-by-allowed", ONLY_CREATE)
         report.probe(ready, lambda: parsed["profile"], lambda: parsed["credential"])
         return report
 
-    def new_credential(self, warehouse_id: str, storage_credential: object) -> Report:
+    def new_credential(self, warehouse_id: str, storage_credential: object,
+                       locked: CatalogError | None = None) -> Report:
         """Dry run of ``ManagementService.rotate_credential``: the stored profile with the given credential."""
         warehouse = self._mutable(warehouse_id)
         profile = warehouse.profile()
@@ -170,7 +185,7 @@ class StorageValidation:
             parsed["credential"] = parse_storage_credential(storage_credential, profile)
 
         return self._stored(warehouse, well_formed, lambda: parsed["credential"],
-                            "The stored storage profile is unchanged by a credential rotation.")
+                            "The stored storage profile is unchanged by a credential rotation.", locked=locked)
 
     def current(self, warehouse_id: str) -> Report:
         """The storage the warehouse runs with now (its stored profile and credential), active or not."""
@@ -187,7 +202,7 @@ class StorageValidation:
 
     def _stored(self, warehouse: Warehouse, well_formed: Callable[[], None],
                 credential: Callable[[], StorageCredential | None], why_well_formed: str,
-                mutable: bool = True) -> Report:
+                mutable: bool = True, locked: CatalogError | None = None) -> Report:
         report = Report()
         ready = report.run("profile-well-formed", well_formed)
         report.skip("profile-compatible", "The storage profile is not changed, so there is nothing to be "
@@ -195,7 +210,7 @@ class StorageValidation:
         report.skip("warehouse-name-valid", "The warehouse's name is not changed.")
         report.skip("location-exclusive", "The location is not changed, so no overlap can arise.")
         if mutable:
-            report.run("spec-mutable", warehouse.ensure_live)
+            report.run("spec-mutable", lambda: _mutable(warehouse, locked))
         else:
             report.skip("spec-mutable", why_well_formed)
         report.skip("format-version-policy-consistent", ONLY_CREATE)
@@ -207,3 +222,9 @@ class StorageValidation:
         """The warehouse a change would change: it must exist (404 otherwise, as the change would answer)."""
         return resolve.warehouse_aggregate(self.ledger, warehouse_id)
 
+
+
+def _mutable(warehouse: Warehouse, locked: CatalogError | None) -> None:
+    warehouse.ensure_live()
+    if locked is not None:
+        raise locked

@@ -17,9 +17,12 @@ from lakeledger.api.routers.management import (
     UpdateStorageRequest,
     authorize_project,
     authorize_warehouse,
+    ensure_settings_mutable,
+    may_manage_warehouses,
 )
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.domain.errors import NoSuchProject
+from lakeledger.bootstrap import Container
+from lakeledger.domain.errors import CatalogError, NoSuchProject
 from lakeledger.services.storage_validation import Report
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
@@ -76,7 +79,7 @@ async def validate_creation(container: ContainerDep, body: CreateWarehouseReques
     return _json(await run_in_threadpool(
         container.storage_validation.creation, project_id, body.warehouse_name, body.storage_profile,
         body.storage_credential, body.delete_profile, body.drop_purge_default, body.allowed_format_versions,
-        body.default_format_version))
+        body.default_format_version, body.managed_by, await may_manage_warehouses(az)))
 
 
 @router.post("/warehouse/{warehouse_id}/storage/validate-profile", responses=_ANSWER)
@@ -85,7 +88,8 @@ async def validate_profile(container: ContainerDep, warehouse_id: str, body: Upd
     """The checks `POST /warehouse/{id}/storage` makes, without changing the warehouse."""
     await authorize_warehouse(az, warehouse_id, "can_update_storage")
     return _json(await run_in_threadpool(container.storage_validation.new_profile, warehouse_id,
-                                         body.storage_profile, body.storage_credential))
+                                         body.storage_profile, body.storage_credential,
+                                         await _locked(container, az, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/storage/validate-credential", responses=_ANSWER)
@@ -94,7 +98,7 @@ async def validate_credential(container: ContainerDep, warehouse_id: str, body: 
     """The checks `POST /warehouse/{id}/storage-credential` makes: the stored profile with this credential."""
     await authorize_warehouse(az, warehouse_id, "can_update_storage")
     return _json(await run_in_threadpool(container.storage_validation.new_credential, warehouse_id,
-                                         body.new_storage_credential))
+                                         body.new_storage_credential, await _locked(container, az, warehouse_id)))
 
 
 @router.post("/warehouse/{warehouse_id}/storage/validate-access", responses=_ANSWER)
@@ -102,3 +106,13 @@ async def validate_access(container: ContainerDep, warehouse_id: str, az: Guard 
     """Whether the warehouse's storage still works with its stored profile and credential (deactivated or not)."""
     await authorize_warehouse(az, warehouse_id, "can_update_storage")
     return _json(await run_in_threadpool(container.storage_validation.current, warehouse_id))
+
+
+async def _locked(container: Container, az: Guard, warehouse_id: str) -> CatalogError | None:
+    """Why the caller could not make the change being validated (a warehouse managed by instance-admin), if so: the
+    dry run reports it as the failed ``spec-mutable`` check, not as a refusal."""
+    try:
+        await ensure_settings_mutable(container, az, warehouse_id)
+    except CatalogError as e:
+        return e
+    return None
