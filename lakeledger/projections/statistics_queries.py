@@ -19,7 +19,7 @@ NO_WAREHOUSE = UUID(int=0)
 # registration after a final drop) until it is gone for good (a final drop, or the expiry of a soft one); a
 # soft-dropped table still counts, as Lakekeeper's soft-deleted rows do. The warehouse's creation opens the series
 # at zero.
-_WAREHOUSE_STATISTICS = """
+WAREHOUSE_STATISTICS = """
 WITH changes AS (
     SELECT time,
            CASE WHEN entity_type <> 'table' THEN 0
@@ -32,9 +32,8 @@ WITH changes AS (
                 ELSE 0 END AS views
       FROM ll_history
      WHERE warehouse_id = %(warehouse)s
-       AND (type IN ('table.created', 'table.registered', 'table.dropped', 'table.expired',
-                     'view.created', 'view.dropped', 'view.expired')
-            OR (entity_type = 'warehouse' AND type = 'warehouse.created'))
+       AND type IN ('warehouse.created', 'table.created', 'table.registered', 'table.dropped', 'table.expired',
+                    'view.created', 'view.dropped', 'view.expired')  -- ll_history_counted's predicate, word for word
 ), buckets AS (
     SELECT date_trunc('hour', time) + interval '1 hour' AS bucket, sum(tables) AS tables, sum(views) AS views,
            max(time) AS updated_at
@@ -49,7 +48,7 @@ SELECT bucket, tables::bigint AS tables, views::bigint AS views, updated_at FROM
  ORDER BY bucket DESC LIMIT %(limit)s
 """
 
-_ENDPOINT_STATISTICS = """
+ENDPOINT_STATISTICS = """
 SELECT s.bucket, s.http_route, s.status_code, s.count,
        NULLIF(s.warehouse_id, %(none)s) AS warehouse_id, w.name AS warehouse_name, s.created_at, s.updated_at
   FROM ll_endpoint_statistics s LEFT JOIN ll_warehouses w ON w.id = s.warehouse_id
@@ -124,7 +123,7 @@ class StatisticsQueries:
         """Newest first, from the bucket before ``before``."""
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=class_row(WarehouseCounts))
-            await cur.execute(_WAREHOUSE_STATISTICS, {"warehouse": warehouse_id, "before": before, "limit": limit})
+            await cur.execute(WAREHOUSE_STATISTICS, {"warehouse": warehouse_id, "before": before, "limit": limit})
             return await cur.fetchall()
 
     async def endpoint_counts(self, project_id: UUID, warehouse: UUID | None, all_warehouses: bool,
@@ -133,7 +132,7 @@ class StatisticsQueries:
         calls on no warehouse."""
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=class_row(EndpointCount))
-            await cur.execute(_ENDPOINT_STATISTICS, {
+            await cur.execute(ENDPOINT_STATISTICS, {
                 "none": NO_WAREHOUSE, "project": project_id, "all": all_warehouses, "warehouse": warehouse,
                 "statuses": statuses, "start": start, "end": end})
             return await cur.fetchall()
