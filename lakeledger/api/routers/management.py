@@ -5,7 +5,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lakeledger import __version__
 from lakeledger.api import authorization
@@ -68,6 +68,11 @@ class CreateWarehouseRequest(_Body):
     allowed_format_versions: Any = Field(default=None, alias="allowed-format-versions")
     default_format_version: Any = Field(default=None, alias="default-format-version")
     managed_by: Any = Field(default=SELF_MANAGED, alias="managed-by")
+
+    @field_validator("managed_by")
+    @classmethod
+    def _null_is_self_managed(cls, value: Any) -> Any:
+        return SELF_MANAGED if value is None else value
 
     def format_versions(self) -> FormatVersionPolicy:
         return parse_format_version_policy(self.allowed_format_versions, self.default_format_version)
