@@ -26,6 +26,7 @@ from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.secretstore import SecretStore
@@ -41,6 +42,7 @@ from lakeledger.services.protection import ProtectionService
 from lakeledger.services.recycle_bin import RecycleBin
 from lakeledger.services.remote_signing import RemoteSigning
 from lakeledger.services.roles import RoleService
+from lakeledger.services.storage_validation import StorageValidation
 from lakeledger.services.table_access import TableAccess
 from lakeledger.services.tables import TableService
 from lakeledger.services.time_travel import TimeTravel
@@ -64,6 +66,7 @@ class Container:
     history_queries: HistoryQueries
     users_roles_queries: UsersRolesQueries
     access_queries: AccessHistoryQueries
+    statistics_queries: StatisticsQueries
 
     def __init__(self, settings: Settings, url: str | None = None, statement_timeout_seconds: float | None = None):
         """``statement_timeout_seconds``: how long any statement of the pools may run (None: the setting; 0: no
@@ -142,6 +145,7 @@ class Container:
         self.views = ViewService(self.ledger, self.files, self.storages)
         self.generic_tables = GenericTableService(self.ledger, self.files, self.storages)
         self.management = ManagementService(self.ledger, settings.server_id, self.secrets)
+        self.storage_validation = StorageValidation(self.ledger, self.secrets)
         self.recycle_bin = RecycleBin(self.ledger)
         self.protection = ProtectionService(self.ledger)
         self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request

@@ -73,6 +73,10 @@ class Settings(BaseSettings):
     ready_max_lag_seconds: float = Field(default=60.0, gt=0)
     # off: requests are not counted or timed (what /metrics reads from the database stays)
     metrics: Literal["on", "off"] = "on"
+    # read-only: the API refuses every write (503, Retry-After) from the start, whatever the log's switch says
+    maintenance_mode: Literal["off", "read-only"] = "off"
+    # how often an API process adds the calls it counted to the endpoint statistics (one statement a flush)
+    endpoint_statistics_flush_seconds: float = Field(default=10.0, gt=0)
     # `lakeledger workers` serves its Prometheus metrics on this port (serve's are at /metrics on the API port)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     namespace_separator: str = Field(default="%1F", min_length=1)

@@ -1,4 +1,5 @@
 import asyncio
+import contextlib
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -15,6 +16,7 @@ from lakeledger.api.fast_commit import FastCommitTable
 from lakeledger.api.fast_load import FastLoadTable
 from lakeledger.api.idempotency import IdempotentRequests
 from lakeledger.api.keyed_locks import KeyedLocks
+from lakeledger.api.maintenance import MaintenanceGate, MaintenanceMode, follow
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers import (
     access_history,
@@ -22,6 +24,7 @@ from lakeledger.api.routers import (
     console,
     generic_tables,
     history,
+    maintenance,
     management,
     namespace_moves,
     namespaces,
@@ -32,6 +35,8 @@ from lakeledger.api.routers import (
     roles,
     search,
     signer,
+    statistics,
+    storage_validation,
     tables,
     users,
     views,
@@ -41,12 +46,14 @@ from lakeledger.eventstore.postgres_failures import AsyncBoundedConnection, boun
 from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
 from lakeledger.migrations import sql_files
 from lakeledger.operations.database_collector import DatabaseCollector
+from lakeledger.operations.endpoint_statistics import CountEndpointCalls, EndpointCalls, flush_every
 from lakeledger.operations.health import ReadinessChecks
 from lakeledger.operations.metrics import observe_pools
 from lakeledger.operations.observed_requests import ObservedRequests, RecordRoute
 from lakeledger.projections.access_history_queries import AccessHistoryQueries
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
 from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.services.idempotency import ResponseStore
 from lakeledger.sinks.nats_auth import connect_options
@@ -78,6 +85,9 @@ def create_app(container) -> FastAPI:
         container.history_queries = HistoryQueries(pool)
         container.users_roles_queries = UsersRolesQueries(pool)
         container.access_queries = AccessHistoryQueries(pool)
+        container.statistics_queries = StatisticsQueries(pool)
+        calls: EndpointCalls = app.state.endpoint_calls
+        app.state.flush_endpoint_calls = lambda: calls.flush(container.statistics_queries.add_calls)
         container.idempotent_responses = ResponseStore(
             pool, timedelta(minutes=container.settings.idempotency_key_lifetime_minutes), container.log.event_of,
             container.secrets.cipher)
@@ -87,10 +97,18 @@ def create_app(container) -> FastAPI:
                                               settings.ready_max_lag_seconds, settings.nats_address,
                                               connect_options(settings))
         pools = asyncio.create_task(_observe_pools({"api": pool, "background": container.pool}))
+        read_only = asyncio.create_task(follow(app.state.maintenance, container.queries.read_only))
+        flushes = asyncio.create_task(flush_every(calls, container.statistics_queries.add_calls,
+                                                  settings.endpoint_statistics_flush_seconds))
         try:
             yield
         finally:
             pools.cancel()
+            flushes.cancel()
+            read_only.cancel()
+            # the last counts of this process; a stop does not wait long for an unreachable database
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(app.state.flush_endpoint_calls(), POOL_CLOSE_SECONDS * 10)
             await pool.close(timeout=POOL_CLOSE_SECONDS)
             await container.authorizer.aclose()
 
@@ -98,6 +116,8 @@ def create_app(container) -> FastAPI:
                   description="An Apache Iceberg REST catalog whose source of truth is an append-only event log.")
     app.state.lakeledger = container
     app.state.keyed_locks = KeyedLocks()
+    app.state.endpoint_calls = EndpointCalls()
+    app.state.maintenance = MaintenanceMode(container.settings.maintenance_mode == "read-only")
     read_models = [runner.name for runner in container.read_models]
     app.state.database_metrics = DatabaseCollector(container.pool, read_models)
     identifiers.use_separator(container.settings.namespace_separator)
@@ -110,6 +130,7 @@ def create_app(container) -> FastAPI:
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)
     app.include_router(management.router)
+    app.include_router(maintenance.router)
     app.include_router(recycle_bin.router)
     app.include_router(generic_tables.router)
     app.include_router(search.router)
@@ -121,15 +142,19 @@ def create_app(container) -> FastAPI:
     app.include_router(roles.router)
     app.include_router(permissions.router)
     app.include_router(access_history.router)
+    app.include_router(statistics.router)
+    app.include_router(storage_validation.router)
     app.include_router(operations.router)
     app.include_router(console.router)
 
     # innermost: a well-formed commit is answered here, inside the layers below, without routing
     app.add_middleware(FastCommitTable, container=container)
     app.add_middleware(RecordRoute)  # it sees the scope the router writes the matched route into
+    app.add_middleware(CountEndpointCalls, calls=app.state.endpoint_calls)  # reads the route RecordRoute leaves
     app.add_middleware(IdempotentRequests, container=container)
     app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)
+    app.add_middleware(MaintenanceGate, mode=app.state.maintenance)  # inside authentication, outside every write
     if verifier:
         app.add_middleware(Authentication, verifier=verifier, users=container.users)
     app.add_middleware(RequestContext, max_body_bytes=container.settings.max_request_body_bytes)

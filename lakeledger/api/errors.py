@@ -30,6 +30,8 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.AlreadyExists, 409, "AlreadyExistsException"),
     (e.NamespaceNotEmpty, 409, "NamespaceNotEmptyException"),
     (e.WarehouseNotEmpty, 409, "WarehouseNotEmptyException"),
+    (e.ProjectNotEmpty, 409, "ProjectNotEmpty"),
+    (e.WarehouseManaged, 403, "WarehouseManaged"),
     (e.CommitFailed, 409, "CommitFailedException"),
     (e.Protected, 409, "Protected"),
     (e.UnfinishedDeletions, 409, "WarehouseHasUnfinishedTasks"),

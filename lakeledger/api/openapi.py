@@ -222,7 +222,13 @@ class GetWarehouseResponse(_Management):
         "its creation: `case-insensitive` (the default; Lakekeeper's rule) or `exact` (warehouses created before "
         "the setting existed)")
     status: Literal["active", "inactive"]
-    allowed_format_versions: list[int] = Field(alias="allowed-format-versions")
+    managed_by: Literal["self-managed", "instance-admin"] = Field(
+        alias="managed-by", description="instance-admin: its settings change only by the server's admins")
+    allowed_format_versions: list[int] = Field(alias="allowed-format-versions",
+                                               description="Table format versions creates and upgrades may use")
+    default_format_version: int | None = Field(alias="default-format-version",
+                                               description="A create's version when it names none; null: v2 where "
+                                                           "allowed, else the highest allowed")
     protected: bool
     updated_at: datetime | None = Field(alias="updated-at")
 

@@ -26,7 +26,7 @@ from lakeledger.api.dependencies import ContainerDep
 from lakeledger.domain.errors import BadRequest
 
 _VERSION = 2  # 2: tokens name their list
-_PAGING = ("pageToken", "pageSize")
+_PAGING = ("pageToken", "pageSize", "page_token", "page_size")  # the REST spec's, and Lakekeeper's
 ANOTHER_LIST = "Invalid pageToken: it belongs to another list"
 
 

@@ -140,7 +140,8 @@ def _server() -> dict:
     r.assignable("operator")
     for action in ("can_create_project", "can_list_all_projects", "can_list_users", "can_provision_users",
                    "can_update_users", "can_delete_users", "can_read_assignments", "can_grant_admin",
-                   "can_grant_operator", "can_revoke_grants", "can_read_history"):
+                   "can_grant_operator", "can_revoke_grants", "can_read_history", "can_set_maintenance_mode",
+                   "can_manage_warehouse_specs"):
         r.computed(action, "admin", "operator")
     return r.type_definition("server")
 
@@ -198,7 +199,8 @@ def _warehouse() -> dict:
     r.computed("can_create_namespace", "create")
     _receives_moved_namespaces(r)
     for action in ("can_delete", "can_rename", "can_update_storage", "can_update_storage_credential",
-                   "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion"):
+                   "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion",
+                   "can_set_format_version_policy"):
         r.computed(action, "modify")
     _grants(r, WAREHOUSE_PRIVILEGES)
     return r.type_definition("warehouse")

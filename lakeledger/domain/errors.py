@@ -78,6 +78,15 @@ class WarehouseNotEmpty(CatalogError):
     pass
 
 
+class WarehouseManaged(CatalogError):
+    """A change to the settings of a warehouse managed by the instance's admins, by someone else (Lakekeeper's 403
+    ``WarehouseManaged``)."""
+
+
+class ProjectNotEmpty(CatalogError):
+    """A project that still holds warehouses cannot be deleted (Lakekeeper's 409 ``ProjectNotEmpty``)."""
+
+
 class WarehouseInactive(CatalogError):
     pass
 

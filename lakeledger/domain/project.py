@@ -3,6 +3,7 @@ from uuid import UUID
 from eventsourcing.domain import event
 
 from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.errors import NoSuchProject
 from lakeledger.domain.names import check_composed_name
 from lakeledger.domain.provenance import Provenance
 
@@ -20,6 +21,11 @@ class Project(CatalogAggregate):
         old_name: str
         new_name: str
 
+    class Deleted(CatalogAggregate.Event):
+        name: str
+
+    deleted = False  # a class default: aggregates replayed from logs written before deletion existed
+
     @event(Created)
     def __init__(self, id: UUID, name: str, actor: str, request_id: str):
         self.name = name
@@ -29,6 +35,7 @@ class Project(CatalogAggregate):
         return cls(id=id, name=check_composed_name(name, "Project"), actor=by.actor, request_id=by.request_id)
 
     def rename(self, new_name: str, by: Provenance) -> None:
+        self.ensure_live()
         check_composed_name(new_name, "Project")
         if new_name != self.name:
             self._renamed(old_name=self.name, new_name=new_name, actor=by.actor, request_id=by.request_id)
@@ -36,3 +43,17 @@ class Project(CatalogAggregate):
     @event(Renamed)
     def _renamed(self, old_name: str, new_name: str, actor: str, request_id: str) -> None:
         self.name = new_name
+
+    def ensure_live(self) -> None:
+        if self.deleted:
+            raise NoSuchProject(f"Project does not exist: {self.id}")
+
+    def delete(self, by: Provenance) -> None:
+        """Only an empty project goes (the service holds the append to that): its warehouses would be left without
+        one. Its id stays taken, as the log still holds it."""
+        self.ensure_live()
+        self._deleted(name=self.name, actor=by.actor, request_id=by.request_id)
+
+    @event(Deleted)
+    def _deleted(self, name: str, actor: str, request_id: str) -> None:
+        self.deleted = True

@@ -7,6 +7,7 @@ from pydantic import TypeAdapter, ValidationError
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
+from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.names import CASE_INSENSITIVE, EXACT, NAME_MATCHINGS, check_composed_name
 from lakeledger.domain.provenance import Provenance
@@ -71,8 +72,18 @@ def _first_error(e: ValidationError) -> str:
     return f"{where}: {err.get('msg')}" if where else str(err.get("msg"))
 
 
+SELF_MANAGED = "self-managed"
+INSTANCE_ADMIN = "instance-admin"
+MANAGED_BY = (SELF_MANAGED, INSTANCE_ADMIN)
+
 class Warehouse(CatalogAggregate):
     """A named storage root inside a project; clients pick it by name as their Iceberg warehouse."""
+
+    # class defaults, unannotated (eventsourcing would take an annotation for a field of the aggregate's creation):
+    # every warehouse allows every version until a FormatVersionPolicySet says otherwise
+    allowed_format_versions = ALL_VERSIONS.allowed
+    default_format_version = ALL_VERSIONS.default
+    managed_by = SELF_MANAGED
 
     class Created(CatalogAggregate.Created):
         """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did.
@@ -120,6 +131,20 @@ class Warehouse(CatalogAggregate):
 
     class DropPurgeDefaultSet(CatalogAggregate.Event):
         drop_purge_default: str
+
+    class ManagedBySet(CatalogAggregate.Event):
+        """``instance-admin``: the warehouse's own settings (storage, credential, delete profile, purge default,
+        name, status, protection, format-version policy, deletion) change only by the server's admins and
+        operators, whatever else the caller is granted (Lakekeeper 0.14); ``self-managed`` lifts it."""
+
+        managed_by: str
+
+    class FormatVersionPolicySet(CatalogAggregate.Event):
+        """Which table format versions creates and upgrades may use, and a create's default (None: v2 where
+        allowed, else the highest allowed; lakeledger/domain/format_versions.py)."""
+
+        allowed_format_versions: list[int]
+        default_format_version: int | None
 
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
@@ -170,12 +195,15 @@ class Warehouse(CatalogAggregate):
         """Another way to reach the same place: the tables stay where they are, so the location (type, bucket and
         key prefix, or path) must not move."""
         self.ensure_live()
-        if profile.type != self.profile().type or profile.base_location() != self.profile().base_location():
-            raise BadRequest(f"The new storage profile must keep the warehouse's location "
-                             f"{self.profile().base_location()}; its tables live there")
+        self.check_same_location(profile)
         self._storage_changed(storage_profile=dump_storage_profile(profile),
                               storage_secret=secret.as_event() if secret else None,
                               actor=by.actor, request_id=by.request_id)
+
+    def check_same_location(self, profile: StorageProfile) -> None:
+        if profile.type != self.profile().type or profile.base_location() != self.profile().base_location():
+            raise BadRequest(f"The new storage profile must keep the warehouse's location "
+                             f"{self.profile().base_location()}; its tables live there")
 
     def rotate_credential(self, secret: SecretRef | None, by: Provenance) -> None:
         self.ensure_live()
@@ -234,6 +262,34 @@ class Warehouse(CatalogAggregate):
         value = parse_drop_purge_default(value, required=True)
         if value != self.drop_purge_default:
             self._drop_purge_default_set(drop_purge_default=value, actor=by.actor, request_id=by.request_id)
+
+    def set_managed_by(self, managed_by: str, by: Provenance) -> None:
+        self.ensure_live()
+        if managed_by not in MANAGED_BY:
+            raise BadRequest(f"managed-by must be one of {', '.join(MANAGED_BY)}, not {managed_by!r}")
+        if managed_by != self.managed_by:
+            self._managed_by_set(managed_by=managed_by, actor=by.actor, request_id=by.request_id)
+
+    @event(ManagedBySet)
+    def _managed_by_set(self, managed_by: str, actor: str, request_id: str) -> None:
+        self.managed_by = managed_by
+
+    def format_versions(self) -> FormatVersionPolicy:
+        return FormatVersionPolicy(tuple(self.allowed_format_versions), self.default_format_version)
+
+    def set_format_version_policy(self, policy: FormatVersionPolicy, by: Provenance) -> None:
+        """Applies to creates and upgrades from now on; existing tables keep their versions."""
+        self.ensure_live()
+        if policy != self.format_versions():
+            self._format_version_policy_set(allowed_format_versions=list(policy.allowed),
+                                            default_format_version=policy.default, actor=by.actor,
+                                            request_id=by.request_id)
+
+    @event(FormatVersionPolicySet)
+    def _format_version_policy_set(self, allowed_format_versions: list[int], default_format_version: int | None,
+                                   actor: str, request_id: str) -> None:
+        self.allowed_format_versions = tuple(allowed_format_versions)
+        self.default_format_version = default_format_version
 
     def set_protection(self, protected: bool, by: Provenance) -> None:
         if not isinstance(protected, bool):

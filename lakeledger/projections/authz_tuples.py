@@ -42,7 +42,7 @@ from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, VIEW, Tabular
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 
-EVENTS = (Project.Created, Warehouse.Created, Warehouse.Deleted,
+EVENTS = (Project.Created, Project.Deleted, Warehouse.Created, Warehouse.Deleted,
           Namespace.Created, Namespace.Moved, Namespace.Dropped, Namespace.Undropped, Namespace.Expired,
           Table.Created, Table.Registered, View.Created, GenericTable.Created,
           Tabular.Renamed, Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
@@ -179,6 +179,10 @@ class AuthzTuplesProjection:
         project = obj("project", e.originator_id)
         self._place(cur, project, self.server)
         self._owned(cur, e.actor, "project_admin", project)
+
+    @_apply.register
+    def _(self, e: Project.Deleted, cur: Cursor) -> None:
+        self._forget(cur, obj("project", e.originator_id))
 
     @_apply.register
     def _(self, e: Warehouse.Created, cur: Cursor) -> None:

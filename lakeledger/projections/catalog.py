@@ -11,6 +11,7 @@ from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
 from lakeledger.domain.generic_table import GenericTable
+from lakeledger.domain.maintenance import MaintenanceMode
 from lakeledger.domain.names import CASE_INSENSITIVE, name_key, path_key
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
@@ -23,8 +24,8 @@ from lakeledger.domain.warehouse import Warehouse
 from lakeledger.projections import appended
 from lakeledger.projections.copy_rows import text_array
 
-TABLES = ("ll_server", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces", "ll_tabulars",
-          "ll_generic_tables")
+TABLES = ("ll_server", "ll_maintenance_mode", "ll_projects", "ll_warehouses", "ll_namespaces", "ll_dropped_namespaces",
+          "ll_tabulars", "ll_generic_tables")
 
 
 class CatalogProjection:
@@ -44,9 +45,23 @@ class CatalogProjection:
             (e.originator_id, e.server_id, e.is_operator, e.timestamp, e.actor))
 
     @apply.register
+    def _(self, e: MaintenanceMode.Started, cur: Cursor) -> None:
+        cur.execute("INSERT INTO ll_maintenance_mode (id, read_only, updated_at) VALUES (%s, %s, %s)",
+                    (e.originator_id, e.read_only, e.timestamp))
+
+    @apply.register
+    def _(self, e: MaintenanceMode.Switched, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_maintenance_mode SET read_only = %s, updated_at = %s WHERE id = %s",
+                    (e.read_only, e.timestamp, e.originator_id))
+
+    @apply.register
     def _(self, e: Project.Created, cur: Cursor) -> None:
         cur.execute("INSERT INTO ll_projects (id, name, created_at) VALUES (%s, %s, %s)",
                     (e.originator_id, e.name, e.timestamp))
+
+    @apply.register
+    def _(self, e: Project.Deleted, cur: Cursor) -> None:
+        cur.execute("DELETE FROM ll_projects WHERE id = %s", (e.originator_id,))
 
     @apply.register
     def _(self, e: Project.Renamed, cur: Cursor) -> None:
@@ -101,6 +116,18 @@ class CatalogProjection:
     def _(self, e: Warehouse.DropPurgeDefaultSet, cur: Cursor) -> None:
         cur.execute("UPDATE ll_warehouses SET drop_purge_default = %s, updated_at = %s WHERE id = %s",
                     (e.drop_purge_default, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.ManagedBySet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET managed_by = %s, updated_at = %s WHERE id = %s",
+                    (e.managed_by, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Warehouse.FormatVersionPolicySet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET allowed_format_versions = %s, default_format_version = %s,"
+                    " updated_at = %s WHERE id = %s",
+                    (Jsonb(list(e.allowed_format_versions)), Jsonb(e.default_format_version), e.timestamp,
+                     e.originator_id))
 
     @apply.register
     def _(self, e: Warehouse.ProtectionSet, cur: Cursor) -> None:

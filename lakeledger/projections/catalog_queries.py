@@ -3,7 +3,7 @@ synchronously for the write side's checks, ``AsyncCatalogQueries`` asynchronousl
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
@@ -17,7 +17,8 @@ from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
-                     " status, protected, created_at, updated_at, name_matching")
+                     " status, protected, created_at, updated_at, name_matching, allowed_format_versions,"
+                     " default_format_version, managed_by")
 
 
 def _matched(warehouse_id: str, exact: str, folded: str) -> str:
@@ -43,6 +44,8 @@ NAMESPACE_HAS_CHILDREN = (
     " OR EXISTS (SELECT 1 FROM ll_tabulars WHERE namespace_id = %(id)s AND dropped_at IS NULL)")
 
 WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE warehouse_id = %(id)s)"
+
+PROJECT_HAS_WAREHOUSES = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE project_id = %(id)s)"
 
 WAREHOUSE_IS_ACTIVE = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s AND status = 'active')"
 
@@ -187,6 +190,7 @@ PROJECT = "SELECT id, name FROM ll_projects WHERE id = %(id)s"
 PROJECTS = "SELECT id, name FROM ll_projects ORDER BY name, id"
 
 SERVER = "SELECT server_id, is_operator, bootstrapped_at FROM ll_server LIMIT 1"
+READ_ONLY = "SELECT EXISTS (SELECT 1 FROM ll_maintenance_mode WHERE read_only)"
 
 NAMESPACE = ("SELECT id, path, properties FROM ll_namespaces WHERE warehouse_id = %(warehouse_id)s"
              f" AND path_key = {_matched('%(warehouse_id)s', '%(path)s::text[]', '%(path_folded)s::text[]')}")
@@ -273,6 +277,9 @@ class WarehouseRow:
     created_at: datetime
     updated_at: datetime | None
     name_matching: str
+    allowed_format_versions: list[int] = field(default_factory=lambda: [1, 2, 3])
+    default_format_version: int | None = None
+    managed_by: str = "self-managed"
 
 
 @dataclass(frozen=True)
@@ -486,6 +493,13 @@ class AsyncCatalogQueries:
             cur = conn.cursor(row_factory=class_row(Project))
             await cur.execute(PROJECTS, {})
             return await cur.fetchall()
+
+    async def read_only(self) -> bool:
+        """Whether read-only maintenance mode was last switched on (lakeledger/api/maintenance.py)."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(READ_ONLY)
+            row = await cur.fetchone()
+            return bool(row and row[0])
 
     async def server(self) -> Server | None:
         """None before the bootstrap."""

@@ -25,6 +25,7 @@ from psycopg.types.json import Jsonb
 
 from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.grant import Grant
+from lakeledger.domain.maintenance import MaintenanceMode
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
@@ -281,6 +282,20 @@ def _(e: Server.Bootstrapped, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: MaintenanceMode.Started, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(SERVER, None, []), f"switched read-only maintenance mode {_on(e.read_only)}")
+
+
+@_digest.register
+def _(e: MaintenanceMode.Switched, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(SERVER, None, []), f"switched read-only maintenance mode {_on(e.read_only)}")
+
+
+def _on(read_only: bool) -> str:
+    return "on" if read_only else "off"
+
+
+@_digest.register
 def _(e: Project.Created, before: Entity | None) -> EventDigest:
     return EventDigest(Entity(PROJECT, None, [e.name]), f"created project {e.name}")
 
@@ -288,6 +303,11 @@ def _(e: Project.Created, before: Entity | None) -> EventDigest:
 @_digest.register
 def _(e: Project.Renamed, before: Entity | None) -> EventDigest:
     return EventDigest(Entity(PROJECT, None, [e.new_name]), f"renamed project {e.old_name} to {e.new_name}")
+
+
+@_digest.register
+def _(e: Project.Deleted, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(PROJECT, None, [e.name]), f"deleted project {e.name}")
 
 
 @_digest.register
@@ -326,6 +346,20 @@ def _(e: Warehouse.DeleteProfileSet, before: Entity | None) -> EventDigest:
     said = (f"soft, expiring after {_member(profile, 'expiration-seconds')} s"
             if _member(profile, "type") == "soft" else "hard")
     return EventDigest(entity, f"set the delete profile of warehouse {dotted(entity.name)} to {said}")
+
+
+@_digest.register
+def _(e: Warehouse.ManagedBySet, before: Entity | None) -> EventDigest:
+    entity = _known(before, WAREHOUSE, e)
+    return EventDigest(entity, f"set warehouse {dotted(entity.name)} managed by {e.managed_by}")
+
+
+@_digest.register
+def _(e: Warehouse.FormatVersionPolicySet, before: Entity | None) -> EventDigest:
+    entity = _known(before, WAREHOUSE, e)
+    default = f", v{e.default_format_version} by default" if e.default_format_version is not None else ""
+    return EventDigest(entity, f"allowed table format versions {e.allowed_format_versions} in warehouse "
+                               f"{dotted(entity.name)}{default}")
 
 
 @_digest.register

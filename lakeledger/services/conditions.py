@@ -15,6 +15,7 @@ from lakeledger.domain.errors import (
     NamespaceNotEmpty,
     NoSuchNamespace,
     NoSuchWarehouse,
+    ProjectNotEmpty,
     UnfinishedDeletions,
     WarehouseNotEmpty,
 )
@@ -24,6 +25,7 @@ from lakeledger.projections.catalog_queries import (
     MOVED_TREE_GREW,
     NAMESPACE_HAS_CHILDREN,
     NAMESPACE_PATH,
+    PROJECT_HAS_WAREHOUSES,
     TREE_GREW,
     WAREHOUSE_HAS_NAMESPACES,
     WAREHOUSE_HAS_PENDING_DELETIONS,
@@ -66,6 +68,13 @@ def warehouse_has_no_namespaces(warehouse_id: UUID, label: str) -> Condition:
     def check(cur: Cursor) -> None:
         if _holds(cur, WAREHOUSE_HAS_NAMESPACES, {"id": warehouse_id}):
             raise WarehouseNotEmpty(f"Warehouse {label} is not empty: drop its namespaces first")
+    return check
+
+
+def project_has_no_warehouses(project_id: UUID, label: str) -> Condition:
+    def check(cur: Cursor) -> None:
+        if _holds(cur, PROJECT_HAS_WAREHOUSES, {"id": project_id}):
+            raise ProjectNotEmpty(f"Project {label} is not empty: delete its warehouses first")
     return check
 
 

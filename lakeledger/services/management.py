@@ -12,7 +12,9 @@ from lakeledger.domain.errors import (
     CommitFailed,
     NoSuchProject,
 )
+from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.grant import Grant, grant_aggregate_id
+from lakeledger.domain.maintenance import MaintenanceMode, maintenance_aggregate_id
 from lakeledger.domain.name_claim import WAREHOUSE
 from lakeledger.domain.names import server_aggregate_id
 from lakeledger.domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
@@ -21,6 +23,7 @@ from lakeledger.domain.server import Server
 from lakeledger.domain.storage_credential import SecretRef, StorageCredential, parse_storage_credential
 from lakeledger.domain.storage_profile import StorageProfile
 from lakeledger.domain.warehouse import (
+    SELF_MANAGED,
     Warehouse,
     parse_delete_profile,
     parse_drop_purge_default,
@@ -30,7 +33,11 @@ from lakeledger.domain.warehouse import (
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.secretstore import SecretStore
 from lakeledger.services import resolve
-from lakeledger.services.conditions import warehouse_has_no_namespaces, warehouse_has_no_pending_deletions
+from lakeledger.services.conditions import (
+    project_has_no_warehouses,
+    warehouse_has_no_namespaces,
+    warehouse_has_no_pending_deletions,
+)
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage.checks import prove_access
 
@@ -42,6 +49,20 @@ class ManagementService:
         self.ledger = ledger
         self.server_id = server_id
         self.secrets = secrets
+
+    def set_read_only(self, read_only: bool, by: Provenance) -> None:
+        """Read-only maintenance mode on or off, recorded as an event (the API processes follow the read model)."""
+        def command() -> None:
+            mode = self.ledger.log.get(MaintenanceMode, maintenance_aggregate_id(self.server_id))
+            if mode is None:
+                if not read_only:
+                    return  # never switched on: nothing to record
+                mode = MaintenanceMode.start(self.server_id, read_only, by)
+            else:
+                mode.switch(read_only, by)
+            self.ledger.append(mode)
+
+        self.ledger.retrying(command)
 
     def is_bootstrapped(self) -> bool:
         return self.ledger.log.get(Server, server_aggregate_id(self.server_id)) is not None
@@ -89,9 +110,18 @@ class ManagementService:
 
     def project(self, project_id: UUID) -> Project:
         found = self.ledger.log.get(Project, project_id)
-        if found is None:
+        if found is None or found.deleted:
             raise NoSuchProject(f"Project does not exist: {project_id}")
         return found
+
+    def delete_project(self, project_id: UUID, by: Provenance) -> None:
+        """Refused (409 ProjectNotEmpty) while the project holds a warehouse, active or not, as Lakekeeper does."""
+        def command() -> None:
+            project = self.project(project_id)
+            project.delete(by)
+            self.ledger.append(project, conditions=[project_has_no_warehouses(project.id, project.name)])
+
+        self.ledger.retrying(command)
 
     def rename_project(self, project_id: UUID, new_name: str, by: Provenance) -> None:
         def command() -> None:
@@ -103,7 +133,10 @@ class ManagementService:
 
     def create_warehouse(self, project_id: UUID, name: str, storage_profile: object, storage_credential: object,
                          delete_profile: object, by: Provenance, drop_purge_default: object = None,
-                         name_matching: object = None) -> UUID:
+                         name_matching: object = None, format_versions: FormatVersionPolicy = ALL_VERSIONS,
+                         managed_by: str = SELF_MANAGED) -> UUID:
+        """``format_versions``: a policy other than every version is a FormatVersionPolicySet appended with the
+        creation."""
         profile = parse_storage_profile(storage_profile)
         matching = parse_name_matching(name_matching)
         deletes = parse_delete_profile(delete_profile)
@@ -119,6 +152,8 @@ class ManagementService:
             claim = self.ledger.claim(WAREHOUSE, project_id, name, warehouse_id, "Warehouse", by)
             warehouse = Warehouse.create(warehouse_id, project_id, name, profile, deletes, by, purge_default, secret,
                                          matching)
+            warehouse.set_format_version_policy(format_versions, by)
+            warehouse.set_managed_by(managed_by, by)
             self.ledger.append(claim, warehouse)
             return warehouse_id
 
@@ -228,6 +263,22 @@ class ManagementService:
         def command() -> None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             wh.set_delete_profile(profile, by)
+            self.ledger.append(wh)
+
+        self.ledger.retrying(command)
+
+    def set_managed_by(self, warehouse_id: str, managed_by: str, by: Provenance) -> None:
+        def command() -> None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            wh.set_managed_by(managed_by, by)
+            self.ledger.append(wh)
+
+        self.ledger.retrying(command)
+
+    def set_format_version_policy(self, warehouse_id: str, policy: FormatVersionPolicy, by: Provenance) -> None:
+        def command() -> None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            wh.set_format_version_policy(policy, by)
             self.ledger.append(wh)
 
         self.ledger.retrying(command)

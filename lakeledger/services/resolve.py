@@ -14,6 +14,7 @@ from lakeledger.domain.errors import (
     NoSuchWarehouse,
     WarehouseInactive,
 )
+from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.name_claim import NAMESPACE, TABULAR
 from lakeledger.domain.names import EXACT, dotted, name_key, path_key
 from lakeledger.domain.namespace import Namespace
@@ -40,6 +41,7 @@ class WarehouseSettings:
     drop_purge_default: str = PURGE
     storage_secret: SecretRef | None = None
     name_matching: str = EXACT  # of the names inside it (lakeledger/domain/names.py)
+    format_versions: FormatVersionPolicy = ALL_VERSIONS
 
     def profile(self) -> StorageProfile:
         return self.storage_profile
@@ -101,7 +103,8 @@ def settings_of(row: WarehouseRow) -> WarehouseSettings:
     """A warehouse's settings from its read-model row."""
     return WarehouseSettings(row.id, row.name, parse_storage_profile(row.storage_profile),
                              parse_delete_profile(row.delete_profile), row.drop_purge_default,
-                             SecretRef.from_event(row.storage_secret), row.name_matching)
+                             SecretRef.from_event(row.storage_secret), row.name_matching,
+                             FormatVersionPolicy(tuple(row.allowed_format_versions), row.default_format_version))
 
 
 def warehouse_aggregate(ledger: Ledger, warehouse_id: UUID | str) -> Warehouse:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
-from pyiceberg.table.update import SetLocationUpdate
+from pyiceberg.table.update import SetLocationUpdate, UpgradeFormatVersionUpdate
 
 from lakeledger.domain import table_metadata as tm
 from lakeledger.domain.errors import AlreadyExists, InvalidArgument, NoSuchNamespace, NoSuchTable
@@ -85,7 +85,7 @@ class TableService(TabularService[Table]):
         def make(new: Placement) -> TableState:
             # the metadata keeps the location as the client spelt it; the catalog compares the normalised form
             metadata = tm.new_metadata(request.table_schema, request.partition_spec, request.write_order,
-                                       new.spelt_location, request.properties, new.id)
+                                       new.spelt_location, _with_format_version(request.properties, new.wh), new.id)
             self.storages.of(new.wh).prepare_table_location(new.location)
             if request.stage_create:
                 return TableState(None, tm.serialize(metadata), new.id, new.location)
@@ -146,6 +146,9 @@ class TableService(TabularService[Table]):
                updates: list[TableUpdate], by: Provenance, hint: resolve.TabularHint | None = None) -> _Staged:
         levels = check_namespace(list(change.namespace))
         name = check_name(change.name, "Table")
+        for update in updates:  # only upgrades: a tightened policy never blocks writes to a table that exists
+            if isinstance(update, UpgradeFormatVersionUpdate):
+                wh.format_versions.ensure_allowed(update.format_version)
         table = self._live_table(wh, levels, name, hint)
         if table is None:
             ns = resolve.namespace(self.ledger, wh, levels)
@@ -299,3 +302,19 @@ def _named_once(changes: list[TableChange], matching: str) -> None:
         if key in seen:
             raise InvalidArgument(f"Table {dotted([*change.namespace, change.name])} appears twice in one commit")
         seen.add(key)
+
+
+def _with_format_version(properties: dict[str, str], wh: resolve.WarehouseSettings) -> dict[str, str]:
+    """A create's properties held to the warehouse's format-version policy: a version it names must be allowed, and
+    one that names none gets the policy's default (v2, the catalog's own, unless the policy says otherwise)."""
+    policy = wh.format_versions
+    named = properties.get("format-version")
+    if named is None:
+        default = policy.resolved_default()
+        return properties if default == tm.DEFAULT_FORMAT_VERSION else {**properties, "format-version": str(default)}
+    try:
+        version = int(str(named).removeprefix("v"))
+    except ValueError:
+        return properties  # the metadata's own checks refuse it
+    policy.ensure_allowed(version)
+    return properties

@@ -25,6 +25,7 @@ from lakeledger.projections import appended
 from lakeledger.projections import catalog_queries as live
 from lakeledger.projections import catalog_versions_queries as past
 from lakeledger.projections.history_queries import Filters, page_query
+from lakeledger.projections.statistics_queries import ENDPOINT_STATISTICS, NO_WAREHOUSE, WAREHOUSE_STATISTICS
 
 PLAN = Plan(namespaces=5, tables=200, views=5, events=2_000, workers=2, threads=2, batch=20)
 # tables that grow with the catalog or its log
@@ -142,6 +143,20 @@ def test_every_hot_read_is_an_index_lookup(seeded):
         except AssertionError as e:
             failures[name] = str(e)
     assert failures == {}
+
+
+def test_statistics_read_only_what_they_count(seeded):
+    """A warehouse's counts read its creations, registrations, drops and expiries, not its commits; the endpoint
+    counts one project's buckets of the window."""
+    url, facts = seeded
+    scans = _assert_indexed(url, WAREHOUSE_STATISTICS, {"warehouse": facts["warehouse_id"], "before": None,
+                                                        "limit": 101})
+    assert {name for kind, name, _ in scans if kind in INDEX_SCANS} == {"ll_history_counted"}, scans
+    # the warehouses' names are joined in: a table of a few rows, which the planner may read through its index whole
+    scans = _assert_indexed(url, ENDPOINT_STATISTICS, {
+        "none": NO_WAREHOUSE, "project": uuid.UUID(int=0), "all": True, "warehouse": None, "statuses": None,
+        "start": facts["instant"], "end": facts["instant"]}, walk_ok=True)
+    assert [cond for kind, name, cond in scans if name.startswith("ll_endpoint_statistics")] == [True], scans
 
 
 def test_the_event_stores_own_reads_use_its_indexes(seeded):

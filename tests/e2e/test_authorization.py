@@ -574,3 +574,47 @@ def test_generic_tables_are_authorized_as_tables(api, oidc, world, minio, own_da
                 "source": {"namespace": ["ns"], "name": "vectors"}, "destination": {"namespace": ["ns"], "name": "b"}})
             assert r.status_code == 403, r.text
         assert spark.delete(f"{base}/vectors").status_code == 204
+
+
+def test_a_warehouse_managed_by_instance_admin_changes_only_by_the_servers_admins(api, oidc, world, own_database):
+    """Lakekeeper 0.14's managed-by: bob may modify the warehouse by his grant, yet its settings are locked to him
+    once spark (the operator) marks it managed; what lies inside it is not."""
+    a = world["A"]
+    with _client(api, oidc, "spark", a["project"]) as spark:
+        r = spark.post("/management/v1/warehouse", json={
+            "warehouse-name": "managed", "project-id": a["project"],
+            "storage-profile": {"type": "file", "location": f"file://{api.log_path.parent}/wh-managed"}})
+        assert r.status_code == 201, r.text
+        managed = r.json()["warehouse-id"]
+        with Grant(api, oidc, f"warehouse/{managed}", "ownership", a["project"]), \
+                _client(api, oidc, "bob", a["project"]) as bob:
+            # bob may not mark it (nor create one marked): only the server's admins and operators may
+            r = bob.post(f"/management/v1/warehouse/{managed}/managed-by", json={"managed-by": "instance-admin"})
+            assert r.status_code == 403, r.text
+            r = bob.post(f"/management/v1/warehouse/{managed}/rename",
+                         json={"new-name": "bobs"})
+            assert r.status_code == 200, r.text
+            r = spark.post(f"/management/v1/warehouse/{managed}/managed-by", json={"managed-by": "instance-admin"})
+            assert r.status_code == 200 and r.json()["managed-by"] == "instance-admin", r.text
+            before = log_length(own_database)
+            for path, body in (("rename", {"new-name": "again"}), ("deactivate", None),
+                               ("delete-profile", {"delete-profile": {"type": "hard"}}),
+                               ("format-version-policy", {"allowed-format-versions": [2]}),
+                               ("protection", {"protected": True})):
+                r = bob.post(f"/management/v1/warehouse/{managed}/{path}", json=body)
+                assert r.status_code == 403 and r.json()["error"]["type"] == "WarehouseManaged", (path, r.text)
+            r = bob.delete(f"/management/v1/warehouse/{managed}")
+            assert r.status_code == 403 and r.json()["error"]["type"] == "WarehouseManaged", r.text
+            assert log_length(own_database) == before
+            # the dry run says the same, as a failed check
+            report = bob.post(f"/management/v1/warehouse/{managed}/storage/validate-profile", json={
+                "storage-profile": {"type": "file", "location": f"file://{api.log_path.parent}/wh-managed"}}).json()
+            assert {c["name"]: c["status"] for c in report["checks"]}["spec-mutable"] == "failed", report
+            # inside it, bob's grant works as before
+            assert bob.post(f"/catalog/v1/{managed}/namespaces", json={"namespace": ["inside"]}).status_code == 200
+            # the operator changes what bob may not, and lifts the mark
+            assert spark.post(f"/management/v1/warehouse/{managed}/rename", json={"new-name": "ops"}).status_code == 200
+            r = spark.post(f"/management/v1/warehouse/{managed}/managed-by", json={"managed-by": "self-managed"})
+            assert r.status_code == 200, r.text
+            r = bob.post(f"/management/v1/warehouse/{managed}/rename", json={"new-name": "bobs-again"})
+            assert r.status_code == 200, r.text

@@ -3,6 +3,7 @@ append when it does not hold at that moment, and then nothing is appended. First
 append goes in while the condition holds, and is refused once it does not), then through the services with the
 state changed by another writer between the command's own checks and its append."""
 
+import tempfile
 from collections.abc import Callable
 from uuid import UUID, uuid4
 
@@ -12,6 +13,7 @@ from lakeledger.domain.errors import (
     NamespaceNotEmpty,
     NoSuchNamespace,
     NoSuchWarehouse,
+    ProjectNotEmpty,
     UnfinishedDeletions,
     WarehouseNotEmpty,
 )
@@ -38,6 +40,16 @@ def _dropped_softly(catalog, on) -> None:
     catalog.table("gone", "t", on=on)
     on.tables.drop(catalog.warehouse_id, ["gone"], "t", None, False, RIVAL)
     on.namespaces.drop(catalog.warehouse_id, ["gone"], RIVAL)
+
+
+def _empty_project(catalog) -> UUID:
+    catalog.project_id = catalog.services.management.create_project("empty", None, catalog.by)
+    return catalog.project_id
+
+
+def _warehouse_in_project(catalog) -> None:
+    catalog.rival.management.create_warehouse(catalog.project_id, "w", {
+        "type": "file", "location": f"file://{tempfile.mkdtemp(prefix='conditions-')}"}, None, None, RIVAL)
 
 
 # Each case: the condition (made in a state where it holds), what makes it stop holding, and the refusal.
@@ -72,6 +84,10 @@ CASES: dict[str, tuple[Callable, Callable, type[Exception], str]] = {
         lambda catalog: _dropped_softly(catalog, catalog.rival),
         UnfinishedDeletions, "Warehouse wh still has soft-deleted tables or views waiting for their expiry, or "
                              "purges not done yet"),
+    "project_has_no_warehouses": (
+        lambda catalog: conditions.project_has_no_warehouses(_empty_project(catalog), "empty"),
+        _warehouse_in_project,
+        ProjectNotEmpty, "Project empty is not empty: delete its warehouses first"),
     "tree_unchanged": (
         lambda catalog: conditions.tree_unchanged([catalog.namespace("ns")], []),
         lambda catalog: catalog.table("ns", "t", on=catalog.rival),

@@ -5,7 +5,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lakeledger import __version__
 from lakeledger.api import authorization
@@ -28,9 +28,10 @@ from lakeledger.api.openapi import (
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
 from lakeledger.bootstrap import Container
-from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse
+from lakeledger.domain.errors import NoSuchProject, NoSuchWarehouse, WarehouseManaged
+from lakeledger.domain.format_versions import FormatVersionPolicy, parse_format_version_policy
 from lakeledger.domain.provenance import Provenance
-from lakeledger.domain.table_changes import TABLE_FORMAT_VERSIONS
+from lakeledger.domain.warehouse import INSTANCE_ADMIN, SELF_MANAGED
 from lakeledger.projections.catalog_queries import WarehouseRow
 
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
@@ -65,6 +66,17 @@ class CreateWarehouseRequest(_Body):
     delete_profile: dict[str, Any] | None = Field(default=None, alias="delete-profile")
     drop_purge_default: Any = Field(default=None, alias="drop-purge-default")
     name_matching: Any = Field(default=None, alias="name-matching")
+    allowed_format_versions: Any = Field(default=None, alias="allowed-format-versions")
+    default_format_version: Any = Field(default=None, alias="default-format-version")
+    managed_by: Any = Field(default=SELF_MANAGED, alias="managed-by")
+
+    @field_validator("managed_by")
+    @classmethod
+    def _null_is_self_managed(cls, value: Any) -> Any:
+        return SELF_MANAGED if value is None else value
+
+    def format_versions(self) -> FormatVersionPolicy:
+        return parse_format_version_policy(self.allowed_format_versions, self.default_format_version)
 
 
 def _warehouse_json(row: WarehouseRow) -> dict:
@@ -82,8 +94,10 @@ def _warehouse_json(row: WarehouseRow) -> dict:
         "status": row.status,
         "protected": row.protected,
         "updated-at": row.updated_at.isoformat() if row.updated_at else None,
-        # no per-warehouse policy: every format version the catalog can write (required by Lakekeeper since 0.13.0)
-        "allowed-format-versions": list(TABLE_FORMAT_VERSIONS),
+        # the warehouse's format-version policy (required by Lakekeeper since 0.13.0)
+        "managed-by": row.managed_by,
+        "allowed-format-versions": list(row.allowed_format_versions),
+        "default-format-version": row.default_format_version,
     }
 
 
@@ -106,6 +120,27 @@ async def authorize_warehouse(az: Guard, warehouse_id: str, action: str) -> None
         await az.require(
             action, authorization.warehouse(ident), NoSuchWarehouse(f"Warehouse does not exist: {warehouse_id}")
         )
+
+
+async def authorize_warehouse_settings(container: Container, az: Guard, warehouse_id: str, action: str) -> None:
+    """``action`` on the warehouse's own settings: also, when the warehouse is managed by instance-admin, only by the
+    server's admins and operators (403 WarehouseManaged), as Lakekeeper 0.14 holds them."""
+    await authorize_warehouse(az, warehouse_id, action)
+    await ensure_settings_mutable(container, az, warehouse_id)
+
+
+async def ensure_settings_mutable(container: Container, az: Guard, warehouse_id: str) -> None:
+    if az.off:  # everyone may do everything, administering the server included
+        return
+    ident = authorization.as_uuid(warehouse_id)
+    row = await container.queries.warehouse(ident) if ident is not None else None
+    if row is not None and row.managed_by == INSTANCE_ADMIN and not await may_manage_warehouses(az):
+        raise WarehouseManaged(f"Warehouse {row.name} is managed by instance-admin: its settings change only by the "
+                               f"server's admins and operators")
+
+
+async def may_manage_warehouses(az: Guard) -> bool:
+    return az.off or (az.server is not None and await az.may("can_manage_warehouse_specs", az.server))
 
 
 async def authorize_project(az: Guard, project_id: UUID, action: str) -> None:
@@ -170,6 +205,48 @@ async def rename_project(container: ContainerDep, body: RenameRequest, x_project
     return Response(status_code=200)
 
 
+@router.delete("/project", status_code=204, responses=errors(400, 404, 409))
+async def delete_project(container: ContainerDep, x_project_id: str | None = Header(default=None),
+                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """The project of `x-project-id`; 409 `ProjectNotEmpty` while it holds a warehouse."""
+    await _delete_project(container, project_id_of(x_project_id, container), by, az)
+    return Response(status_code=204)
+
+
+@router.delete("/project/{project_id}", status_code=204, responses=errors(400, 404, 409))
+async def delete_project_by_id(container: ContainerDep, project_id: str, by: Provenance = Depends(provenance),
+                               az: Guard = Depends(guard)):
+    """Lakekeeper's older form of `DELETE /project`."""
+    await _delete_project(container, _project_id(project_id), by, az)
+    return Response(status_code=204)
+
+
+async def _delete_project(container: Container, project_id: UUID, by: Provenance, az: Guard) -> None:
+    await authorize_project(az, project_id, "can_delete")
+    await run_in_threadpool(container.management.delete_project, project_id, by)
+
+
+def _project_id(text: str) -> UUID:
+    try:
+        return UUID(text)
+    except ValueError:
+        raise NoSuchProject(f"Project does not exist: {text}") from None
+
+
+@router.get("/project/{project_id}", responses={**ok(GetProjectResponse, "The project"), **errors(404)})
+async def get_project_by_id(container: ContainerDep, project_id: str, az: Guard = Depends(guard)):
+    """Lakekeeper's older form of `GET /project`."""
+    return await get_project(container, project_id, az)
+
+
+@router.post("/project/{project_id}/rename", response_class=Response,
+             responses={**bodiless("The project was renamed"), **errors(400, 404)})
+async def rename_project_by_id(container: ContainerDep, project_id: str, body: RenameRequest,
+                               by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """Lakekeeper's older form of `POST /project/rename`."""
+    return await rename_project(container, body, str(_project_id(project_id)), by, az)
+
+
 @router.get("/project-list", responses=ok(ListProjectsResponse, "Every project"))
 async def list_projects(container: ContainerDep, az: Guard = Depends(guard)):
     rows = await container.queries.projects()
@@ -186,9 +263,13 @@ async def create_warehouse(container: ContainerDep, body: CreateWarehouseRequest
                            az: Guard = Depends(guard)):
     project_id = body.project_id or project_id_of(x_project_id, container)
     await authorize_project(az, project_id, "can_create_warehouse")
+    if body.managed_by == INSTANCE_ADMIN and not await may_manage_warehouses(az):
+        raise WarehouseManaged("Only the server's admins and operators may create a warehouse managed by "
+                               "instance-admin")
     warehouse_id = await run_in_threadpool(
         container.management.create_warehouse, project_id, body.warehouse_name, body.storage_profile,
-        body.storage_credential, body.delete_profile, by, body.drop_purge_default, body.name_matching)
+        body.storage_credential, body.delete_profile, by, body.drop_purge_default, body.name_matching,
+        body.format_versions(), body.managed_by)
     row = await warehouse_row(container, str(warehouse_id))
     return JSONResponse(_warehouse_json(row), status_code=201)
 
@@ -238,7 +319,7 @@ async def get_warehouse(container: ContainerDep, warehouse_id: str, az: Guard = 
 async def delete_warehouse(container: ContainerDep, warehouse_id: str,
                            force: str | None = Query(default=None, description="Delete it even " "if it is protected"),
                            by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authorize_warehouse(az, warehouse_id, "can_delete")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_delete")
     await run_in_threadpool(container.management.delete_warehouse, warehouse_id, boolean_param(force, "force", False),
                             by)
     return Response(status_code=204)
@@ -253,8 +334,44 @@ class SetDeleteProfileRequest(_Body):
                         **errors(400, 404)})
 async def set_delete_profile(container: ContainerDep, warehouse_id: str, body: SetDeleteProfileRequest,
                              by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authorize_warehouse(az, warehouse_id, "can_modify_soft_deletion")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_modify_soft_deletion")
     await run_in_threadpool(container.management.set_delete_profile, warehouse_id, body.delete_profile, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
+
+
+class ManagedByRequest(_Body):
+    managed_by: Any = Field(alias="managed-by")
+
+
+@router.post("/warehouse/{warehouse_id}/managed-by",
+             responses={**ok(GetWarehouseResponse, "The warehouse, with its new managed-by"), **errors(400, 403, 404)})
+async def set_managed_by(container: ContainerDep, warehouse_id: str, body: ManagedByRequest,
+                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """`instance-admin`: the warehouse's own settings (storage, credential, delete profile, purge default, name,
+    status, protection, format-version policy, deletion) change only by the server's admins and operators;
+    `self-managed` lifts it. Only they may set it (`can_manage_warehouse_specs` on the server)."""
+    await authorize_warehouse(az, warehouse_id, authorization.SEE)
+    await az.require_on_server("can_manage_warehouse_specs")
+    await run_in_threadpool(container.management.set_managed_by, warehouse_id, body.managed_by, by)
+    return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
+
+
+class FormatVersionPolicyRequest(_Body):
+    allowed_format_versions: Any = Field(alias="allowed-format-versions")
+    default_format_version: Any = Field(default=None, alias="default-format-version")
+
+
+@router.post("/warehouse/{warehouse_id}/format-version-policy",
+             responses={**ok(GetWarehouseResponse, "The warehouse, with its new format-version policy"),
+                        **errors(400, 404)})
+async def set_format_version_policy(container: ContainerDep, warehouse_id: str, body: FormatVersionPolicyRequest,
+                                    by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """Which Iceberg table format versions tables of the warehouse may be created with or upgraded to, and the
+    version a create that names none gets (absent: v2 where allowed, else the highest allowed). Existing tables
+    keep their versions and their writes."""
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_set_format_version_policy")
+    policy = parse_format_version_policy(body.allowed_format_versions, body.default_format_version)
+    await run_in_threadpool(container.management.set_format_version_policy, warehouse_id, policy, by)
     return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
 
@@ -269,7 +386,7 @@ async def set_drop_purge_default(container: ContainerDep, warehouse_id: str, bod
                                  by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """What a table drop without `purgeRequested` does: `purge` its files (Lakekeeper's default for managed
     tables) or `keep` them (the REST spec's default)."""
-    await authorize_warehouse(az, warehouse_id, "can_modify_soft_deletion")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_modify_soft_deletion")
     await run_in_threadpool(container.management.set_drop_purge_default, warehouse_id, body.drop_purge_default, by)
     return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
@@ -295,7 +412,7 @@ async def update_storage(container: ContainerDep, warehouse_id: str, body: Updat
                          by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """A new storage profile and credential for the same location (bucket and key prefix, or path), proven to
     work before it is recorded; the history records the credential's fingerprint, never the credential."""
-    await authorize_warehouse(az, warehouse_id, "can_update_storage")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_update_storage")
     await run_in_threadpool(container.management.change_storage, warehouse_id, body.storage_profile,
                             body.storage_credential, by)
     return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
@@ -306,7 +423,7 @@ async def update_storage(container: ContainerDep, warehouse_id: str, body: Updat
 async def update_storage_credential(container: ContainerDep, warehouse_id: str, body: UpdateCredentialRequest,
                                     by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """Rotates the storage credential, proven to work before it is recorded; the old one is forgotten."""
-    await authorize_warehouse(az, warehouse_id, "can_update_storage_credential")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_update_storage_credential")
     await run_in_threadpool(container.management.rotate_credential, warehouse_id, body.new_storage_credential, by)
     return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
@@ -315,7 +432,7 @@ async def update_storage_credential(container: ContainerDep, warehouse_id: str, 
              responses={**ok(GetWarehouseResponse, "The warehouse, renamed"), **errors(400, 404, 409)})
 async def rename_warehouse(container: ContainerDep, warehouse_id: str, body: RenameRequest,
                            by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authorize_warehouse(az, warehouse_id, "can_rename")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_rename")
     await run_in_threadpool(container.management.rename_warehouse, warehouse_id, body.new_name, by)
     return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
 
@@ -324,7 +441,7 @@ async def rename_warehouse(container: ContainerDep, warehouse_id: str, body: Ren
              responses={**bodiless("The warehouse is deactivated"), **errors(404)})
 async def deactivate_warehouse(container: ContainerDep, warehouse_id: str, by: Provenance = Depends(provenance),
                                az: Guard = Depends(guard)):
-    await authorize_warehouse(az, warehouse_id, "can_deactivate")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_deactivate")
     await run_in_threadpool(container.management.set_active, warehouse_id, False, by)
     return Response(status_code=200)
 
@@ -333,6 +450,6 @@ async def deactivate_warehouse(container: ContainerDep, warehouse_id: str, by: P
              responses={**bodiless("The warehouse is active"), **errors(404)})
 async def activate_warehouse(container: ContainerDep, warehouse_id: str, by: Provenance = Depends(provenance),
                              az: Guard = Depends(guard)):
-    await authorize_warehouse(az, warehouse_id, "can_activate")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_activate")
     await run_in_threadpool(container.management.set_active, warehouse_id, True, by)
     return Response(status_code=200)

@@ -15,7 +15,7 @@ from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.openapi import ProtectionResponse, errors, ok
 from lakeledger.api.responses import JSONResponse
-from lakeledger.api.routers.management import authorize_warehouse, warehouse_row
+from lakeledger.api.routers.management import authorize_warehouse_settings, warehouse_row
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import NoSuchGenericTable, NoSuchNamespace, NoSuchTable, NoSuchView
 from lakeledger.domain.provenance import Provenance
@@ -38,7 +38,7 @@ _GET = {**ok(ProtectionResponse, "Whether it is protected"), **errors(400, 404)}
 @router.post("/warehouse/{warehouse_id}/protection", responses=_SET)
 async def set_warehouse_protection(container: ContainerDep, warehouse_id: str, body: SetProtectionRequest,
                                    by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    await authorize_warehouse(az, warehouse_id, "can_set_protection")
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_set_protection")
     row = await warehouse_row(container, warehouse_id)
     await run_in_threadpool(container.protection.set, warehouse_id, "warehouse", row.id, body.protected, by)
     row = await warehouse_row(container, warehouse_id)

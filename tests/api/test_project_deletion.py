@@ -1,0 +1,62 @@
+"""DELETE /management/v1/project (and Lakekeeper's older /project/{id}): refused with 409 ProjectNotEmpty while the
+project holds a warehouse, as Lakekeeper refuses it; otherwise one event (actor, request id) and the project is gone."""
+
+import uuid
+
+from lakekeeper_spec import check
+
+
+def _project(client) -> str:
+    r = client.post("/management/v1/project", json={"project-name": f"p-{uuid.uuid4().hex[:8]}"})
+    assert r.status_code == 201, r.text
+    return check(r)["project-id"]
+
+
+def test_a_project_with_a_warehouse_is_not_deleted(client, tmp_path, log_length):
+    project = _project(client)
+    headers = {"x-project-id": project}
+    r = client.post("/management/v1/warehouse", headers=headers, json={
+        "warehouse-name": "w", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/w"}})
+    assert r.status_code == 201, r.text
+    warehouse = r.json()["warehouse-id"]
+    before = log_length()
+    r = client.delete("/management/v1/project", headers=headers)
+    assert r.status_code == 409 and check(r)["error"]["type"] == "ProjectNotEmpty", r.text
+    assert log_length() == before
+    # an inactive warehouse still holds the project
+    assert client.post(f"/management/v1/warehouse/{warehouse}/deactivate").status_code == 200
+    assert client.delete(f"/management/v1/project/{project}").status_code == 409
+    assert client.delete(f"/management/v1/warehouse/{warehouse}").status_code == 204
+    r = client.delete("/management/v1/project", headers=headers)
+    assert r.status_code == 204, r.text
+    assert client.get("/management/v1/project", headers=headers).status_code == 404
+
+
+def test_deleting_a_project_is_an_event_and_the_project_is_gone(client):
+    project = _project(client)
+    request_id = str(uuid.uuid4())
+    r = client.delete(f"/management/v1/project/{project}", headers={"x-request-id": request_id})
+    assert r.status_code == 204, r.text
+    events = client.get("/management/v1/history", params={"type": "project.deleted"}).json()["events"]
+    [event] = [e for e in events if e["entity"]["id"] == project]
+    assert (event["actor"], event["request-id"]) == ("anonymous", request_id), event
+    assert project not in [p["project-id"] for p in client.get("/management/v1/project-list").json()["projects"]]
+    for r in (client.get(f"/management/v1/project/{project}"),
+              client.delete(f"/management/v1/project/{project}"),
+              client.post(f"/management/v1/project/{project}/rename", json={"new-name": "again"}),
+              client.post("/management/v1/warehouse", headers={"x-project-id": project}, json={
+                  "warehouse-name": "w", "storage-profile": {"type": "file", "location": "file:///tmp/nowhere"}})):
+        assert r.status_code == 404, (r.request.url, r.text)
+        check(r)
+    # its id stays taken
+    r = client.post("/management/v1/project", json={"project-name": "again", "project-id": project})
+    assert r.status_code == 409, r.text
+
+
+def test_the_older_project_routes_answer_as_the_header_ones(client):
+    project = _project(client)
+    assert check(client.get(f"/management/v1/project/{project}"))["project-id"] == project
+    r = client.post(f"/management/v1/project/{project}/rename", json={"new-name": "renamed"})
+    assert r.status_code == 200, r.text
+    assert client.get("/management/v1/project", headers={"x-project-id": project}).json()["project-name"] == "renamed"
+    assert client.get("/management/v1/project/not-a-uuid").status_code in (400, 404)
