@@ -249,6 +249,17 @@ class Serve:
         self.child = _processes().Child([str(binary), "serve"], self.log_path, env, name="lakeledger serve")
         self.process = self.child.process
 
+    @classmethod
+    def started(cls, data_dir: Path, port: int = PORT, **settings: str) -> Serve:
+        """A server that answers /health; one that never does is stopped again, its embedded Postgres too."""
+        server = cls(data_dir, port, **settings)
+        try:
+            server.wait_healthy()
+        except BaseException:
+            server.stop()
+            raise
+        return server
+
     def wait_healthy(self, seconds: float = 90) -> None:
         processes = _processes()
         try:
@@ -451,17 +462,8 @@ def run_rck(keep: bool) -> list:
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="rck-", dir=CACHE))  # outside /tmp: its catalog warehouse is /tmp
 
-    def serve(data_dir: Path, port: int) -> Serve:
-        server = Serve(data_dir, port)
-        try:
-            server.wait_healthy()
-        except BaseException:
-            server.stop()
-            raise
-        return server
-
     try:
-        return rck.run(serve, work, log)
+        return rck.run(Serve.started, work, log)
     finally:
         if keep:
             log(f"kept {work}")

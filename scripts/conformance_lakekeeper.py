@@ -175,15 +175,9 @@ def start_minio(work: Path):
 
 def start_server(work: Path, issuer: str) -> Serve:
     port = conformance._processes().free_port()
-    server = Serve(work / "data", port, LAKELEDGER__OPENID_PROVIDER_URI=issuer, LAKELEDGER__OPENID_AUDIENCE=AUDIENCE,
-                   LAKELEDGER__AUTHZ_BACKEND="allowall", LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true",
-                   LAKELEDGER__PG_ENCRYPTION_KEY=ENCRYPTION_KEY)
-    try:
-        server.wait_healthy()
-    except BaseException:
-        server.stop()
-        raise
-    return server
+    return Serve.started(work / "data", port, LAKELEDGER__OPENID_PROVIDER_URI=issuer,
+                         LAKELEDGER__OPENID_AUDIENCE=AUDIENCE, LAKELEDGER__AUTHZ_BACKEND="allowall",
+                         LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true", LAKELEDGER__PG_ENCRYPTION_KEY=ENCRYPTION_KEY)
 
 
 def start_trino(home: Path):

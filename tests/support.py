@@ -192,6 +192,15 @@ class TrinoServer(processes.Trino):
 
         return trino.dbapi.connect(host="127.0.0.1", port=self.port, user="lakeledger-tests", catalog=catalog)
 
+def required_tool(what: str, env_var: str, default: str, make_target: str) -> Path:
+    """A binary the project builds into .cache (or where ``env_var`` points); a test that needs a missing one fails
+    naming the make target that installs it."""
+    binary = processes.cached_tool(env_var, default)
+    if binary is None:
+        pytest.fail(f"{what} ({os.environ.get(env_var, ROOT / default)}) is missing: run `make {make_target}`")
+    return binary
+
+
 class MinioServer(processes.Minio):
     """One MinIO (`make minio-deps`) on a free port with its own data directory. Its root user may call STS
     AssumeRole with a session policy, which is what the catalog's credential vending does."""
@@ -201,10 +210,7 @@ class MinioServer(processes.Minio):
 
     def __init__(self, home: Path, port: int | None = None):
         """``port`` given: a MinIO started again on the data and port of one stopped before."""
-        binary = processes.cached_tool("LAKELEDGER_MINIO", ".cache/minio/bin/minio")
-        if binary is None:
-            pytest.fail(f"MinIO ({os.environ.get('LAKELEDGER_MINIO', ROOT / '.cache/minio/bin/minio')}) is missing:"
-                        " run `make minio-deps`")
+        binary = required_tool("MinIO", "LAKELEDGER_MINIO", ".cache/minio/bin/minio", "minio-deps")
         super().__init__(binary, home / "data", port or free_port(), home / "minio.log", self.user, self.password,
                          "ab")
 
@@ -290,10 +296,8 @@ class FakeGcsServer(HttpServer):
     name = "fake-gcs-server"
 
     def __init__(self, home: Path):
-        binary = processes.cached_tool("LAKELEDGER_FAKE_GCS", ".cache/fake-gcs/bin/fake-gcs-server")
-        if binary is None:
-            pytest.fail(f"fake-gcs-server ({os.environ.get('LAKELEDGER_FAKE_GCS', ROOT / '.cache/fake-gcs/bin')}) is"
-                        " missing: run `make fake-gcs-deps`")
+        binary = required_tool("fake-gcs-server", "LAKELEDGER_FAKE_GCS", ".cache/fake-gcs/bin/fake-gcs-server",
+                               "fake-gcs-deps")
         port = free_port()
         home.mkdir(parents=True, exist_ok=True)
         self.endpoint = f"http://127.0.0.1:{port}"
@@ -327,10 +331,7 @@ class OpenFgaServer(processes.OpenFga):
     and metrics are off. With ``preshared_key`` it accepts only requests carrying that key."""
 
     def __init__(self, home: Path, preshared_key: str | None = None):
-        binary = processes.cached_tool("LAKELEDGER_OPENFGA", ".cache/openfga/bin/openfga")
-        if binary is None:
-            pytest.fail(f"OpenFGA ({os.environ.get('LAKELEDGER_OPENFGA', ROOT / '.cache/openfga/bin/openfga')}) is"
-                        " missing: run `make openfga-deps`")
+        binary = required_tool("OpenFGA", "LAKELEDGER_OPENFGA", ".cache/openfga/bin/openfga", "openfga-deps")
         port = free_port()
         home.mkdir(parents=True, exist_ok=True)
         super().__init__(binary, home / f"openfga-{port}.log", preshared_key, port)
