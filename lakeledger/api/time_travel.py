@@ -7,6 +7,7 @@ that client reads exactly the same state, whatever has been appended since. The 
 a prefix from the catalog with validity ranges (lakeledger/projections/catalog_versions.py) instead of the live
 read model, through ``as_of``; every write to it is refused before it reaches a route, by ``ReadOnlyPast``."""
 
+from dataclasses import replace
 from datetime import datetime
 from uuid import UUID
 
@@ -140,8 +141,9 @@ class PastQueries:
 
     async def generic_table(self, table_id: UUID) -> GenericTableRow | None:
         # set once at its creation: what it was created with is what it was at any time it existed (only whether
-        # it is protected is today's)
-        return await self._live.generic_table(table_id)
+        # it is protected is today's); its name then is the one asked for (a past catalog matches names exactly)
+        row = await self._live.generic_table(table_id)
+        return None if row is None else replace(row, name=None)
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int | None) -> list[str]:
         return await self._then.tabular_names(namespace_id, typ, after, limit)

@@ -249,16 +249,17 @@ class ActiveTabular(NamedTuple):
 
 @dataclass(frozen=True)
 class GenericTableRow:
-    """What a generic table was created with (ll_generic_tables), and whether it is protected now."""
+    """What a generic table was created with (ll_generic_tables), whether it is protected now, and its name now."""
     format: str
     doc: str | None
     properties: dict[str, str]
     schema: Any
     statistics: Any
     protected: bool
+    name: str | None  # None: not known (a past catalog's row)
 
 
-GENERIC_TABLE = ("SELECT g.format, g.doc, g.properties, g.schema, g.statistics, t.protected"
+GENERIC_TABLE = ("SELECT g.format, g.doc, g.properties, g.schema, g.statistics, t.protected, t.name"
                  " FROM ll_generic_tables g JOIN ll_tabulars t ON t.id = g.id WHERE g.id = %(id)s")
 
 
@@ -525,37 +526,29 @@ class AsyncCatalogQueries:
         """A live table in an active warehouse: the loadTable lookup, kept to a prepared statement and tuple rows
         because it is the hottest query (the storage columns let the fast path hand out cached access without
         another lookup)."""
-        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "table"}
-        async with self.pool.connection() as conn:
-            cur = conn.cursor(row_factory=args_row(ActiveTabular))
-            await cur.execute(ACTIVE_TABULAR, params, prepare=True)
-            found = await cur.fetchone()
-            if found is None:
-                await cur.execute(ACTIVE_TABULAR_BY_KEY, {**params, **keyed("namespace", namespace),
-                                                          **keyed("name", name)}, prepare=True)
-                found = await cur.fetchone()
-            return found
+        return await self._active(warehouse_id, namespace, name, "table", prepare=True)
 
     async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
         """A live view in an active warehouse."""
-        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "view"}
-        async with self.pool.connection() as conn:
-            cur = conn.cursor(row_factory=args_row(ActiveTabular))
-            await cur.execute(ACTIVE_TABULAR, params)
-            found = await cur.fetchone()
-            if found is None:
-                await cur.execute(ACTIVE_TABULAR_BY_KEY, {**params, **keyed("namespace", namespace),
-                                                          **keyed("name", name)})
-                found = await cur.fetchone()
-            return found
+        return await self._active(warehouse_id, namespace, name, "view")
 
     async def active_generic_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
         """A live generic table in an active warehouse."""
-        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": "generic-table"}
+        return await self._active(warehouse_id, namespace, name, "generic-table")
+
+    async def _active(self, warehouse_id: UUID, namespace: list[str], name: str, typ: str,
+                      prepare: bool | None = None) -> ActiveTabular | None:
+        # the exact spelling first (the only lookup of an exact-matching warehouse), then the folded keys
+        params = {"warehouse_id": warehouse_id, "namespace": namespace, "name": name, "typ": typ}
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=args_row(ActiveTabular))
-            await cur.execute(ACTIVE_TABULAR, params)
-            return await cur.fetchone()
+            await cur.execute(ACTIVE_TABULAR, params, prepare=prepare)
+            found = await cur.fetchone()
+            if found is None:
+                await cur.execute(ACTIVE_TABULAR_BY_KEY, {**params, **keyed("namespace", namespace),
+                                                          **keyed("name", name)}, prepare=prepare)
+                found = await cur.fetchone()
+            return found
 
     async def generic_table(self, table_id: UUID) -> GenericTableRow | None:
         """A generic table's description (the same now as at any time since its creation, which alone sets it)."""

@@ -95,6 +95,16 @@ def test_tables_and_views_are_found_in_any_case(client, warehouse):
     _ok(client.delete(f"{p}/namespaces/SALES/views/DAILY"), 204)
     _ok(client.get(f"{p}/namespaces/Sales/views/Daily"), 404)
 
+    # generic tables share the name space and its matching
+    generic = f"/lakekeeper/v1/{warehouse['id']}/namespaces"
+    _ok(client.post(f"{generic}/sales/generic-tables", json={"name": "Vectors", "format": "lance"}), 200)
+    for name in ("vectors", "VECTORS"):
+        assert _ok(client.get(f"{generic}/SALES/generic-tables/{name}")).json()["table"]["name"] == "Vectors"
+    _ok(client.post(f"{p}/namespaces/Sales/tables", json={"name": "VECTORS", "schema": SCHEMA}), 409)
+    _ok(client.post(f"{generic}/Sales/generic-tables", json={"name": "orders", "format": "lance"}), 409)
+    _ok(client.delete(f"{generic}/sales/generic-tables/vECTORS"), 204)
+    _ok(client.get(f"{generic}/Sales/generic-tables/Vectors"), 404)
+
 
 def test_commits_and_transactions_reach_a_table_through_any_case(client, warehouse):
     p = warehouse["prefix"]

@@ -77,7 +77,8 @@ async def load_generic_table(prefix: str, namespace: str, table: str, request: R
         raise authorization.no_tabular(GENERIC_TABLE, parse_namespace(namespace), table)
     described = {"format": row.format, "doc": row.doc, "properties": row.properties, "schema": row.schema,
                  "statistics": row.statistics}
-    body: dict[str, Any] = {"table": {"name": table, "base-location": location, "protected": row.protected,
+    # the name as it is spelt, whatever spelling found it
+    body: dict[str, Any] = {"table": {"name": row.name or table, "base-location": location, "protected": row.protected,
                                       **_described(described)}}
     if access is not NO_ACCESS:
         body["config"] = access.config
