@@ -274,6 +274,18 @@ def test_create_a_gcs_warehouse_through_the_form(browser, console_server, fake_g
     assert body not in browser.page_source and key["private_key_id"] not in browser.page_source
     assert _errors_on_page(browser) == []
 
+    # a generic table's format, shown without minting it a downscoped token (the console uses no storage access)
+    assert httpx.post(f"{base}/catalog/v1/{made['id']}/namespaces", json={"namespace": ["raw"]}).status_code == 200
+    assert httpx.post(f"{base}/lakekeeper/v1/{made['id']}/namespaces/raw/generic-tables",
+                      json={"name": "events", "format": "delta"}).status_code == 200
+    exchanges = len(gcs_tokens.exchanges)
+    _open(browser, base, f"#/wh/{made['id']}/ns/raw")
+    wait_until(lambda: "delta" in browser.find_element(By.ID, "generic-tables").text, 20, "the generic table's format")
+    browser.find_element(By.LINK_TEXT, "events").click()
+    assert "delta" in _rendered(browser).text and f"gs://{bucket}/lake/" in browser.find_element(By.ID, "main").text
+    assert len(gcs_tokens.exchanges) == exchanges
+    assert _errors_on_page(browser) == []
+
 
 def test_an_adls_warehouse_is_shown_by_its_abfss_location(browser, server, client, azurite):
     filesystem = azurite.make_filesystem(f"console-{uuid.uuid4().hex[:12]}")

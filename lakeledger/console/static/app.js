@@ -485,9 +485,15 @@ async function namespacePage(prefix, levels) {
 
 const generic = (prefix, rest) => `/lakekeeper/v1/${prefix}${rest}`;
 
+// A generic table's description. The console uses none of the access a load hands out: asking for remote signing
+// keeps the catalog from minting vended credentials (STS, SAS, downscoped tokens) for each table a page shows.
+const loadGeneric = (prefix, levels, name) => get(generic(prefix,
+  `/namespaces/${nsPath(levels)}/generic-tables/${encodeURIComponent(name)}`),
+{ "x-iceberg-access-delegation": "remote-signing" });
+
 function genericFormat(prefix, levels, name) {
   const cell = h("span", { class: "format" }, "…");
-  get(generic(prefix, `/namespaces/${nsPath(levels)}/generic-tables/${encodeURIComponent(name)}`))
+  loadGeneric(prefix, levels, name)
     .then((g) => { cell.textContent = g.table.format; })
     .catch(() => { cell.textContent = "?"; });
   return cell;
@@ -555,8 +561,7 @@ function tabularActions(kind, prefix, levels, name) {
 
 async function genericTablePage(prefix, levels, name) {
   const past = showPast(prefix);
-  const g = (await get(generic(prefix, `/namespaces/${nsPath(levels)}/generic-tables/${encodeURIComponent(name)}`)))
-    .table;
+  const g = (await loadGeneric(prefix, levels, name)).table;
   page(crumbs(prefix, levels, name), h("h1", {}, `Generic table ${nsName(levels)}.${g.name}`),
     table(["Format", "Location", "Protected"], [[g.format, g["base-location"], g.protected ? "yes" : "no"]]),
     g.doc ? [h("h2", {}, "Doc"), h("p", { id: "doc" }, g.doc)] : null,
