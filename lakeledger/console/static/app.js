@@ -190,6 +190,18 @@ const field = (label, name, attrs = {}) => h("label", {}, `${label} `, h("input"
 const checkbox = (label, name, checked = false) => h("label", {},
   h("input", { type: "checkbox", name, checked }), ` ${label}`);
 const secret = (label, name) => field(label, name, { type: "password", autocomplete: "new-password" });
+// a setting left out unless chosen: the catalog's default (Lakekeeper's) applies
+const yesNo = (label, name) => h("label", {}, `${label} `, h("select", { name }, h("option", { value: "" }, "default"),
+  h("option", { value: "true" }, "yes"), h("option", { value: "false" }, "no")));
+
+function tags(text) {
+  if (!text) return undefined;
+  return Object.fromEntries(text.split(",").map((pair) => {
+    const at = pair.indexOf("=");
+    if (at < 1) throw new Error(`STS session tag ${pair.trim()} is not key=value`);
+    return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+  }));
+}
 
 const STORAGE_KINDS = {
   file: {
@@ -202,13 +214,36 @@ const STORAGE_KINDS = {
       field("Bucket", "bucket"), field("Key prefix", "key-prefix"),
       field("Endpoint", "endpoint", { placeholder: "http://minio:9000" }),
       field("Region", "region", { value: "us-east-1" }),
+      h("label", {}, "Flavor ", h("select", { name: "flavor" }, h("option", { value: "" },
+        "by the endpoint (s3-compat with one, aws without)"), ["aws", "s3-compat", "minio"].map((f) =>
+        h("option", { value: f }, f)))),
       checkbox("path-style access", "path-style-access", true), checkbox("STS (vended credentials)", "sts-enabled"),
+      field("STS endpoint", "sts-endpoint"), field("STS role ARN", "sts-role-arn"),
+      field("Assume role ARN", "assume-role-arn"),
+      field("STS token validity (seconds, empty: 3600)", "sts-token-validity-seconds",
+        { type: "number", min: 900, max: 43200 }),
+      field("STS session tags (key=value, comma-separated)", "sts-session-tags"),
+      field("KMS key ARN", "aws-kms-key-arn"),
+      yesNo("Remote signing", "remote-signing-enabled"),
+      h("label", {}, "Remote signing URL style ", h("select", { name: "remote-signing-url-style" },
+        ["auto", "path", "virtual-host"].map((f) => h("option", { value: f }, f)))),
+      yesNo("Tell engines not to delete files (s3.delete-enabled=false) when soft-deleting", "push-s3-delete-disabled"),
+      yesNo("Legacy MD5 behaviour", "legacy-md5-behavior"),
       checkbox("allow alternative protocols (s3a://, s3n://)", "s3-allow-alternative-protocols"),
       field("Access key id", "aws-access-key-id"), secret("Secret access key", "aws-secret-access-key")],
     profile: (v) => ({
       type: "s3", bucket: v.text("bucket"), "key-prefix": v.optional("key-prefix"), endpoint: v.optional("endpoint"),
       region: v.text("region"), "path-style-access": v.checked("path-style-access"),
-      "sts-enabled": v.checked("sts-enabled"), flavor: v.text("endpoint") ? "s3-compat" : undefined,
+      "sts-enabled": v.checked("sts-enabled"),
+      flavor: v.optional("flavor") || (v.text("endpoint") ? "s3-compat" : undefined),
+      "sts-endpoint": v.optional("sts-endpoint"), "sts-role-arn": v.optional("sts-role-arn"),
+      "assume-role-arn": v.optional("assume-role-arn"),
+      "sts-token-validity-seconds": v.number("sts-token-validity-seconds"),
+      "sts-session-tags": tags(v.text("sts-session-tags")), "aws-kms-key-arn": v.optional("aws-kms-key-arn"),
+      "remote-signing-enabled": v.yesNo("remote-signing-enabled"),
+      "remote-signing-url-style": v.text("remote-signing-url-style"),
+      "push-s3-delete-disabled": v.yesNo("push-s3-delete-disabled"),
+      "legacy-md5-behavior": v.yesNo("legacy-md5-behavior"),
       "allow-alternative-protocols": v.checked("s3-allow-alternative-protocols"),
     }),
     credential: (v) => ({ type: "s3", "credential-type": "access-key",
@@ -328,6 +363,7 @@ function newWarehousePage() {
     optional: (n) => form.elements[n].value.trim() || undefined,
     number: (n) => (form.elements[n].value.trim() ? Number(form.elements[n].value) : undefined),
     checked: (n) => form.elements[n].checked,
+    yesNo: (n) => (form.elements[n].value ? form.elements[n].value === "true" : undefined),
     file: (n) => form.elements[n].files[0],
   };
 
