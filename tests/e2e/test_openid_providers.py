@@ -61,7 +61,9 @@ def api(providers, openfga, own_database, tmp_path_factory):
                LAKELEDGER__OPENID_PROVIDERS=json.dumps(more), LAKELEDGER__AUTHZ_BACKEND="openfga",
                LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
                LAKELEDGER__OPENFGA__STORE_NAME=f"idps-{uuid.uuid4().hex[:8]}", LAKELEDGER__AUTHZ_CACHE_SECONDS="1",
-               LAKELEDGER__PG_ENCRYPTION_KEY=KEY, LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
+               LAKELEDGER__PG_ENCRYPTION_KEY=KEY, LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3",
+               # a line per request, read for the roles a request was decided with
+               LAKELEDGER__LOG_FORMAT="json", LAKELEDGER__LOG_LEVEL="info")
     yield s
     s.stop()
 
@@ -158,8 +160,13 @@ def test_a_group_in_the_token_grants_through_its_role_and_losing_it_takes_the_gr
     with psycopg.connect(own_database) as conn:
         actors = {json.loads(bytes(row[0]))["actor"] for row in conn.execute(
             "SELECT state FROM lakeledger_events ORDER BY notification_id OFFSET %s", (before,))}
-    # the audit trail names the user; the membership itself was never recorded
+    # the audit trail names the user; the membership itself was never recorded in the log, only in the request's
+    # log line
     assert actors == {"partner~bob"}
+    lines = [json.loads(line) for line in api.log_path.read_text().splitlines() if line.startswith("{")]
+    created = [line for line in lines if line.get("route") == "/catalog/v1/{prefix}/namespaces"
+               and line.get("method") == "POST" and line.get("status") == 200]
+    assert [(line["actor"], line["roles"]) for line in created] == [("partner~bob", ["analysts"])]
 
     groups_file.write_text(json.dumps({"bob": []}))
     before = log_length(own_database)
