@@ -9,6 +9,7 @@ change to the catalog. Another token with other groups has other rights at once;
 the user, as always. The matching roles are looked up once per ``ttl`` (the authorization cache's seconds) for the
 same set of claimed roles."""
 
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -19,6 +20,10 @@ from lakeledger.identity.principal import Principal
 
 # role ids by (provider, claimed roles); few distinct sets exist (one per group combination)
 MAX_ENTRIES = 4096
+# OpenFGA's API takes at most this many contextual tuples with a check
+MAX_CONTEXTUAL_TUPLES = 100
+
+logger = logging.getLogger(__name__)
 
 
 class TokenRoles:
@@ -37,6 +42,10 @@ class TokenRoles:
         if found is not None and found[0] > now:
             return found[1]
         ids = tuple(await self.roles_of_ident(principal.provider, list(principal.roles)))
+        if len(ids) > MAX_CONTEXTUAL_TUPLES:
+            logger.warning("%s's token names %d roles; the first %d (by id) are held", principal.id, len(ids),
+                           MAX_CONTEXTUAL_TUPLES)
+            ids = ids[:MAX_CONTEXTUAL_TUPLES]
         if self.ttl > 0:
             self._found[key] = (now + self.ttl, ids)
             self._found.move_to_end(key)

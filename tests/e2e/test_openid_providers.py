@@ -19,7 +19,7 @@ import uuid
 import httpx
 import psycopg
 import pytest
-from support import OidcProvider, Server, create_database, wait_until
+from support import SCHEMA, OidcProvider, Server, create_database, wait_until
 
 KEY = "openid-providers-tests-encryption-key"
 
@@ -127,12 +127,18 @@ def test_a_group_in_the_token_grants_through_its_role_and_losing_it_takes_the_gr
         assert r.status_code == 201, r.text
         role = r.json()["id"]
         r = spark.post(f"/management/v1/permissions/warehouse/{warehouse}/assignments",
-                       json={"writes": [{"type": "create", "role": role}, {"type": "describe", "role": role}]})
+                       json={"writes": [{"type": "create", "role": role}, {"type": "select", "role": role}]})
         assert r.status_code == 204, r.text
+        assert spark.post(f"/catalog/v1/{warehouse}/namespaces", json={"namespace": ["shared"]}).status_code == 200
+        r = spark.post(f"/catalog/v1/{warehouse}/namespaces/shared/tables", json={"name": "t", "schema": SCHEMA})
+        assert r.status_code == 200, r.text
 
     def bob_reaches_the_warehouse() -> int:
         with _client(api, partner.token("bob")) as bob:
-            return bob.get(f"/management/v1/warehouse/{warehouse}").status_code
+            answer = bob.get(f"/management/v1/warehouse/{warehouse}").status_code
+            # a table under it, through loadTable's fast path
+            assert bob.get(f"/catalog/v1/{warehouse}/namespaces/shared/tables/t").status_code == answer
+            return answer
 
     assert _whoami(api, partner.token("bob")).json()["id"] == "partner~bob"  # provisioned: an event, made here
     assert bob_reaches_the_warehouse() == 404
@@ -166,7 +172,8 @@ def test_a_group_in_the_token_grants_through_its_role_and_losing_it_takes_the_gr
     lines = [json.loads(line) for line in api.log_path.read_text().splitlines() if line.startswith("{")]
     created = [line for line in lines if line.get("route") == "/catalog/v1/{prefix}/namespaces"
                and line.get("method") == "POST" and line.get("status") == 200]
-    assert [(line["actor"], line["roles"]) for line in created] == [("partner~bob", ["analysts"])]
+    assert [(line["actor"], line.get("roles")) for line in created] == [("oidc~spark", None),
+                                                                          ("partner~bob", ["analysts"])]
 
     groups_file.write_text(json.dumps({"bob": []}))
     before = log_length(own_database)
