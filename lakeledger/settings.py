@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lakeledger.domain.names import DEFAULT_NAMESPACE_DEPTH, MAX_NAMESPACE_DEPTH
@@ -43,7 +43,10 @@ RESERVED_PROVIDER_IDS = ("oidc", "kubernetes")
 class OpenIdProviderSettings(BaseModel):
     """One of ``LAKELEDGER__OPENID_PROVIDERS``: an OpenID provider besides (or instead of) the single one of
     ``LAKELEDGER__OPENID_PROVIDER_URI``, with the fields of Lakekeeper's ``LAKEKEEPER__OPENID_PROVIDERS__<ID>__*``.
-    Lists are comma lists or JSON arrays."""
+    Lists are comma lists or JSON arrays. A field of Lakekeeper's this server does not apply (``scope``,
+    ``display_name_template``) is refused rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
 
     uri: str = Field(pattern=r"^https?://")
     audience: str | list[str] | None = None

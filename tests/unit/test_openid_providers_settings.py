@@ -56,7 +56,8 @@ def test_providers_alone_switch_authentication_on():
 
 @pytest.mark.parametrize("providers", [{"oidc": {"uri": "https://x"}}, {"kubernetes": {"uri": "https://x"}},
                                        {"Okta": {"uri": "https://x"}}, {"a~b": {"uri": "https://x"}},
-                                       {"okta": {"uri": "ftp://x"}}, {"okta": {}}])
+                                       {"okta": {"uri": "ftp://x"}}, {"okta": {}},
+                                       {"okta": {"uri": "https://x", "scope": "lakeledger"}}])
 def test_reserved_or_malformed_providers_are_refused(providers):
     with pytest.raises(ValidationError):
         Settings(openid_providers=providers)
