@@ -19,9 +19,9 @@ from lakeledger.api.lakekeeper_actions import answered, lakekeeper_action
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.authz.authorizer import Check
+from lakeledger.authz.authorizer import AllowAll, Check
 from lakeledger.authz.model import authorization_model
-from lakeledger.authz.objects import obj, role_members, type_of, user
+from lakeledger.authz.objects import RelationTuple, obj, role_members, type_of, user
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
@@ -94,9 +94,19 @@ async def _exists(container: Container, object_: str) -> None:
         raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist: {id_}")
 
 
+async def _caller_context(container: Container, request: Request) -> tuple[RelationTuple, ...]:
+    """The roles the caller's token names (lakeledger/authz/token_roles.py), held for this request."""
+    caller = principal(request)
+    token_roles = getattr(container, "token_roles", None)
+    if token_roles is None or not caller.roles or isinstance(container.authorizer, AllowAll):
+        return ()
+    return await token_roles.contextual(caller)
+
+
 async def _allowed(container: Container, request: Request, checks: list[tuple[str, str]]) -> list[bool]:
-    who = user(principal(request).id)
-    return await container.authorizer.check_many([Check(who, relation, object_) for relation, object_ in checks])
+    who, context = user(principal(request).id), await _caller_context(container, request)
+    return await container.authorizer.check_many([Check(who, relation, object_, context)
+                                                  for relation, object_ in checks])
 
 
 async def require(container: Container, request: Request, relation: str, object_: str) -> None:
@@ -132,15 +142,17 @@ async def update(container: Container, request: Request, object_: str, body: Upd
 async def access(container: Container, request: Request, object_: str, principal_user: str | None,
                  principal_role: str | None) -> dict:
     await _exists(container, object_)
-    who = user(principal(request).id)
+    who, context = user(principal(request).id), await _caller_context(container, request)
     if principal_user or principal_role:
         if principal_user and principal_role:
             raise BadRequest("Give principalUser or principalRole, not both")
         await require(container, request, "can_read_assignments", object_)
+        # another principal's token is not at hand: what it holds through the roles tokens name is not told
         who = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
+        context = ()
     kind = type_of(object_)
     actions = [a for a in ACTIONS[kind] if lakekeeper_action(kind, a) is not None]
-    answers = await container.authorizer.check_many([Check(who, a, object_) for a in actions])
+    answers = await container.authorizer.check_many([Check(who, a, object_, context) for a in actions])
     return {"allowed-actions": answered(kind, [a for a, ok in zip(actions, answers, strict=True) if ok])}
 
 
@@ -241,15 +253,15 @@ async def _check(container: Container, request: Request, kind: str, fields: dict
             raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
         object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
     await _exists(container, object_)
-    who = user(principal(request).id)
+    who, context = user(principal(request).id), await _caller_context(container, request)
     if identity:
         if len(identity) != 1 or not ({"user", "role"} & set(identity)):
             raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
         asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
         if asked != who:
             await require(container, request, "can_read_assignments", object_)
-            who = asked
-    [allowed] = await container.authorizer.check_many([Check(who, f"can_{action}", object_)])
+            who, context = asked, ()
+    [allowed] = await container.authorizer.check_many([Check(who, f"can_{action}", object_, context)])
     return {"allowed": allowed}
 
 
