@@ -26,6 +26,23 @@ class _Body(BaseModel):
         except (TypeError, KeyError, AttributeError) as e:
             raise ValueError(f"{type(e).__name__}: {e}") from None
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        """The served document says what the validator does: an optional field may be sent as `null` (absent), so
+        a client or a fuzzer reading the document meets no request it calls invalid that we accept."""
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        required = set(target.get("required", ()))
+        for key, field in target.get("properties", {}).items():
+            if key not in required and not _admits_null(field):
+                kept = {k: field.pop(k) for k in ("title", "description", "default", "examples") if k in field}
+                target["properties"][key] = {"anyOf": [field, {"type": "null"}], **kept}
+        return schema
+
+
+def _admits_null(field: dict) -> bool:
+    return field.get("type") == "null" or any(_admits_null(choice) for choice in field.get("anyOf", ()))
+
 
 def _without_nulls_of_optional_fields(model: type[BaseModel], data: Any) -> Any:
     """An optional field sent as `null` is absent (iceberg-go sends `"properties": null`, `"removals": null`); a

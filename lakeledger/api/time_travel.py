@@ -61,8 +61,7 @@ async def resolve(ll, warehouse_id: UUID, when: str) -> int:
     or when the warehouse did not exist yet at that position."""
     service = ll.time_travel
     if when.startswith(SEQ):
-        position = parse_position(when)
-        await run_in_threadpool(service.check_position, position)
+        position = await run_in_threadpool(service.settled, parse_position(when))
     else:
         # the database's clock says what is past (lakeledger/services/time_travel.py), not this process's
         position = await run_in_threadpool(service.position_at, parse_instant(when))
@@ -80,9 +79,8 @@ async def as_of(ll, prefix: str) -> tuple:
     warehouse, _, when = prefix.rpartition(MARK)
     if not when.startswith(SEQ):
         raise BadRequest(f"A time-travel prefix ends with @seq:<log position>, not {prefix!r}")
-    position = parse_position(when)
     warehouse_id = warehouse_id_of(warehouse)
-    await run_in_threadpool(ll.time_travel.check_position, position)
+    position = await run_in_threadpool(ll.time_travel.settled, parse_position(when))
     await run_in_threadpool(ll.time_travel.ready, position)
     return PastCatalog(ll, CatalogVersionsQueries.at(ll.queries, warehouse_id, position)), warehouse
 

@@ -34,6 +34,18 @@ _RESOLVE = (f"SELECT ({_LAST_AT_OR_BEFORE}) AS position,"
 LOCK_TIMEOUT = "10s"  # as long as an appender waits for the same lock (lakeledger/eventstore/log.py)
 
 
+_END_OF_APPEND = (f"SELECT max(notification_id) FROM {EVENTS}"
+                  f" WHERE appended_at = (SELECT appended_at FROM {EVENTS} WHERE notification_id = %(p)s)")
+
+
+def end_of_append(conn: Connection[Any], position: int) -> int:
+    """The last position of the append that wrote ``position`` (migration 0028: one append time per append), so
+    that a read as of a position sees every event of its append, as every reader saw them; ``position`` itself when
+    no event has it (0, a gap)."""
+    found = conn.cursor(row_factory=tuple_row).execute(_END_OF_APPEND, {"p": position}).fetchone()
+    return found[0] if found is not None and found[0] is not None else position
+
+
 class FutureInstant(ValueError):
     """The instant is not in the past on the database's clock: events may still be appended at or before it."""
 

@@ -178,6 +178,12 @@ class EventLog:
         with self._recorder.datastore.get_connection() as conn:
             return append_time.position_at(conn, instant)
 
+    def end_of_append(self, position: int) -> int:
+        """The last position of the append that wrote ``position``; final once answered (an append is never
+        extended)."""
+        with self._recorder.datastore.get_connection() as conn:
+            return append_time.end_of_append(conn, position)
+
     def read(self, after: int, limit: int, upto: int | None = None,
              topics: tuple[str, ...] = ()) -> list[StoredNotification]:
         notifications = self._recorder.select_notifications(

@@ -19,6 +19,8 @@ from lakeledger.eventstore.append_time import FutureInstant
 from lakeledger.eventstore.log import EventLog
 from lakeledger.projections.driver import ProjectionDriver
 
+_REMEMBERED_ENDS = 4096
+
 
 class TimeTravel:
     def __init__(self, log: EventLog, versions: ProjectionDriver):
@@ -26,6 +28,7 @@ class TimeTravel:
         self.versions = versions
         self._reached = 0  # the versions projection was at or past this position when last looked at
         self._lock = threading.Lock()
+        self._ends: dict[int, int] = {}  # position -> the end of its append (final once committed)
 
     def head(self) -> int:
         return self.log.head()
@@ -37,12 +40,23 @@ class TimeTravel:
         except FutureInstant as e:
             raise BadRequest(str(e)) from None
 
-    def check_position(self, position: int) -> None:
-        if position <= self._reached:
-            return  # the projection is there, so the log is too
-        head = self.log.head()
-        if position > head:
-            raise BadRequest(f"Log position {position} is beyond the head of the log ({head})")
+    def settled(self, position: int) -> int:
+        """The position a read as of ``position`` is served at: the end of the append that wrote it (the events of
+        one append, say a namespace move and its tables' moves, were never seen apart). 400 beyond the head."""
+        if position > self._reached:  # else the projection is there, so the log is too
+            head = self.log.head()
+            if position > head:
+                raise BadRequest(f"Log position {position} is beyond the head of the log ({head})")
+        if position <= 0:
+            return 0
+        ends = self._ends.get(position)
+        if ends is None:
+            ends = self.log.end_of_append(position)
+            with self._lock:
+                if len(self._ends) >= _REMEMBERED_ENDS:
+                    self._ends.clear()
+                self._ends[position] = ends
+        return ends
 
     def ready(self, position: int) -> None:
         """Returns once the versions projection has applied the log up to ``position`` (inclusive), applying

@@ -230,6 +230,29 @@ def test_time_travel_shows_the_tree_before_and_after_the_move(tree, db):
     moved = _ok(tree.client.get(f"{now}/namespaces/{_path('x', 'a2')}/tables/t"))
     assert moved["metadata-location"] == t["metadata-location"]
     assert tree.client.get(f"{now}/namespaces/a/tables/t").status_code == 404
+    # a position inside the move's append (its Namespace.Moved, before its Tabular.Moved) reads the whole move: the
+    # half-moved tree never existed for any reader
+    assert after - before >= 2
+    for inside in range(before + 1, after + 1):
+        assert past(inside) == now
+    direct = f"/catalog/v1/{tree.wh['id']}@seq:{before + 1}"
+    assert _ok(tree.client.get(f"{direct}/namespaces/{_path('x', 'a2')}/tables/t"))["metadata-location"] == \
+        t["metadata-location"]
+
+
+def test_an_append_has_one_append_time(tree, db):
+    b = tree.namespace("m")
+    tree.table(("m",), "t1")
+    tree.table(("m",), "t2")
+    before = _head(db)
+    _ok(tree.move(b, ["m2"]))
+    times = db.execute("SELECT DISTINCT appended_at FROM lakeledger_events WHERE notification_id > %s",
+                       (before,)).fetchall()
+    assert len(times) == 1  # the move, its two tables' moves (and the request's idempotency record if any)
+    later = tree.namespace("other")
+    assert later
+    assert db.execute("SELECT count(DISTINCT appended_at) FROM lakeledger_events WHERE notification_id > %s",
+                      (before,)).fetchone()[0] == 2
 
 
 def test_the_history_says_what_moved_where(tree):
