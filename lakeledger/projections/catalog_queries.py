@@ -84,8 +84,8 @@ _NAME_PREFIX = (
 )
 _NAME_ORDER = " ORDER BY lower(name) COLLATE \"C\", id LIMIT %(limit)s"
 TABULARS_BY_NAME_PREFIX = _NAME_PREFIX + _NAME_ORDER
-TABULARS_BY_NAME_PREFIX_AFTER = (_NAME_PREFIX + " AND (lower(name) COLLATE \"C\", id) > (%(after_key)s COLLATE \"C\","
-                                 " %(after_id)s::uuid)" + _NAME_ORDER)
+_NAME_AFTER = " AND (lower(name) COLLATE \"C\", id) > (%(after_key)s COLLATE \"C\", %(after_id)s::uuid)"
+TABULARS_BY_NAME_PREFIX_AFTER = _NAME_PREFIX + _NAME_AFTER + _NAME_ORDER
 
 
 def name_prefix_range(prefix: str) -> tuple[str, str]:
@@ -448,17 +448,20 @@ class AsyncCatalogQueries:
             return await cur.fetchone()
 
     async def tabulars_by_name_prefix(self, warehouse_id: UUID, low: str, high: str, after: tuple[str, str] | None,
-                                      limit: int | None) -> list[NamedTabular]:
+                                      limit: int | None, among: set[UUID] | None = None) -> list[NamedTabular]:
         """Live tables and views whose lower-cased name is in [``low``, ``high``) (``name_prefix_range``), after
-        the (key, id) ``after``."""
+        the (key, id) ``after``; only those whose id is ``among`` when it is given (the ones carrying a tag)."""
         params: dict[str, Any] = {"warehouse_id": warehouse_id, "from": low, "to": high, "limit": limit}
-        sql = TABULARS_BY_NAME_PREFIX
+        sql = _NAME_PREFIX
         if after is not None:
-            sql = TABULARS_BY_NAME_PREFIX_AFTER
+            sql += _NAME_AFTER
             params.update(after_key=after[0], after_id=after[1])
+        if among is not None:
+            sql += " AND id = ANY(%(among)s)"
+            params["among"] = list(among)
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=class_row(NamedTabular))
-            await cur.execute(sql, params)
+            await cur.execute(sql + _NAME_ORDER, params)
             return await cur.fetchall()
 
     async def deleted_tabulars(self, warehouse_id: UUID, namespace_id: UUID | None, after: tuple[datetime, str] | None,

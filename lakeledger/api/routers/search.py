@@ -1,5 +1,6 @@
-"""Finding tables and views in a warehouse of any size by the start of their name (the console's search box):
-live ones only, any case, in name order, paged like every list, and only those the caller may see."""
+"""Finding tables and views in a warehouse of any size by the start of their name (the console's search box) and by
+the governance tags they carry: live ones only, any case, in name order, paged like every list, and only those the
+caller may see."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -19,23 +20,32 @@ from lakeledger.projections.catalog_queries import NamedTabular, name_prefix_ran
 router = APIRouter(prefix="/management/v1", tags=["Management API"])
 
 MAX_PREFIX = 255
+NO_NAME = "\U0010ffff"  # past every name: no name holds it
 
 
 @router.get("/warehouse/{warehouse_id}/search-tabulars",
             responses={**ok(SearchTabularsResponse, "The tables and views found"), **errors(400, 404)},
-            summary="Live tables and views whose name starts with `prefix` (any case), in name order")
+            summary="Live tables and views whose name starts with `prefix` (any case) and that carry every `tag`, "
+                    "in name order")
 async def search_tabulars(container: ContainerDep, warehouse_id: str,
-                          prefix: str = Query(min_length=1, max_length=MAX_PREFIX),
+                          prefix: str | None = Query(default=None, min_length=1, max_length=MAX_PREFIX),
+                          tag: list[str] | None = Query(default=None, description="A governance tag's name (any "
+                                                        "case) the table, view or generic table carries itself; "
+                                                        "repeated: every one of them"),
                           paging: Page = Depends(always_paged), az: Guard = Depends(guard)):
     await authorize_warehouse(az, warehouse_id, "can_list_namespaces")
     row = await warehouse_row(container, warehouse_id)
-    if "\x00" in prefix or "\U0010ffff" in prefix:
+    if prefix is None and not tag:
+        raise BadRequest("Search by a name prefix, a tag, or both")
+    if prefix is not None and ("\x00" in prefix or "\U0010ffff" in prefix):
         raise BadRequest("prefix holds a character no name can (NUL or U+10FFFF)")
-    low, high = name_prefix_range(prefix)
+    low, high = name_prefix_range(prefix) if prefix is not None else ("", NO_NAME)
+    tagged = await container.tag_queries.tabulars_tagged(row.id, tag) if tag else None
 
     async def rows(after: Any, limit: int | None) -> list[NamedTabular]:
         return await container.queries.tabulars_by_name_prefix(row.id, low, high,
-                                                               (after[0], after[1]) if after else None, limit)
+                                                               (after[0], after[1]) if after else None, limit,
+                                                               tagged)
 
     async def objects(found: Sequence[NamedTabular]) -> list[str | None]:
         return [authorization.tabular(r.typ, r.id) for r in found]
