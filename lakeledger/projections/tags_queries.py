@@ -102,6 +102,14 @@ class TagQueries:
                                {"id": definition_id, "project": project_id})
         return rows[0] if rows else None
 
+    async def exists(self, definition_id: UUID) -> bool:
+        """In any project."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute("SELECT EXISTS (SELECT 1 FROM ll_tag_definitions WHERE id = %s)",
+                                     (definition_id,))
+            row = await cur.fetchone()
+        return row is not None and bool(row[0])
+
     async def definitions(self, project_id: UUID, name: str | None, after: list | None,
                           limit: int | None) -> list[DefinitionRow]:
         """``name``: a case-insensitive part of the name; ordered by creation."""
