@@ -19,6 +19,10 @@ EVENTS = (TagDefinition.Created, TagDefinition.Updated, TagDefinition.Applied, T
           TagDefinition.Deleted)
 
 NO_FIELD = -1  # the field id of every target but a column
+# what a field id no Iceberg schema can have (beyond 32 bits) is stored as: the API never records one, but the log may
+# hold anything, and the read model must apply it
+OUT_OF_RANGE = -2
+_INT32 = range(-(2**31), 2**31)
 
 
 class TagsProjection:
@@ -63,4 +67,6 @@ class TagsProjection:
 
 
 def _field(field_id: int | None) -> int:
-    return NO_FIELD if field_id is None else field_id
+    if field_id is None:
+        return NO_FIELD
+    return field_id if field_id in _INT32 else OUT_OF_RANGE

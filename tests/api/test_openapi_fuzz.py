@@ -194,6 +194,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer(f"DELETE {view}", {204})
     answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
     answer("GET /management/v1/warehouse/{warehouse_id}/search-tabulars", {200}, query={"prefix": "t", "pageSize": "5"})
+    answer("POST /management/v1/warehouse/{warehouse_id}/search-tabular", {200}, body={"search": NAMESPACE})
     answer("POST /management/v1/warehouse/{warehouse_id}/deleted-tabulars/undrop", {204},
            body={"targets": [{"type": "view", "id": objects["view_id"]}]})
     answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},

@@ -251,6 +251,14 @@ def test_search_by_tag_and_history(client, tmp_path):
     assert [t["name"] for t in found.json()["tabulars"]] == [o["view"]]
     assert client.get(search, params={"tag": "gold", "prefix": "zz-none"}).json()["tabulars"] == []
     assert client.get(search, params={"tag": ["gold", "other"]}).json()["tabulars"] == []
+    # Lakekeeper's fuzzy search, narrowed to tagged tabulars
+    fuzzy = f"{M}/warehouse/{o['warehouse_id']}/search-tabular"
+    everything = _ok(client.post(fuzzy, json={"search": o["namespace"]}))["tabulars"]
+    assert {t["tabular-name"] for t in everything} >= {o["table"], o["view"]}
+    [only] = _ok(client.post(fuzzy, json={"search": o["namespace"], "tags": ["Gold"]}))["tabulars"]
+    assert (only["tabular-id"], only["namespace-name"]) == ({"type": "view", "id": o["view_id"]}, [o["namespace"]])
+    [by_id] = _ok(client.post(fuzzy, json={"search": o["table_id"]}))["tabulars"]
+    assert (by_id["tabular-name"], by_id["distance"]) == (o["table"], None)
     history = client.get(f"{M}/warehouse/{o['warehouse_id']}/history").json()["events"]
     tagged = [e for e in history if e["type"].startswith("tag-definition.")]
     assert [e["summary"] for e in tagged] == [f"tagged view {o['view_id']} with gold"]
