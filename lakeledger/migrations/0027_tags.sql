@@ -6,7 +6,7 @@ CREATE TABLE IF NOT EXISTS ll_tag_definitions (
     id              uuid PRIMARY KEY,
     project_id      uuid NOT NULL,
     name            text NOT NULL,
-    name_key        text NOT NULL,                -- lower(name): unique in the project (the name claim decides)
+    name_key        text NOT NULL,                -- the name any case (domain/names.py name_key): unique in the project
     description     text,
     scope           text[] NOT NULL,
     value_kind      text NOT NULL,                -- 'marker', 'free-text' or 'enumerated'

@@ -11,6 +11,7 @@ from typing import Any
 from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
+from lakeledger.domain.names import CASE_INSENSITIVE, name_key
 from lakeledger.domain.tag import TagDefinition
 
 TABLES = ("ll_tag_definitions", "ll_tags")
@@ -37,15 +38,15 @@ class TagsProjection:
     @apply.register
     def _(self, e: TagDefinition.Created, cur: Cursor) -> None:
         cur.execute("INSERT INTO ll_tag_definitions (id, project_id, name, name_key, description, scope, value_kind,"
-                    " allowed_values, created_at) VALUES (%s, %s, %s, lower(%s), %s, %s, %s, %s, %s)",
-                    (e.originator_id, e.project_id, e.name, e.name, e.description, e.scope, e.value_kind,
+                    " allowed_values, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (e.originator_id, e.project_id, e.name, _key(e.name), e.description, e.scope, e.value_kind,
                      e.allowed_values, e.timestamp))
 
     @apply.register
     def _(self, e: TagDefinition.Updated, cur: Cursor) -> None:
-        cur.execute("UPDATE ll_tag_definitions SET name = %s, name_key = lower(%s), description = %s, scope = %s,"
+        cur.execute("UPDATE ll_tag_definitions SET name = %s, name_key = %s, description = %s, scope = %s,"
                     " allowed_values = allowed_values || %s::text[], updated_at = %s WHERE id = %s",
-                    (e.name, e.name, e.description, e.scope, e.added_values, e.timestamp, e.originator_id))
+                    (e.name, _key(e.name), e.description, e.scope, e.added_values, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: TagDefinition.Applied, cur: Cursor) -> None:
@@ -64,6 +65,11 @@ class TagsProjection:
     @apply.register
     def _(self, e: TagDefinition.Deleted, cur: Cursor) -> None:
         cur.execute("DELETE FROM ll_tag_definitions WHERE id = %s", (e.originator_id,))
+
+
+def _key(name: str) -> str:
+    """What two names that are one name share (the name claims' rule, lakeledger/domain/names.py)."""
+    return name_key(name, CASE_INSENSITIVE)
 
 
 def _field(field_id: int | None) -> int:

@@ -14,6 +14,7 @@ from psycopg import Cursor
 from psycopg.rows import class_row
 from psycopg_pool import AsyncConnectionPool
 
+from lakeledger.domain.names import CASE_INSENSITIVE, name_key
 from lakeledger.domain.tag import COLUMN, NAMESPACE, WAREHOUSE
 from lakeledger.projections.tags import NO_FIELD
 from lakeledger.projections.users_roles_queries import like_pattern
@@ -201,7 +202,7 @@ class TagQueries:
                 " WHERE t.warehouse_id = %(warehouse)s AND t.target_type IN ('table', 'view', 'generic-table')"
                 " AND d.name_key = ANY(%(names)s) GROUP BY t.target_id"
                 " HAVING count(DISTINCT d.name_key) = cardinality(%(names)s)",
-                {"warehouse": warehouse_id, "names": sorted({n.lower() for n in names})})
+                {"warehouse": warehouse_id, "names": sorted({name_key(n, CASE_INSENSITIVE) for n in names})})
             return {row[0] for row in await cur.fetchall()}
 
 

@@ -13,7 +13,7 @@ from psycopg import Cursor
 
 from lakeledger.domain.errors import AlreadyExists, NoSuchProject, NoSuchTable, NoSuchWarehouse, NotFound
 from lakeledger.domain.name_claim import NameClaim
-from lakeledger.domain.names import CASE_INSENSITIVE
+from lakeledger.domain.names import CASE_INSENSITIVE, name_key
 from lakeledger.domain.project import Project
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table import Table
@@ -81,7 +81,8 @@ class TagService:
             before = definition.name
             definition.update(name, description, scope, add_allowed_values, by)
             claims = []
-            if definition.name.lower() != before.lower():  # a new name is claimed, the old one given up
+            if name_key(definition.name, CASE_INSENSITIVE) != name_key(before, CASE_INSENSITIVE):
+                # a new name is claimed, the old one given up (a change of case alone keeps its claim)
                 claims = [self._claim(project_id, definition.name, definition_id, by),
                           self.ledger.release(TAG_NAME, project_id, before, definition_id, by, CASE_INSENSITIVE)]
             self.ledger.append(*claims, definition, views=(self.view,))
