@@ -137,6 +137,12 @@ def test_column_tags_follow_the_field_id(client, tmp_path):
     assert r.status_code == 404 and r.json()["error"]["type"] == "ColumnNotFound"
     # a column tag is not a table tag
     assert _ok(client.get(f"{table}/tags", headers=project))["tags"] == []
+    # a renamed table keeps its column tags (they are its id's and the field's)
+    r = client.post(f"/catalog/v1/{o['warehouse_id']}/tables/rename", json={
+        "source": {"namespace": [o["namespace"]], "name": o["table"]},
+        "destination": {"namespace": [o["namespace"]], "name": "renamed"}})
+    assert r.status_code == 204, r.text
+    assert len(_ok(client.get(f"{table}/column-tags", headers=project))["columns"]) == 2
     _ok(client.delete(f"{table}/column/payload/tags/pii", headers=project), 204)
     assert [c["field-id"] for c in _ok(client.get(f"{table}/column-tags", headers=project))["columns"]] == [1]
     attached = _ok(client.get(f"{M}/tag-definition/{pii['id']}/attachments", headers=project))["attachments"]
@@ -243,7 +249,7 @@ def test_a_dropped_table_keeps_its_tags_for_undrop(client, tmp_path):
 def test_search_by_tag_and_history(client, tmp_path):
     o, project = _objects(client, tmp_path)
     paths = _paths(o)
-    _define(client, project, "gold", ["table", "view"], "marker")
+    gold = _define(client, project, "gold", ["table", "view"], "marker")
     _ok(client.put(f"{paths['view']}/tags/gold", headers=project, json={}))
     search = f"{M}/warehouse/{o['warehouse_id']}/search-tabulars"
     found = client.get(search, params={"tag": "GOLD"})
@@ -262,6 +268,10 @@ def test_search_by_tag_and_history(client, tmp_path):
     history = client.get(f"{M}/warehouse/{o['warehouse_id']}/history").json()["events"]
     tagged = [e for e in history if e["type"].startswith("tag-definition.")]
     assert [e["summary"] for e in tagged] == [f"tagged view {o['view_id']} with gold"]
+    # the definitions are in the server-level history
+    server_level = client.get(f"{M}/history", params={"type": "tag-definition.created",
+                                                       "since": gold["created-at"]}).json()["events"]
+    assert "created tag definition gold, marker, for table, view" in [e["summary"] for e in server_level]
 
 
 def test_a_rebuild_gives_the_same_tags(client, tmp_path, db, pg_url, data_dir):
