@@ -28,6 +28,8 @@ from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.history_queries import HistoryQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
+from lakeledger.projections.tags import TagsProjection
+from lakeledger.projections.tags_queries import TagQueries
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.secretstore import SecretStore
@@ -46,6 +48,7 @@ from lakeledger.services.roles import RoleService
 from lakeledger.services.storage_validation import StorageValidation
 from lakeledger.services.table_access import TableAccess
 from lakeledger.services.tables import TableService
+from lakeledger.services.tags import TagService
 from lakeledger.services.time_travel import TimeTravel
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.services.users import UserService
@@ -67,6 +70,7 @@ class Container:
     history_queries: HistoryQueries
     users_roles_queries: UsersRolesQueries
     token_roles: TokenRoles
+    tag_queries: TagQueries
     access_queries: AccessHistoryQueries
     statistics_queries: StatisticsQueries
 
@@ -99,6 +103,8 @@ class Container:
         # applied inside every append of a user or role event (lakeledger/services/users.py,
         # lakeledger/services/roles.py)
         self.users_roles_view = ProjectionDriver(UsersRolesProjection(), self.log, self.pool)
+        # applied inside every append of a tag definition's events (lakeledger/services/tags.py)
+        self.tags_view = ProjectionDriver(TagsProjection(), self.log, self.pool)
         # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
         # access-history and assignments endpoints before they answer
         self.access_history = ProjectionDriver(AccessHistoryProjection(settings.server_id), self.log, self.pool)
@@ -108,7 +114,7 @@ class Container:
         # what `rebuild` replays
         self.read_models: tuple[ProjectionDriver, ...] = (
             self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view, self.access_history,
-            self.catalog_versions)
+            self.catalog_versions, self.tags_view)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
         # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog
@@ -152,6 +158,7 @@ class Container:
         self.protection = ProtectionService(self.ledger)
         self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request
         self.roles = RoleService(self.ledger, self.users_roles_view)
+        self.tags = TagService(self.ledger, self.tags_view, self.files, self.storages)
         self.grants = GrantService(self.ledger, self.roles, self.access_history)
         self.holder_history = HolderHistory(self.log, self.pool, self.access_history)
 

@@ -35,8 +35,8 @@ VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1700000000000, 
 
 
 def fresh_objects(client, tmp_path) -> dict[str, str]:
-    """A project with a file warehouse holding one namespace, table, view and generic table; returns the path
-    parameters."""
+    """A project with a file warehouse holding one namespace, table, view and generic table, and a tag definition;
+    returns the path parameters."""
     project = client.post("/management/v1/project", json={"project-name": f"fuzz-{uuid.uuid4().hex[:8]}"})
     assert project.status_code == 201, project.text
     project_id = project.json()["project-id"]
@@ -64,6 +64,10 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
     role = client.post("/management/v1/role", headers={"x-project-id": project_id}, json={"name": "fuzz-role"})
     assert user.status_code == 201 and role.status_code == 201, (user.text, role.text)
     role_id = role.json()["id"]
+    tag = client.post("/management/v1/tag-definition", headers={"x-project-id": project_id}, json={
+        "name": "fuzz.tag", "scope": ["warehouse", "namespace", "table", "view", "generic-table", "column"],
+        "value-kind": "free-text"})
+    assert tag.status_code == 201, tag.text
     member = client.post(f"/management/v1/role/{role_id}/members", headers={"x-project-id": project_id},
                          json={"members": [{"type": "user", "id": user_id}]})
     assert member.status_code == 200, member.text
@@ -72,7 +76,8 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
             "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location),
             "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
             "view_id": view["metadata"]["view-uuid"], "generic_table_id": generic_table["id"],
-            "scope": "not-a-signer-scope"}
+            "scope": "not-a-signer-scope", "tag_definition_id": tag.json()["id"], "tag_name": "fuzz.tag",
+            "column_name": "id"}
 
 
 def fuzz(operation, mode: GenerationMode, objects: dict[str, str], base_url: str, session: requests.Session,

@@ -38,6 +38,7 @@ from lakeledger.api.routers import (
     statistics,
     storage_validation,
     tables,
+    tags,
     users,
     views,
 )
@@ -55,6 +56,7 @@ from lakeledger.projections.access_history_queries import AccessHistoryQueries
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
 from lakeledger.projections.history_queries import HistoryQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
+from lakeledger.projections.tags_queries import TagQueries
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.services.idempotency import ResponseStore
 from lakeledger.sinks.nats_auth import connect_options
@@ -87,6 +89,7 @@ def create_app(container) -> FastAPI:
         container.users_roles_queries = UsersRolesQueries(pool)
         container.token_roles = TokenRoles(container.users_roles_queries.roles_of_ident,
                                            container.settings.authz_cache_seconds)
+        container.tag_queries = TagQueries(pool)
         container.access_queries = AccessHistoryQueries(pool)
         container.statistics_queries = StatisticsQueries(pool)
         calls: EndpointCalls = app.state.endpoint_calls
@@ -143,6 +146,7 @@ def create_app(container) -> FastAPI:
     app.include_router(signer.router)
     app.include_router(users.router)
     app.include_router(roles.router)
+    app.include_router(tags.router)
     app.include_router(permissions.router)
     app.include_router(access_history.router)
     app.include_router(statistics.router)

@@ -28,6 +28,7 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.NoSuchProject, 404, "NoSuchProjectException"),
     (e.NotFound, 404, "NotFoundException"),
     (e.AlreadyExists, 409, "AlreadyExistsException"),
+    (e.InUse, 409, "ConflictException"),
     (e.NamespaceNotEmpty, 409, "NamespaceNotEmptyException"),
     (e.WarehouseNotEmpty, 409, "WarehouseNotEmptyException"),
     (e.ProjectNotEmpty, 409, "ProjectNotEmpty"),

@@ -33,6 +33,8 @@ ENUMS: dict[str, tuple[str, ...]] = {
                       "grant_manage_grants", "grant_manage_tags", "grant_describe", "grant_select", "grant_modify",
                       "change_ownership"),
     "role": ("assume", "can_grant_assignee", "can_change_ownership", "delete", "update", "read", "read_assignments"),
+    # Lakekeeper 0.14's LakekeeperTagAction
+    "tag-definition": ("read", "update", "delete", "apply", "remove", "read_attachments", "read_grants"),
 }
 
 # our relation (without `can_`) -> Lakekeeper's action, where the names differ

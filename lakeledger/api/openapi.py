@@ -242,7 +242,8 @@ class ListWarehousesResponse(_Management):
 class HistoryEntity(_Management):
     """What an event changed: its kind, id (a table's or view's is its Iceberg uuid) and its identifier then."""
 
-    type: Literal["server", "project", "warehouse", "namespace", "table", "view", "generic-table", "user", "role"]
+    type: Literal["server", "project", "warehouse", "namespace", "table", "view", "generic-table", "user", "role",
+                  "grant", "tag-definition"]
     id: UUID
     name: list[str]
 

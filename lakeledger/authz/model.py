@@ -173,6 +173,8 @@ def _project() -> dict:
         r.computed(f"can_grant_{privilege}", "security_admin", from_("admin", "server"))
     r.computed("can_grant_project_admin", "project_admin", from_("admin", "server"))
     r.computed("can_revoke_grants", "security_admin", from_("admin", "server"))
+    r.computed("can_create_tag_definition", "security_admin", "data_admin")
+    r.computed("can_list_tag_definitions", "can_get_metadata")
     return r.type_definition("project")
 
 
@@ -200,7 +202,7 @@ def _warehouse() -> dict:
     _receives_moved_namespaces(r)
     for action in ("can_delete", "can_rename", "can_update_storage", "can_update_storage_credential",
                    "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion",
-                   "can_set_format_version_policy"):
+                   "can_set_format_version_policy", "can_set_tags"):
         r.computed(action, "modify")
     _grants(r, WAREHOUSE_PRIVILEGES)
     return r.type_definition("warehouse")
@@ -222,7 +224,7 @@ def _namespace() -> dict:
     r.computed("can_read_history", "describe")
     for action in ("can_create_namespace", "can_create_table", "can_create_view", "can_create_generic_table"):
         r.computed(action, "create")
-    for action in ("can_delete", "can_update_properties", "can_set_protection"):
+    for action in ("can_delete", "can_update_properties", "can_set_protection", "can_set_tags"):
         r.computed(action, "modify")
     # A move hands the namespace's tree to whoever holds rights where it lands (they inherit them there), and
     # takes it from whoever held them where it was: the right to grant, at both ends (as Lakekeeper 0.14).
@@ -243,7 +245,7 @@ def _tabular(type_name: str, read_action: str) -> dict:
     r.computed("can_include_in_list", "can_get_metadata")
     r.computed("can_read_history", "describe")
     r.computed(read_action, "select")
-    for action in ("can_commit", "can_drop", "can_undrop", "can_rename", "can_set_protection"):
+    for action in ("can_commit", "can_drop", "can_undrop", "can_rename", "can_set_protection", "can_set_tags"):
         r.computed(action, "modify")
     if type_name != "view":  # a table's and a generic table's files are written by engines
         r.computed("can_write_data", "modify")
@@ -251,11 +253,28 @@ def _tabular(type_name: str, read_action: str) -> dict:
     return r.type_definition(type_name)
 
 
+def _tag_definition() -> dict:
+    """A governance tag definition: its owner and the project's security admins manage it; ``apply`` lets its
+    holders attach it (and remove it) where they may also change the target (``can_set_tags`` there)."""
+    r = Relations()
+    r.assignable("project", grantees=("project",))
+    r.assignable("ownership")
+    r.assignable("apply", "ownership", from_("data_admin", "project"))
+    r.computed("can_manage", "ownership", from_("security_admin", "project"))
+    for action in ("can_update", "can_delete", "can_read_attachments", "can_read_grants", "can_read_assignments",
+                   "can_change_ownership", "can_grant_apply", "can_revoke_grants"):
+        r.computed(action, "can_manage")
+    r.computed("can_apply", "apply", "can_manage")
+    r.computed("can_remove", "can_apply")
+    r.computed("can_read", "can_apply", from_("can_get_metadata", "project"))
+    return r.type_definition("tag-definition")
+
+
 def authorization_model() -> dict:
     return {"schema_version": "1.1", "type_definitions": [
         _user(), _role(), _server(), _project(), _warehouse(), _namespace(),
         _tabular("table", "can_read_data"), _tabular("view", "can_select"),
-        _tabular("generic-table", "can_read_data")]}
+        _tabular("generic-table", "can_read_data"), _tag_definition()]}
 
 
 def normalized(model: dict) -> str:

@@ -4,7 +4,8 @@ the model inherits along (lakeledger/authz/model.py). Pure: no I/O."""
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-TYPES = ("user", "role", "server", "project", "warehouse", "namespace", "table", "view", "generic-table")
+TYPES = ("user", "role", "server", "project", "warehouse", "namespace", "table", "view", "generic-table",
+         "tag-definition")
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,10 @@ class AlreadyExists(CatalogError):
     pass
 
 
+class InUse(CatalogError):
+    """Something still refers to what a request would remove (a tag definition still attached)."""
+
+
 class NamespaceNotEmpty(CatalogError):
     pass
 

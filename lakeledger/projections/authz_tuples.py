@@ -39,6 +39,7 @@ from lakeledger.domain.provenance import ANONYMOUS, SYSTEM
 from lakeledger.domain.role import ROLE, Role
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, VIEW, Tabular
+from lakeledger.domain.tag import TagDefinition
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
 
@@ -47,7 +48,7 @@ EVENTS = (Project.Created, Project.Deleted, Warehouse.Created, Warehouse.Deleted
           Table.Created, Table.Registered, View.Created, GenericTable.Created,
           Tabular.Renamed, Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
           Role.Created, Role.MemberAdded, Role.MemberRemoved, Role.Deleted,
-          Grant.Added, Grant.Removed)
+          Grant.Added, Grant.Removed, TagDefinition.Created, TagDefinition.Deleted)
 
 
 def _with_subclasses(classes) -> list[type]:
@@ -275,6 +276,16 @@ class AuthzTuplesProjection:
     @_apply.register
     def _(self, e: Role.Deleted, cur: Cursor) -> None:
         self._forget(cur, obj("role", e.originator_id))
+
+    @_apply.register
+    def _(self, e: TagDefinition.Created, cur: Cursor) -> None:
+        definition = obj("tag-definition", e.originator_id)
+        self._write(cur, [RelationTuple(obj("project", e.project_id), "project", definition)], HIERARCHY)
+        self._owned(cur, e.actor, "ownership", definition)
+
+    @_apply.register
+    def _(self, e: TagDefinition.Deleted, cur: Cursor) -> None:
+        self._forget(cur, obj("tag-definition", e.originator_id))
 
     @_apply.register
     def _(self, e: Grant.Added, cur: Cursor) -> None:

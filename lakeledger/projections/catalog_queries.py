@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from lakeledger.domain.names import CASE_INSENSITIVE, name_key, path_key
 from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
+from lakeledger.projections.users_roles_queries import like_pattern
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
                      " status, protected, created_at, updated_at, name_matching, allowed_format_versions,"
@@ -84,8 +85,24 @@ _NAME_PREFIX = (
 )
 _NAME_ORDER = " ORDER BY lower(name) COLLATE \"C\", id LIMIT %(limit)s"
 TABULARS_BY_NAME_PREFIX = _NAME_PREFIX + _NAME_ORDER
-TABULARS_BY_NAME_PREFIX_AFTER = (_NAME_PREFIX + " AND (lower(name) COLLATE \"C\", id) > (%(after_key)s COLLATE \"C\","
-                                 " %(after_id)s::uuid)" + _NAME_ORDER)
+_NAME_AFTER = " AND (lower(name) COLLATE \"C\", id) > (%(after_key)s COLLATE \"C\", %(after_id)s::uuid)"
+TABULARS_BY_NAME_PREFIX_AFTER = _NAME_PREFIX + _NAME_AFTER + _NAME_ORDER
+
+
+# Lakekeeper's fuzzy search of a warehouse's tabulars (POST .../search-tabular), ranked: 0 the tabular or the namespace
+# whose id the term is, 1 the name or the dotted namespace.name equal (any case), 2 a name starting with the term,
+# 3 the term inside namespace.name; live ones only, the best 10.
+_DOTTED = "(array_to_string(namespace, '.') || '.' || name)"
+SEARCH_TABULARS = (
+    "SELECT id, typ, namespace, name, rank FROM (SELECT id, typ, namespace, name, CASE"
+    " WHEN id::text = %(term)s OR namespace_id::text = %(term)s THEN 0"
+    f" WHEN lower(name) = lower(%(term)s) OR lower({_DOTTED}) = lower(%(term)s) THEN 1"
+    " WHEN name ILIKE %(pattern)s || '%%' THEN 2"
+    f" WHEN {_DOTTED} ILIKE '%%' || %(pattern)s || '%%' THEN 3 END AS rank"
+    " FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s AND dropped_at IS NULL"
+    " AND (%(among)s::uuid[] IS NULL OR id = ANY(%(among)s))) found"
+    " WHERE rank IS NOT NULL ORDER BY rank, lower(name), id LIMIT %(limit)s")
+SEARCH_LIMIT = 10
 
 
 def name_prefix_range(prefix: str) -> tuple[str, str]:
@@ -318,6 +335,16 @@ class Protection:
 
 
 @dataclass(frozen=True)
+class RankedTabular:
+    """A live table, view or generic table found by a search; ``rank`` as SEARCH_TABULARS gives it."""
+    id: UUID
+    typ: str
+    namespace: list[str]
+    name: str
+    rank: int
+
+
+@dataclass(frozen=True)
 class NamedTabular:
     """A live table or view found by the start of its name; ``key``: its lower-cased name, the page's order."""
     id: UUID
@@ -448,17 +475,29 @@ class AsyncCatalogQueries:
             return await cur.fetchone()
 
     async def tabulars_by_name_prefix(self, warehouse_id: UUID, low: str, high: str, after: tuple[str, str] | None,
-                                      limit: int | None) -> list[NamedTabular]:
+                                      limit: int | None, among: set[UUID] | None = None) -> list[NamedTabular]:
         """Live tables and views whose lower-cased name is in [``low``, ``high``) (``name_prefix_range``), after
-        the (key, id) ``after``."""
+        the (key, id) ``after``; only those whose id is ``among`` when it is given (the ones carrying a tag)."""
         params: dict[str, Any] = {"warehouse_id": warehouse_id, "from": low, "to": high, "limit": limit}
-        sql = TABULARS_BY_NAME_PREFIX
+        sql = _NAME_PREFIX
         if after is not None:
-            sql = TABULARS_BY_NAME_PREFIX_AFTER
+            sql += _NAME_AFTER
             params.update(after_key=after[0], after_id=after[1])
+        if among is not None:
+            sql += " AND id = ANY(%(among)s)"
+            params["among"] = list(among)
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=class_row(NamedTabular))
-            await cur.execute(sql, params)
+            await cur.execute(sql + _NAME_ORDER, params)
+            return await cur.fetchall()
+
+    async def search_tabulars(self, warehouse_id: UUID, term: str, among: set[UUID] | None) -> list[RankedTabular]:
+        """The best SEARCH_LIMIT live tabulars for ``term`` (SEARCH_TABULARS), only those ``among`` when given."""
+        params = {"warehouse_id": warehouse_id, "term": term, "pattern": like_pattern(term), "limit": SEARCH_LIMIT,
+                  "among": list(among) if among is not None else None}
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(RankedTabular))
+            await cur.execute(SEARCH_TABULARS, params)
             return await cur.fetchall()
 
     async def deleted_tabulars(self, warehouse_id: UUID, namespace_id: UUID | None, after: tuple[datetime, str] | None,

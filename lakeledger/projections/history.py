@@ -33,6 +33,7 @@ from lakeledger.domain.role import Role
 from lakeledger.domain.server import Server
 from lakeledger.domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
 from lakeledger.domain.tabular import GENERIC_TABLE, Tabular
+from lakeledger.domain.tag import COLUMN, TagDefinition
 from lakeledger.domain.user import FIRST_REQUEST, User
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
@@ -41,8 +42,8 @@ from lakeledger.projections import appended, commit_summaries
 from lakeledger.projections.copy_rows import text_array
 
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
-USER, ROLE, GRANT = "user", "role", "grant"
-SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE, GRANT)
+USER, ROLE, GRANT, TAG = "user", "role", "grant", "tag-definition"
+SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE, GRANT, TAG)
 
 # what every event has; "change" is the rest
 _ENVELOPE = {"originator_id", "originator_version", "timestamp", "originator_topic", "actor", "request_id"}
@@ -643,6 +644,45 @@ def _named(tuple_end: str) -> str:
 
 def _tabular(e: Any, typ: str, fields: dict | None) -> Entity:
     return Entity(typ, e.warehouse_id, [*e.namespace, e.name], list(e.namespace), fields)
+
+
+@_digest.register
+def _(e: TagDefinition.Created, before: Entity | None) -> EventDigest:
+    kind = e.value_kind + (f" ({', '.join(e.allowed_values)})" if e.allowed_values else "")
+    return EventDigest(Entity(TAG, None, [e.name]),
+                       f"created tag definition {e.name}, {kind}, for {', '.join(e.scope)}")
+
+
+@_digest.register
+def _(e: TagDefinition.Updated, before: Entity | None) -> EventDigest:
+    entity = _known(before, TAG, e)
+    old = dotted(entity.name)
+    entity = Entity(TAG, None, [e.name])
+    said = f"renamed tag definition {old} to {e.name}" if old != e.name else f"updated tag definition {e.name}"
+    added = f", allowed values added: {', '.join(e.added_values)}" if e.added_values else ""
+    return EventDigest(entity, f"{said} (scope {', '.join(e.scope)}{added})")
+
+
+def _tag_target(e: TagDefinition.Applied | TagDefinition.Removed) -> str:
+    if e.target_type == COLUMN:
+        return f"column {e.field_id} of table {e.target_id}"
+    return f"{e.target_type} {e.target_id}"
+
+
+@_digest.register
+def _(e: TagDefinition.Applied, before: Entity | None) -> EventDigest:
+    value = f" = {e.value}" if e.value is not None else ""
+    return EventDigest(Entity(TAG, e.warehouse_id, [e.name]), f"tagged {_tag_target(e)} with {e.name}{value}")
+
+
+@_digest.register
+def _(e: TagDefinition.Removed, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(TAG, e.warehouse_id, [e.name]), f"removed tag {e.name} from {_tag_target(e)}")
+
+
+@_digest.register
+def _(e: TagDefinition.Deleted, before: Entity | None) -> EventDigest:
+    return EventDigest(Entity(TAG, None, [e.name]), f"deleted tag definition {e.name}")
 
 
 def _known(before: Entity | None, entity_type: str, e: Any) -> Entity:

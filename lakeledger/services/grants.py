@@ -33,6 +33,7 @@ RELATIONS = {
     "view": ("ownership", "pass_grants", "manage_grants", *_DATA),
     "generic-table": ("ownership", "pass_grants", "manage_grants", *_DATA),
     "role": ("assignee", "ownership"),
+    "tag-definition": ("ownership", "apply"),
 }
 
 

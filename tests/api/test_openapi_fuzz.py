@@ -194,6 +194,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer(f"DELETE {view}", {204})
     answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
     answer("GET /management/v1/warehouse/{warehouse_id}/search-tabulars", {200}, query={"prefix": "t", "pageSize": "5"})
+    answer("POST /management/v1/warehouse/{warehouse_id}/search-tabular", {200}, body={"search": NAMESPACE})
     answer("POST /management/v1/warehouse/{warehouse_id}/deleted-tabulars/undrop", {204},
            body={"targets": [{"type": "view", "id": objects["view_id"]}]})
     answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},
@@ -245,6 +246,37 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
                                                                "id": objects["warehouse_id"]})
     answer("GET /management/v1/warehouse/{warehouse_id}/access-history", {200},
            query={"table": objects["table_id"], "at": "2030-01-01T00:00:00Z"})
+    # governance tags (Lakekeeper 0.14): a definition, on every object kind and a column, then taken off again
+    tag = "/management/v1/tag-definition"
+    scope = ["warehouse", "namespace", "table", "view", "generic-table", "column"]
+    defined = answer(f"POST {tag}", {201}, headers=project, body={
+        "name": "fuzz.tier", "scope": scope, "value-kind": "enumerated", "allowed-values": ["gold"]}).json()
+    by_id = {"headers": project, "tag_definition_id": defined["id"]}
+    answer(f"GET {tag}", {200}, headers=project, query={"name": "tier", "pageSize": "5"})
+    answer(f"GET {tag}/{{tag_definition_id}}", {200}, **by_id)
+    answer(f"POST {tag}/{{tag_definition_id}}", {200}, **by_id, body={
+        "name": "fuzz.tier", "scope": scope, "add-allowed-values": ["silver"]})
+    tagged = [f"/management/v1{path}/tags" for path in (
+        "/warehouse/{warehouse_id}", "/warehouse/{warehouse_id}/namespace/{namespace_id}",
+        "/warehouse/{warehouse_id}/table/{table_id}", "/warehouse/{warehouse_id}/view/{view_id}",
+        "/warehouse/{warehouse_id}/generic-table/{generic_table_id}")]
+    for base in tagged:
+        answer(f"PUT {base}/{{tag_name}}", {200}, headers=project, tag_name="fuzz.tier", body={"value": "gold"})
+        answer(f"GET {base}", {200}, headers=project, query={"effective": "true"})
+    column = "/management/v1/warehouse/{warehouse_id}/table/{table_id}/column/{column_name}/tags"
+    answer(f"PUT {column}/{{tag_name}}", {200}, headers=project, column_name="id", tag_name="fuzz.tier",
+           body={"value": "silver"})
+    answer(f"GET {column}", {200}, headers=project, column_name="id")
+    answer("GET /management/v1/warehouse/{warehouse_id}/table/{table_id}/column-tags", {200}, headers=project)
+    answer(f"GET {tag}/{{tag_definition_id}}/attachments", {200}, **by_id, query={"pageSize": "3"})
+    answer(f"GET {tag}/{{tag_definition_id}}/actions", {200}, **by_id)
+    answer("POST /management/v1/permissions/tag/{tag_definition_id}/assignments", {204}, **by_id,
+           body={"writes": [{"type": "apply", "user": someone}]})
+    answer("GET /management/v1/permissions/tag/{tag_definition_id}/assignments", {200}, **by_id)
+    answer(f"DELETE {column}/{{tag_name}}", {204}, headers=project, column_name="id", tag_name="fuzz.tier")
+    for base in tagged:
+        answer(f"DELETE {base}/{{tag_name}}", {204}, headers=project, tag_name="fuzz.tier")
+    answer(f"DELETE {tag}/{{tag_definition_id}}", {204}, **by_id)
     answer("DELETE /management/v1/role/{role_id}", {204}, headers=project)
     answer("DELETE /management/v1/user/{user_id}", {204}, user_id=someone)
 

@@ -39,6 +39,7 @@ from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.rebuild import Rebuild
+from lakeledger.projections.tags import TagsProjection
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.settings import Settings
 
@@ -46,7 +47,8 @@ SERVER_ID = UUID("00000000-0000-4000-8000-000000000027")
 # every read model the catalog has: the OpenFGA tuples as their mirror table (what writing OpenFGA adds is the
 # TupleProjectionRunner's, tested with OpenFGA in tests/e2e)
 PROJECTIONS = (CatalogProjection(), HistoryProjection(), ExpirySchedule(), UsersRolesProjection(),
-               AccessHistoryProjection(SERVER_ID), CatalogVersionsProjection(), AuthzTuplesProjection(SERVER_ID))
+               AccessHistoryProjection(SERVER_ID), CatalogVersionsProjection(), AuthzTuplesProjection(SERVER_ID),
+               TagsProjection())
 SURROGATE_KEYS = {"ll_access_ranges": {"id"}}  # numbered by a sequence that keeps counting across rebuilds
 
 

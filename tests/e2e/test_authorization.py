@@ -618,3 +618,43 @@ def test_a_warehouse_managed_by_instance_admin_changes_only_by_the_servers_admin
             assert r.status_code == 200, r.text
             r = bob.post(f"/management/v1/warehouse/{managed}/rename", json={"new-name": "bobs-again"})
             assert r.status_code == 200, r.text
+
+
+def test_a_tag_is_set_with_apply_on_its_definition_and_modify_on_the_object(api, oidc, world, own_database):
+    """Governance tags under OpenFGA: spark's tag definition is invisible to bob; seeing a table lets him read its
+    tags, not set them; `apply` on the definition (its assignments) and `modify` on the table let him tag that
+    table and take the tag off, never delete the definition. Every refusal leaves the log as it was."""
+    a = world["A"]
+    w = f"/management/v1/warehouse/{a['warehouse']}"
+    t, u = a["tables"]["ns.t"], a["tables"]["ns.u"]
+    with _client(api, oidc, "spark", a["project"]) as spark, _client(api, oidc, "bob", a["project"]) as bob:
+        r = spark.post("/management/v1/tag-definition", json={"name": "pii", "scope": ["table"],
+                                                               "value-kind": "marker"})
+        assert r.status_code == 201, r.text
+        definition = f"/management/v1/tag-definition/{r.json()['id']}"
+        before = log_length(own_database)
+        r = bob.get(definition)
+        assert r.status_code == 404 and r.json()["error"]["type"] == "TagDefinitionNotFound"
+        assert bob.post("/management/v1/tag-definition", json={"name": "bobs", "scope": ["table"],
+                                                               "value-kind": "marker"}).status_code in (403, 404)
+        assert bob.put(f"{w}/table/{t}/tags/pii", json={}).status_code == 404
+        assert log_length(own_database) == before
+        with table_grant(api, oidc, a, "ns.t"):
+            granted = log_length(own_database)
+            assert bob.get(f"{w}/table/{t}/tags").json() == {"tags": []}
+            assert bob.put(f"{w}/table/{t}/tags/pii", json={}).status_code == 403
+            assert log_length(own_database) == granted
+        apply = Grant(api, oidc, f"tag/{definition.rsplit('/', 1)[1]}", "apply", a["project"])
+        with table_grant(api, oidc, a, "ns.t", "modify"), apply:
+            r = bob.put(f"{w}/table/{t}/tags/PII", json={})
+            assert r.status_code == 200, r.text
+            assert bob.get(definition).status_code == 200
+            assert bob.get(f"{w}/table/{t}/tags").json()["tags"][0]["name"] == "pii"
+            assert bob.put(f"{w}/table/{u}/tags/pii", json={}).status_code == 404
+            assert bob.delete(definition).status_code == 403
+            actions = bob.get(f"{definition}/actions").json()["allowed-actions"]
+            assert {x["action"] for x in actions} == {"read", "apply", "remove"}
+            assert bob.delete(f"{w}/table/{t}/tags/pii").status_code == 204
+        assert spark.get(f"{definition}/actions", params={"principalUser": "oidc~bob"}).json() == {
+            "allowed-actions": []}
+        assert spark.delete(definition).status_code == 204

@@ -119,6 +119,6 @@ def test_concurrent_writers_on_both_servers_read_their_writes_and_publish_each_e
     assert len(expected) >= 32 * 9
     assert_exactly_once(messages, expected)
     # the projections the workers run are at the head as well: nothing the two servers wrote was skipped
-    names = ("catalog", "history", "expiry-schedule", "users-roles", "access-history", "purger", "cloudevents")
+    names = ("catalog", "history", "expiry-schedule", "users-roles", "access-history", "tags", "purger", "cloudevents")
     wait_until(lambda: all(positions(database).get(n) == head(database) for n in names), 30,
                "every position reaching the head")

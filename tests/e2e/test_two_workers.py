@@ -155,7 +155,7 @@ def test_two_workers_processes_killed_one_at_a_time_hold_every_position_exactly_
     assert_exactly_once(messages, expected)
     assert len(expected) > 300 + 3 * TABLES
 
-    names = ("catalog", "history", "expiry-schedule", "users-roles", "access-history", "purger", "cloudevents")
+    names = ("catalog", "history", "expiry-schedule", "users-roles", "access-history", "tags", "purger", "cloudevents")
     wait_until(lambda: all(positions(c.pg_url).get(n) == head(c.pg_url) for n in names), 30,
                "every position reaching the head")
     assert c.events("Expired") == Counter({t: 1 for t in tables})

@@ -28,7 +28,7 @@ def _rewrites(rewrite: dict):
 
 def test_the_model_has_the_types_of_the_catalog():
     assert list(TYPES) == ["user", "role", "server", "project", "warehouse", "namespace", "table", "view",
-                           "generic-table"]
+                           "generic-table", "tag-definition"]
     assert MODEL["schema_version"] == "1.1"
 
 
@@ -55,6 +55,8 @@ def test_grantees_are_users_and_role_members_and_roles_nest():
         for privilege in ("ownership", "describe", "select", "modify", "manage_grants", "pass_grants"):
             assert _direct_types(type_name, privilege) == grantees, (type_name, privilege)
     assert _direct_types("role", "assignee") == grantees
+    for privilege in ("ownership", "apply"):
+        assert _direct_types("tag-definition", privilege) == grantees
 
 
 def test_the_actions_the_api_checks_exist():
@@ -75,6 +77,8 @@ def test_the_actions_the_api_checks_exist():
         "generic-table": {"can_get_metadata", "can_read_data", "can_write_data", "can_drop", "can_undrop",
                           "can_rename", "can_set_protection", "can_include_in_list", "can_read_history"},
         "role": {"can_assume", "can_grant_assignee", "can_delete", "can_read"},
+        "tag-definition": {"can_read", "can_update", "can_delete", "can_apply", "can_remove", "can_read_attachments",
+                           "can_read_grants", "can_read_assignments", "can_change_ownership", "can_grant_apply"},
     }
     for type_name, actions in wanted.items():
         assert actions <= set(TYPES[type_name]["relations"]), (type_name, actions - set(TYPES[type_name]["relations"]))

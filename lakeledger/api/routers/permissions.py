@@ -86,6 +86,8 @@ async def _exists(container: Container, object_: str) -> None:
     kind, id_ = type_of(object_), object_.partition(":")[2]
     if kind == "role":
         found = await container.users_roles_queries.role_exists(UUID(id_))
+    elif kind == "tag-definition":
+        found = await container.tag_queries.exists(UUID(id_))
     elif kind in CATALOG_KINDS:
         found = await container.queries.exists(kind, UUID(id_))
     else:
@@ -180,6 +182,8 @@ _ROUTES = (
     ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
     ("generic-table", "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"),
     ("role", "/role/{role_id}"),
+    # a governance tag definition (Lakekeeper 0.14): assignments only, its actions are /tag-definition/{id}/actions
+    ("tag-definition", "/tag/{tag_definition_id}"),
 )
 
 
@@ -213,6 +217,8 @@ def _register(kind: str, path: str) -> None:
                                     **errors(400, 403, 404)})
     router.add_api_route(f"{path}/assignments", post_assignments, methods=["POST"], status_code=204,
                          response_class=Response, name=f"update_{name}_assignments", responses=errors(400, 403, 404))
+    if kind == "tag-definition":
+        return
     router.add_api_route(f"{path}/access", get_access, methods=["GET"], name=f"get_{name}_access",
                          responses={**ok(AccessResponse, f"What the caller (or the principal asked) may do on the "
                                                          f"{kind}"), **errors(400, 403, 404)})
