@@ -20,6 +20,7 @@ from lakeledger.api.maintenance import MaintenanceGate, MaintenanceMode, follow
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers import (
     access_history,
+    actions,
     config,
     console,
     generic_tables,
@@ -129,6 +130,8 @@ def create_app(container) -> FastAPI:
         app.include_router(router, prefix="/catalog/v1")
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)
+    # before management's /project/{project_id}, which would take /project/actions for a project id
+    app.include_router(actions.router)
     app.include_router(management.router)
     app.include_router(maintenance.router)
     app.include_router(recycle_bin.router)

@@ -239,6 +239,19 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
         )
         answer(f"GET {base}/assignments", {200}, headers=project)
         answer(f"GET {base}/access", {200}, headers=project)
+        if "{project_id}" not in path:
+            answer(f"GET {base}/authorizer-actions", {200}, headers=project)
+    # 0.14's action introspection, and many checks at once
+    for path in ("/server", "/project", "/role/{role_id}", "/user/{user_id}", "/warehouse/{warehouse_id}",
+                 "/warehouse/{warehouse_id}/namespace/{namespace_id}", "/warehouse/{warehouse_id}/table/{table_id}",
+                 "/warehouse/{warehouse_id}/view/{view_id}",
+                 "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"):
+        answer(f"GET /management/v1{path}/actions", {200}, headers=project)
+    answer("POST /management/v1/action/batch-check", {200}, headers=project, body={"checks": [
+        {"id": "t", "operation": {"table": {"action": "read_data", "warehouse-id": objects["warehouse_id"],
+                                            "table-id": objects["table_id"]}}},
+        {"operation": {"namespace": {"action": "create_table", "warehouse-id": objects["warehouse_id"],
+                                     "namespace": [NAMESPACE]}}, "identity": {"user": someone}}]})
     answer("POST /management/v1/permissions/check", {200}, body={"operation": {"table": {
         "action": "read_data", "table-id": objects["table_id"], "warehouse-id": objects["warehouse_id"]}}})
     answer("GET /management/v1/permissions/check", {200}, query={"type": "warehouse", "action": "use",

@@ -6,6 +6,7 @@ the projection writes to OpenFGA), so they answer under either backend. Changing
 ``can_grant_<relation>`` on the object (``can_change_ownership`` for ownership), asked of OpenFGA before anything is
 appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded."""
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
@@ -13,9 +14,10 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
+from lakeledger.api.authorization import active_lookup
 from lakeledger.api.context import principal, provenance
 from lakeledger.api.dependencies import ContainerDep
-from lakeledger.api.lakekeeper_actions import answered, lakekeeper_action
+from lakeledger.api.lakekeeper_actions import AUTHORIZER_ACTIONS, ENUMS, lakekeeper_action
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
@@ -129,19 +131,40 @@ async def update(container: Container, request: Request, object_: str, body: Upd
     return Response(status_code=204)
 
 
+async def asked_for(container: Container, request: Request, object_: str, principal_user: str | None,
+                    principal_role: str | None) -> str:
+    """Whose decisions a question is about: the caller's, or (with ``can_read_assignments`` on the object) the user
+    or the role named."""
+    if not principal_user and not principal_role:
+        return user(principal(request).id)
+    if principal_user and principal_role:
+        raise BadRequest("Give principalUser or principalRole, not both")
+    await require(container, request, "can_read_assignments", object_)
+    return user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
+
+
+async def allowed_names(container: Container, request: Request, object_: str, principal_user: str | None,
+                        principal_role: str | None, vocabulary: Sequence[tuple[str, str]]) -> list[str]:
+    """The names of ``vocabulary`` ((name, our relation), in the order answered) the caller, or the principal
+    asked, holds on the object: the one core of every "what may I do here" answer."""
+    await _exists(container, object_)
+    who = await asked_for(container, request, object_, principal_user, principal_role)
+    answers = await container.authorizer.check_many([Check(who, relation, object_) for _, relation in vocabulary])
+    return list(dict.fromkeys(name for (name, _), ok in zip(vocabulary, answers, strict=True) if ok))
+
+
+def _access_vocabulary(kind: str) -> list[tuple[str, str]]:
+    """Lakekeeper's ``/permissions/…/access`` names for our relations, in its enum's order."""
+    pairs = [(name, a) for a in ACTIONS[kind] if (name := lakekeeper_action(kind, a)) is not None]
+    order = {name: i for i, name in enumerate(ENUMS[kind])}
+    return sorted(pairs, key=lambda pair: order[pair[0]])
+
+
 async def access(container: Container, request: Request, object_: str, principal_user: str | None,
                  principal_role: str | None) -> dict:
-    await _exists(container, object_)
-    who = user(principal(request).id)
-    if principal_user or principal_role:
-        if principal_user and principal_role:
-            raise BadRequest("Give principalUser or principalRole, not both")
-        await require(container, request, "can_read_assignments", object_)
-        who = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
-    kind = type_of(object_)
-    actions = [a for a in ACTIONS[kind] if lakekeeper_action(kind, a) is not None]
-    answers = await container.authorizer.check_many([Check(who, a, object_) for a in actions])
-    return {"allowed-actions": answered(kind, [a for a, ok in zip(actions, answers, strict=True) if ok])}
+    vocabulary = _access_vocabulary(type_of(object_))
+    return {"allowed-actions": await allowed_names(container, request, object_, principal_user, principal_role,
+                                                   vocabulary)}
 
 
 def _project(x_project_id: str | None, container: Container, project_id: str | None = None) -> str:
@@ -156,6 +179,12 @@ def _objects(container: Container, kind: str, **ids) -> str:
     if kind == "project":
         return _project(ids.get("x_project_id"), container, ids.get("project_id"))
     return obj(kind, _uuid(ids[f"{kind.replace('-', '_')}_id"], f"{kind} id"))
+
+
+def object_of(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
+    """The object a route's path (and for a project, the header) names."""
+    return _objects(container, kind, **{k: str(v) for k, v in request.path_params.items()},
+                    x_project_id=x_project_id)
 
 
 _ROUTES = (
@@ -195,6 +224,15 @@ def _register(kind: str, path: str) -> None:
         object_ = _objects(container, kind, **ids_of(request, x_project_id))
         return JSONResponse(await access(container, request, object_, principalUser, principalRole))
 
+    async def get_authorizer_actions(container: ContainerDep, request: Request,
+                                     principalUser: str | None = Query(default=None),
+                                     principalRole: str | None = Query(default=None),
+                                     x_project_id: str | None = Header(default=None)):
+        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        allowed = await allowed_names(container, request, object_, principalUser, principalRole,
+                                      AUTHORIZER_ACTIONS[kind])
+        return JSONResponse({"allowed-actions": allowed})
+
     name = path.strip("/").replace("/", "_").replace("-", "_").replace("{", "").replace("}", "")
     router.add_api_route(f"{path}/assignments", get_assignments, methods=["GET"], name=f"get_{name}_assignments",
                          responses={**ok(AssignmentsResponse, f"Who is assigned what on the {kind}"),
@@ -204,6 +242,13 @@ def _register(kind: str, path: str) -> None:
     router.add_api_route(f"{path}/access", get_access, methods=["GET"], name=f"get_{name}_access",
                          responses={**ok(AccessResponse, f"What the caller (or the principal asked) may do on the "
                                                          f"{kind}"), **errors(400, 403, 404)})
+    if "{project_id}" in path:  # Lakekeeper asks a project's authorizer actions of the header's project only
+        return
+    router.add_api_route(f"{path}/authorizer-actions", get_authorizer_actions, methods=["GET"],
+                         name=f"get_{name}_authorizer_actions",
+                         responses={**ok(AccessResponse, f"Which assignments on the {kind} the caller (or the "
+                                                         "principal asked) may read and hand on"),
+                                    **errors(400, 403, 404)})
 
 
 for _kind, _path in _ROUTES:
@@ -222,6 +267,44 @@ class CheckRequest(BaseModel):
     operation: dict[str, dict[str, Any]]
 
 
+_ALIASES = {"view": ("view-id", "view"), "generic-table": ("generic-table-id", "generic-table")}
+
+
+def _field(fields: dict, *names: str) -> Any:
+    return next((fields[n] for n in names if n in fields), None)
+
+
+async def operation_object(container: Container, kind: str, fields: dict, x_project_id: str | None) -> str | None:
+    """The object an operation of a check names: the server, a project (the header's unless ``project-id``), or an
+    object by its id (``<kind>-id``), a namespace also by ``warehouse-id`` and ``namespace`` (its path), a tabular by
+    ``warehouse-id``, ``namespace`` and ``table`` (``view``, ``generic-table``); None when there is no such object."""
+    if kind == "server":
+        return obj("server", container.settings.server_id)
+    if kind == "project":
+        return _project(x_project_id, container, fields.get("project-id"))
+    id_ = _field(fields, _ID_FIELDS[kind], "table-id", *_ALIASES.get(kind, ())[:1])
+    if id_ is None and kind != "warehouse" and "namespace" in fields:
+        path, warehouse_id = fields["namespace"], _uuid(fields.get("warehouse-id"), "warehouse-id")
+        if not isinstance(path, list) or not all(isinstance(p, str) for p in path):
+            raise BadRequest("namespace is a list of names")
+        if kind == "namespace":
+            row = await container.queries.namespace(warehouse_id, path)
+            return None if row is None else obj(kind, row.id)
+        name = _field(fields, "table", *_ALIASES.get(kind, ())[1:])
+        if not isinstance(name, str):
+            raise BadRequest(f"A {kind} named by its namespace names it with table")
+        found = await active_lookup(container.queries, kind)(warehouse_id, path, name)
+        return None if found is None else obj(kind, found[0])
+    if not isinstance(id_, str):
+        raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
+    object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
+    try:
+        await _exists(container, object_)
+    except NotFound:
+        return None
+    return object_
+
+
 async def _check(container: Container, request: Request, kind: str, fields: dict, identity: dict | None,
                  x_project_id: str | None) -> dict:
     if kind not in ACTIONS or kind in ("user", "role"):
@@ -231,26 +314,28 @@ async def _check(container: Container, request: Request, kind: str, fields: dict
     if not isinstance(action, str) or f"can_{action}" not in ACTIONS[kind]:
         raise BadRequest(f"A {kind} has the actions {', '.join(a.removeprefix('can_') for a in ACTIONS[kind])}, "
                          f"not {action!r}")
-    if kind == "server":
-        object_ = obj("server", container.settings.server_id)
-    elif kind == "project":
-        object_ = _project(x_project_id, container, fields.get("project-id"))
-    else:
-        id_ = fields.get(_ID_FIELDS[kind])
-        if not isinstance(id_, str):
-            raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
-        object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
-    await _exists(container, object_)
-    who = user(principal(request).id)
-    if identity:
-        if len(identity) != 1 or not ({"user", "role"} & set(identity)):
-            raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
-        asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
-        if asked != who:
-            await require(container, request, "can_read_assignments", object_)
-            who = asked
+    object_ = await operation_object(container, kind, fields, x_project_id)
+    if object_ is None:
+        raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist")
+    who = await identity_of(container, request, object_, identity)
     [allowed] = await container.authorizer.check_many([Check(who, f"can_{action}", object_)])
     return {"allowed": allowed}
+
+
+async def identity_of(container: Container, request: Request, object_: str, identity: object) -> str:
+    """Whose decision a check asks: the caller's, or the ``identity`` (``{"user": …}`` or ``{"role": …}``) named,
+    which needs ``can_read_assignments`` on the object unless it is the caller."""
+    who = user(principal(request).id)
+    if identity is None:
+        return who
+    if not isinstance(identity, dict) or len(identity) != 1 or not ({"user", "role"} & set(identity)):
+        raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
+    if "user" in identity and not isinstance(identity["user"], str):
+        raise BadRequest("identity's user is a user id")
+    asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
+    if asked != who:
+        await require(container, request, "can_read_assignments", object_)
+    return asked
 
 
 @router.post("/check", responses={**ok(CheckResponse, "Whether the action is allowed"), **errors(400, 403, 404)})
