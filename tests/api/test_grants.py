@@ -10,7 +10,10 @@ appends nothing."""
 
 import uuid
 
-from support import SCHEMA
+import httpx
+import psycopg
+import pytest
+from support import SCHEMA, Server, create_database
 
 BOB = "oidc~bob"
 
@@ -69,3 +72,199 @@ def test_batch_check_answers_in_order_with_ids_and_missing_objects_denied(client
         assert r.status_code == 400, (bad, r.text)
         assert r.json()["error"]["type"]
     assert log_length() == before
+
+
+def test_a_grant_through_the_grants_api_is_an_assignment_and_lists_with_its_resource(client, warehouse,
+                                                                                     log_length):
+    ns, table = _namespace_and_table(client, warehouse)
+    w = warehouse["id"]
+    base = f"/management/v1/warehouse/{w}/table/{table}"
+    someone = f"oidc~g-{uuid.uuid4().hex[:8]}"
+    r = client.post(f"{base}/grants", json={"writes": [{"privilege": "select", "principal": {"user": someone}}]})
+    assert r.status_code == 204, r.text
+    assigned = client.get(f"/management/v1/permissions/warehouse/{w}/table/{table}/assignments").json()
+    assert {"type": "select", "user": someone} in assigned["assignments"]
+    listed = client.get(f"{base}/grants", params={"principalUser": someone})
+    assert listed.status_code == 200, listed.text
+    [grant] = listed.json()["grants"]
+    assert grant["principal"] == {"user": someone} and grant["privilege"] == "select" and grant["recognized"]
+    assert grant["resource"] == {"type": "table", "warehouse-id": w, "table-id": table}
+    project = client.get("/management/v1/grants", params={"principalUser": someone})
+    assert project.status_code == 200, project.text
+    assert [g["resource"] for g in project.json()["grants"]] == [grant["resource"]]
+    # pages: one grant a page, each token leading on
+    client.post(f"/management/v1/warehouse/{w}/namespace/{ns}/grants",
+                json={"writes": [{"privilege": "modify", "principal": {"user": someone}}]})
+    first = client.get("/management/v1/grants", params={"principalUser": someone, "pageSize": 1}).json()
+    assert len(first["grants"]) == 1 and first["next-page-token"]
+    second = client.get("/management/v1/grants", params={"principalUser": someone, "pageSize": 1,
+                                                         "pageToken": first["next-page-token"]}).json()
+    assert [g["privilege"] for g in first["grants"] + second["grants"]] == ["select", "modify"]
+    # revoking through the grants API removes the assignment
+    r = client.post(f"{base}/grants", json={"deletes": [{"privilege": "select", "principal": {"user": someone}}]})
+    assert r.status_code == 204, r.text
+    assert client.get(f"{base}/grants", params={"principalUser": someone}).json()["grants"] == []
+    vocabulary = client.get("/management/v1/grants/grantable-privileges").json()["privileges"]
+    assert [p["name"] for p in vocabulary["table"]] == ["ownership", "pass_grants", "manage_grants", "describe",
+                                                        "select", "modify"]
+    assert vocabulary["tag-definition"] == [] and vocabulary["server"][0]["category"] == "administration"
+    mine = client.get(f"{base}/grants/grantable-privileges").json()["privileges"]
+    assert all(p["allowed"] for p in mine) and mine[0]["privilege"]["name"] == "ownership"
+
+
+def test_bad_grant_requests_are_4xx_error_models_that_append_nothing(client, warehouse, log_length):
+    _, table = _namespace_and_table(client, warehouse)
+    base = f"/management/v1/warehouse/{warehouse['id']}/table/{table}/grants"
+    entry = {"privilege": "select", "principal": {"user": "oidc~x"}}
+    before = log_length()
+    for body, error_type in (
+            ({}, "EmptyGrantDiff"),
+            ({"writes": [entry] * 101}, "GrantDiffTooLarge"),
+            ({"writes": [entry], "deletes": [entry]}, "ContradictoryGrantDiff"),
+            ({"writes": [entry, entry]}, "DuplicateGrantEntry"),
+            ({"writes": [{"privilege": "create", "principal": {"user": "oidc~x"}}]}, "UnknownGrantPrivilege"),
+            ({"writes": [{"privilege": "select", "principal": {"user": "oidc~x", "role": str(uuid.uuid4())}}]},
+             "BadRequestException"),
+            ({"writes": [{**entry, "resource": {"type": "server"}}]}, "BadRequestException"),
+            ({"writes": [{"privilege": "select", "principal": {"role": str(uuid.uuid4())}}]}, "NoSuchRoleException"),
+    ):
+        r = client.post(base, json=body)
+        assert 400 <= r.status_code < 500, (body, r.text)
+        assert r.json()["error"]["type"] == error_type, (body, r.text)
+    r = client.post(f"/management/v1/warehouse/{warehouse['id']}/table/{uuid.uuid4()}/grants", json={"writes": [entry]})
+    assert r.status_code == 404, r.text
+    r = client.get("/management/v1/grants")
+    assert r.status_code == 400 and r.json()["error"]["type"] == "MissingGrantPrincipal"
+    r = client.get(base, params={"principalUser": "oidc~x", "principalRole": str(uuid.uuid4())})
+    assert r.status_code == 400 and r.json()["error"]["type"] == "AmbiguousGrantPrincipal"
+    assert log_length() == before
+
+
+# ---- with OpenFGA ---------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def own_database(pg_url) -> str:
+    return create_database(pg_url, f"grants_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture(scope="module")
+def fga_api(oidc, openfga, own_database, tmp_path_factory):
+    s = Server(own_database, tmp_path_factory.mktemp("grants-serve"), LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
+               LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
+               LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
+               LAKELEDGER__OPENFGA__STORE_NAME=f"grants-{uuid.uuid4().hex[:8]}",
+               LAKELEDGER__ENABLE_DEFAULT_PROJECT="false", LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
+    yield s
+    s.stop()
+
+
+def _as(api, oidc, who: str, project: str | None = None) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {oidc.token(who)}"}
+    if project:
+        headers["x-project-id"] = project
+    return httpx.Client(base_url=api.url, timeout=60, headers=headers)
+
+
+def _events(database: str) -> int:
+    with psycopg.connect(database) as conn:
+        return conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def place(fga_api, oidc, tmp_path_factory):
+    """Spark (the operator, owner of what it makes) builds a project with a warehouse, a namespace and a table;
+    bob has a user and nothing else."""
+    with _as(fga_api, oidc, "spark") as spark:
+        r = spark.post("/management/v1/bootstrap", json={"accept-terms-of-use": True, "is-operator": True})
+        assert r.status_code == 204, r.text
+        project = spark.post("/management/v1/project", json={"project-name": "grants"}).json()["project-id"]
+        location = tmp_path_factory.mktemp("grants-wh")
+        r = spark.post("/management/v1/warehouse", json={
+            "warehouse-name": "wh", "project-id": project,
+            "storage-profile": {"type": "file", "location": f"file://{location}"}})
+        assert r.status_code == 201, r.text
+        w = r.json()["warehouse-id"]
+        ns = spark.post(f"/catalog/v1/{w}/namespaces", json={"namespace": ["ns"]}).json()["namespace-uuid"]
+        r = spark.post(f"/catalog/v1/{w}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA})
+        assert r.status_code == 200, r.text
+        table = r.json()["metadata"]["table-uuid"]
+    with _as(fga_api, oidc, "bob") as bob:
+        assert bob.get("/management/v1/whoami").status_code == 200
+    return {"project": project, "warehouse": w, "namespace": ns, "table": table,
+            "grants": f"/management/v1/warehouse/{w}/table/{table}/grants",
+            "load": f"/catalog/v1/{w}/namespaces/ns/tables/t"}
+
+
+def test_a_grant_given_through_the_grants_api_decides_real_requests_and_shows_as_an_assignment(
+        fga_api, oidc, place, own_database):
+    select = {"privilege": "select", "principal": {"user": BOB}}
+    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+        assert bob.get(place["load"]).status_code == 404  # not even visible
+        before = _events(own_database)
+        r = bob.post(place["grants"], json={"writes": [select]})  # bob may not hand on what he lacks
+        assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenException", r.text
+        assert bob.get(place["grants"]).status_code in (403, 404)
+        assert _events(own_database) == before
+        grantable = bob.get(f"{place['grants']}/grantable-privileges").json()["privileges"]
+        assert not any(p["allowed"] for p in grantable)
+        assert all(p["allowed"] for p in spark.get(f"{place['grants']}/grantable-privileges").json()["privileges"])
+
+        r = spark.post(place["grants"], json={"writes": [select]})
+        assert r.status_code == 204, r.text
+        assert _events(own_database) == before + 1  # one Grant event, the assignments' own
+        assignments = spark.get(f"/management/v1/permissions/warehouse/{place['warehouse']}/table/"
+                                f"{place['table']}/assignments").json()["assignments"]
+        assert {"type": "select", "user": BOB} in assignments
+        assert bob.get(place["load"]).status_code == 200
+        assert bob.post(place["load"], json={"updates": [{"action": "set-properties", "updates": {"a": "b"}}]}
+                        ).status_code == 403
+        # bob reads his own grants without the right to read the table's
+        mine = bob.get(place["grants"], params={"principalUser": BOB})
+        assert mine.status_code == 200, mine.text
+        assert [g["privilege"] for g in mine.json()["grants"]] == ["select"]
+        assert bob.get(place["grants"]).status_code == 403
+        assert bob.get(place["grants"], params={"principalUser": "oidc~spark"}).status_code == 403
+        actions = [a["action"] for a in bob.get(f"/management/v1/warehouse/{place['warehouse']}/table/"
+                                                f"{place['table']}/actions").json()["allowed-actions"]]
+        assert "read_data" in actions and "get_metadata" in actions
+        assert "write_data" not in actions and "drop" not in actions and "read_grants" not in actions
+
+        # revoked through the older API: gone from the grants listing, and from bob's reach
+        r = spark.post(f"/management/v1/permissions/warehouse/{place['warehouse']}/table/{place['table']}"
+                       "/assignments", json={"deletes": [{"type": "select", "user": BOB}]})
+        assert r.status_code == 204, r.text
+        assert spark.get(place["grants"], params={"principalUser": BOB}).json()["grants"] == []
+        assert bob.get(place["load"]).status_code == 404
+
+
+def test_batch_check_answers_as_single_checks_do(fga_api, oidc, place, own_database):
+    w, table, ns = place["warehouse"], place["table"], place["namespace"]
+    asked = [("table", {"table-id": table, "warehouse-id": w}, "read_data"),
+             ("table", {"table-id": table, "warehouse-id": w}, "write_data"),
+             ("namespace", {"namespace-id": ns, "warehouse-id": w}, "create_table"),
+             ("warehouse", {"warehouse-id": w}, "get_metadata"),
+             ("server", {}, "create_project")]
+    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+        r = spark.post(f"/management/v1/warehouse/{w}/namespace/{ns}/grants",
+                       json={"writes": [{"privilege": "select", "principal": {"user": BOB}}]})
+        assert r.status_code == 204, r.text
+        try:
+            checks = [{"operation": {kind: {"action": action, **ids}}} for kind, ids, action in asked]
+            batch = bob.post("/management/v1/action/batch-check", json={"checks": checks})
+            assert batch.status_code == 200, batch.text
+            singles = [bob.post("/management/v1/permissions/check", json=c).json()["allowed"] for c in checks]
+            assert [res["allowed"] for res in batch.json()["results"]] == singles == [True, False, False, True,
+                                                                                      False]
+            # spark asks the same for bob (spark may read the assignments everywhere)
+            for_bob = spark.post("/management/v1/action/batch-check", json={"checks": [
+                {**c, "identity": {"user": BOB}} for c in checks]})
+            assert [res["allowed"] for res in for_bob.json()["results"]] == singles
+            # bob may not ask on spark's behalf; asking appended nothing
+            before = _events(own_database)
+            refused = bob.post("/management/v1/action/batch-check",
+                               json={"checks": [{**checks[0], "identity": {"user": "oidc~spark"}}]})
+            assert refused.status_code == 403, refused.text
+            assert _events(own_database) == before
+        finally:
+            spark.post(f"/management/v1/warehouse/{w}/namespace/{ns}/grants",
+                       json={"deletes": [{"privilege": "select", "principal": {"user": BOB}}]})

@@ -247,6 +247,19 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
                  "/warehouse/{warehouse_id}/view/{view_id}",
                  "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"):
         answer(f"GET /management/v1{path}/actions", {200}, headers=project)
+    # 0.14's grants API: the same assignments, on every object kind
+    answer("GET /management/v1/grants/grantable-privileges", {200})
+    for path, privilege in (("/server", "operator"), ("/project", "describe"), ("/warehouse/{warehouse_id}", "select"),
+                            ("/warehouse/{warehouse_id}/namespace/{namespace_id}", "create"),
+                            ("/warehouse/{warehouse_id}/table/{table_id}", "select"),
+                            ("/warehouse/{warehouse_id}/view/{view_id}", "describe"),
+                            ("/warehouse/{warehouse_id}/generic-table/{generic_table_id}", "modify")):
+        base = f"/management/v1{path}/grants"
+        answer(f"POST {base}", {204}, headers=project,
+               body={"writes": [{"privilege": privilege, "principal": {"user": someone}}]})
+        answer(f"GET {base}", {200}, headers=project, query={"principalUser": someone, "pageSize": "5"})
+        answer(f"GET {base}/grantable-privileges", {200}, headers=project)
+    answer("GET /management/v1/grants", {200}, headers=project, query={"principalUser": someone})
     answer("POST /management/v1/action/batch-check", {200}, headers=project, body={"checks": [
         {"id": "t", "operation": {"table": {"action": "read_data", "warehouse-id": objects["warehouse_id"],
                                             "table-id": objects["table_id"]}}},

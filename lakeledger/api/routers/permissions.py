@@ -28,7 +28,7 @@ from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
 from lakeledger.projections.catalog_queries import CATALOG_KINDS
-from lakeledger.services.grants import RELATIONS, from_tuple, parse_assignment
+from lakeledger.services.grants import RELATIONS, Assignment, from_tuple, parse_assignment
 
 router = APIRouter(prefix="/management/v1/permissions", tags=["Permissions"])
 
@@ -36,7 +36,8 @@ ACTIONS = {d["type"]: sorted(r for r in d.get("relations", {}) if r.startswith("
            for d in authorization_model()["type_definitions"]}
 
 
-def _grant_relation(object_: str, relation: str) -> str:
+def grant_relation(relation: str) -> str:
+    """What it takes to hand ``relation`` on (or take it back)."""
     if relation == "ownership":
         return "can_change_ownership"
     return f"can_grant_{relation}"
@@ -84,7 +85,7 @@ def _uuid(value: object, what: str) -> UUID:
         raise BadRequest(f"{what} must be a UUID, not {value!r}") from None
 
 
-async def _exists(container: Container, object_: str) -> None:
+async def must_exist(container: Container, object_: str) -> None:
     kind, id_ = type_of(object_), object_.partition(":")[2]
     if kind == "role":
         found = await container.users_roles_queries.role_exists(UUID(id_))
@@ -108,7 +109,7 @@ async def require(container: Container, request: Request, relation: str, object_
 
 
 async def assignments(container: Container, request: Request, object_: str, relations: list[str] | None) -> list[dict]:
-    await _exists(container, object_)
+    await must_exist(container, object_)
     await require(container, request, "can_read_assignments", object_)
     await run_in_threadpool(container.access_history.caught_up)
     held = await container.access_queries.current_tuples(object_)
@@ -119,35 +120,45 @@ async def assignments(container: Container, request: Request, object_: str, rela
 
 async def update(container: Container, request: Request, object_: str, body: UpdateAssignments,
                  by: Provenance) -> Response:
-    await _exists(container, object_)
+    await must_exist(container, object_)
     writes = [parse_assignment(a, object_) for a in body.writes]
     deletes = [parse_assignment(a, object_) for a in body.deletes]
-    needed = sorted({_grant_relation(object_, a.relation) for a in [*writes, *deletes]})
+    await apply(container, request, object_, writes, deletes, by)
+    return Response(status_code=204)
+
+
+async def apply(container: Container, request: Request, object_: str, writes: list[Assignment],
+                deletes: list[Assignment], by: Provenance) -> None:
+    """Grants and revokes on an existing object, all or nothing, once the caller may hand on each relation
+    (``can_grant_<relation>``, ``can_change_ownership`` for ownership): refused, a 403 and nothing appended."""
+    needed = sorted({grant_relation(a.relation) for a in [*writes, *deletes]})
     answers = await _allowed(container, request, [(r, object_) for r in needed])
     refused = [r for r, ok in zip(needed, answers, strict=True) if not ok]
     if refused:
         raise Forbidden(f"{principal(request).id} may not {', '.join(refused)} on {object_}")
     await run_in_threadpool(container.grants.update, object_, writes, deletes, by)
-    return Response(status_code=204)
 
 
 async def asked_for(container: Container, request: Request, object_: str, principal_user: str | None,
                     principal_role: str | None) -> str:
     """Whose decisions a question is about: the caller's, or (with ``can_read_assignments`` on the object) the user
     or the role named."""
+    caller = user(principal(request).id)
     if not principal_user and not principal_role:
-        return user(principal(request).id)
+        return caller
     if principal_user and principal_role:
         raise BadRequest("Give principalUser or principalRole, not both")
-    await require(container, request, "can_read_assignments", object_)
-    return user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
+    asked = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
+    if asked != caller:
+        await require(container, request, "can_read_assignments", object_)
+    return asked
 
 
 async def allowed_names(container: Container, request: Request, object_: str, principal_user: str | None,
                         principal_role: str | None, vocabulary: Sequence[tuple[str, str]]) -> list[str]:
     """The names of ``vocabulary`` ((name, our relation), in the order answered) the caller, or the principal
     asked, holds on the object: the one core of every "what may I do here" answer."""
-    await _exists(container, object_)
+    await must_exist(container, object_)
     who = await asked_for(container, request, object_, principal_user, principal_role)
     answers = await container.authorizer.check_many([Check(who, relation, object_) for _, relation in vocabulary])
     return list(dict.fromkeys(name for (name, _), ok in zip(vocabulary, answers, strict=True) if ok))
@@ -299,7 +310,7 @@ async def operation_object(container: Container, kind: str, fields: dict, x_proj
         raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
     object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
     try:
-        await _exists(container, object_)
+        await must_exist(container, object_)
     except NotFound:
         return None
     return object_
