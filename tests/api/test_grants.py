@@ -268,3 +268,76 @@ def test_batch_check_answers_as_single_checks_do(fga_api, oidc, place, own_datab
         finally:
             spark.post(f"/management/v1/warehouse/{w}/namespace/{ns}/grants",
                        json={"deletes": [{"privilege": "select", "principal": {"user": BOB}}]})
+
+
+# ---- roles: transitive listings, metadata, source system (allowall) ---------------------------------------------
+
+def test_transitive_memberships_follow_nested_roles_both_ways(client):
+    project = {"x-project-id": client.post("/management/v1/project", json={"project-name": "roles"}).json()[
+        "project-id"]}
+    someone = f"oidc~t-{uuid.uuid4().hex[:8]}"
+    assert client.post("/management/v1/user", json={"id": someone, "name": "T", "user-type": "human"}
+                       ).status_code == 201
+    outer, middle, inner = (client.post("/management/v1/role", headers=project, json={"name": n}).json()["id"]
+                            for n in ("outer", "middle", "inner"))
+    for role, member in ((outer, {"type": "role", "id": middle}), (middle, {"type": "role", "id": inner}),
+                         (inner, {"type": "user", "id": someone}), (outer, {"type": "user", "id": someone})):
+        r = client.post(f"/management/v1/role/{role}/members", headers=project, json={"members": [member]})
+        assert r.status_code == 200, r.text
+    members = client.get(f"/management/v1/role/{outer}/members/transitive", headers=project).json()["members"]
+    assert sorted((m["type"], m["id"]) for m in members) == sorted(
+        [("role", middle), ("role", inner), ("user", someone)])  # the user reached twice is listed once
+    users = client.get(f"/management/v1/role/{outer}/members/transitive", headers=project,
+                       params={"type": "user"}).json()["members"]
+    assert [(m["id"], m["name"]) for m in users] == [(someone, "T")]
+    above = client.get(f"/management/v1/role/{inner}/member-of/transitive", headers=project).json()["roles"]
+    assert [r["id"] for r in above] == [outer, middle]  # in creation order
+    direct = client.get(f"/management/v1/role/{inner}/member-of", headers=project).json()["roles"]
+    assert [r["id"] for r in direct] == [middle]
+    held = client.get(f"/management/v1/user/{someone}/roles/transitive", headers=project,
+                      params={"pageSize": 2}).json()
+    assert [r["id"] for r in held["roles"]] == [outer, middle] and held["next-page-token"]
+    rest = client.get(f"/management/v1/user/{someone}/roles/transitive", headers=project,
+                      params={"pageSize": 2, "pageToken": held["next-page-token"]}).json()
+    assert [r["id"] for r in rest["roles"]] == [inner] and rest["next-page-token"] is None
+
+
+def test_role_metadata_and_source_system(client, log_length):
+    project = {"x-project-id": client.post("/management/v1/project", json={"project-name": "src"}).json()[
+        "project-id"]}
+    role = client.post("/management/v1/role", headers=project, json={"name": "mirrored"}).json()
+    other = client.post("/management/v1/role", headers=project, json={
+        "name": "taken", "provider-id": "oidc", "source-id": "group-2"}).json()
+    # metadata needs no project: a role of another project is named the same
+    meta = client.get(f"/management/v1/role/{role['id']}/metadata")
+    assert meta.status_code == 200, meta.text
+    assert meta.json() == {"id": role["id"], "ident": role["ident"], "provider-id": "lakekeeper",
+                           "source-id": role["id"], "name": "mirrored", "project-id": project["x-project-id"]}
+    assert client.get(f"/management/v1/role/{uuid.uuid4()}/metadata").status_code == 404
+
+    before = log_length()
+    path = f"/management/v1/role/{role['id']}/source-system"
+    r = client.put(path, headers=project, json={"provider-id": "oidc", "source-id": "group-1"})
+    assert r.status_code == 200, r.text
+    assert r.json()["ident"] == "oidc~group-1" and r.json()["updated-at"]
+    assert log_length() > before
+    assert client.get(f"/management/v1/role/{role['id']}", headers=project).json()["ident"] == "oidc~group-1"
+    # the old ident is free again, the new one taken
+    again = client.post("/management/v1/role", headers=project, json={
+        "name": "reuse", "provider-id": "lakekeeper", "source-id": role["id"]})
+    assert again.status_code == 201, again.text
+    assert client.post("/management/v1/role", headers=project, json={
+        "name": "clash", "provider-id": "oidc", "source-id": "group-1"}).status_code == 409
+    before = log_length()
+    for body, status in (({"provider-id": "oidc", "source-id": "group-2"}, 409),  # the other role's ident
+                         ({"provider-id": "a~b", "source-id": "x"}, 400),
+                         ({"provider-id": "oidc"}, 400),
+                         ({"provider-id": "oidc", "source-id": "group-1"}, 200)):  # unchanged: nothing recorded
+        r = client.put(path, headers=project, json=body)
+        assert r.status_code == status, (body, r.text)
+        if status != 200:
+            assert r.json()["error"]["code"] == status
+    assert client.put(f"/management/v1/role/{uuid.uuid4()}/source-system", headers=project,
+                      json={"provider-id": "p", "source-id": "s"}).status_code == 404
+    assert log_length() == before
+    assert other["ident"] == "oidc~group-2"

@@ -223,6 +223,12 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
            body={"members": [{"type": "role", "id": nested}, {"type": "user", "id": someone}]})
     answer("GET /management/v1/role/{role_id}/members", {200}, headers=project)
     answer("GET /management/v1/role/{role_id}/member-of", {200}, headers=project, role_id=nested)
+    answer("GET /management/v1/role/{role_id}/members/transitive", {200}, headers=project)
+    answer("GET /management/v1/role/{role_id}/member-of/transitive", {200}, headers=project, role_id=nested)
+    answer("GET /management/v1/user/{user_id}/roles/transitive", {200}, headers=project)
+    answer("GET /management/v1/role/{role_id}/metadata", {200})
+    answer("PUT /management/v1/role/{role_id}/source-system", {200}, headers=project,
+           body={"provider-id": "oidc", "source-id": f"group-{uuid.uuid4().hex[:8]}"})
     answer("DELETE /management/v1/role/{role_id}/members/{member_type}/{member_id}", {204}, headers=project,
            member_type="role", member_id=nested)
     # permissions (issue 13): every object kind's assignments and access, checks, the access history
