@@ -341,3 +341,39 @@ def test_role_metadata_and_source_system(client, log_length):
                       json={"provider-id": "p", "source-id": "s"}).status_code == 404
     assert log_length() == before
     assert other["ident"] == "oidc~group-2"
+
+
+def test_a_grant_to_a_role_reaches_its_members_and_actions_answer_per_principal(fga_api, oidc, place):
+    w, table = place["warehouse"], place["table"]
+    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+        role = spark.post("/management/v1/role", json={"name": f"readers-{uuid.uuid4().hex[:6]}"}).json()["id"]
+        r = spark.post(f"/management/v1/role/{role}/members", json={"members": [{"type": "user", "id": BOB}]})
+        assert r.status_code == 200, r.text
+        reader = {"privilege": "select", "principal": {"role": role}}
+        assert bob.get(place["load"]).status_code == 404
+        assert spark.post(place["grants"], json={"writes": [reader]}).status_code == 204
+        try:
+            assert bob.get(place["load"]).status_code == 200  # through the role
+            listed = spark.get(place["grants"], params={"principalRole": role}).json()["grants"]
+            assert [(g["principal"], g["privilege"]) for g in listed] == [({"role": role}, "select")]
+            held = spark.get("/management/v1/grants", params={"principalRole": role}).json()["grants"]
+            assert [g["resource"] for g in held] == [{"type": "table", "warehouse-id": w, "table-id": table}]
+            # the role's actions on the table, asked by spark; bob may not ask on the role's behalf
+            as_role = spark.get(f"/management/v1/warehouse/{w}/table/{table}/actions",
+                                params={"principalRole": role}).json()["allowed-actions"]
+            assert {"action": "read_data"} in as_role and {"action": "write_data"} not in as_role
+            assert bob.get(f"/management/v1/warehouse/{w}/table/{table}/actions",
+                           params={"principalRole": role}).status_code == 403
+        finally:
+            assert spark.post(place["grants"], json={"deletes": [reader]}).status_code == 204
+        assert bob.get(place["load"]).status_code == 404
+        # users: everything to oneself, to another only what the server grants
+        mine = bob.get(f"/management/v1/user/{BOB}/actions").json()["allowed-actions"]
+        assert [a["action"] for a in mine] == ["read", "update", "delete", "read_role_assignments"]
+        assert bob.get("/management/v1/user/oidc~spark/actions").json()["allowed-actions"] == []
+        assert len(spark.get(f"/management/v1/user/{BOB}/actions").json()["allowed-actions"]) == 4
+        # who may hand on what on the warehouse: spark everything, bob nothing
+        spark_hands = spark.get(f"/management/v1/permissions/warehouse/{w}/authorizer-actions").json()
+        assert "grant_select" in spark_hands["allowed-actions"]
+        assert bob.get(f"/management/v1/permissions/warehouse/{w}/authorizer-actions").json() == {
+            "allowed-actions": []}

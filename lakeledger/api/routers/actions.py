@@ -86,10 +86,10 @@ for _kind, _path in _ROUTES:
 async def get_user_actions(container: ContainerDep, request: Request, user_id: str,
                            principalUser: str | None = Query(default=None),
                            principalRole: str | None = Query(default=None)):
-    if principalUser is None and principalRole is None and user_id == principal(request).id:
-        return JSONResponse(_kinds([name for name, _ in USER_ACTIONS]))
-    if principalUser == user_id and principalRole is None:  # a user may do everything to itself
-        await require(container, request, "can_read_assignments", obj("server", container.settings.server_id))
+    caller = principal(request).id
+    if principalRole is None and (principalUser or caller) == user_id:  # a user may do everything to itself
+        if principalUser not in (None, caller):
+            await require(container, request, "can_read_assignments", obj("server", container.settings.server_id))
         return JSONResponse(_kinds([name for name, _ in USER_ACTIONS]))
     server = obj("server", container.settings.server_id)
     return JSONResponse(_kinds(await allowed_names(container, request, server, principalUser, principalRole,

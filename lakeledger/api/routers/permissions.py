@@ -278,7 +278,11 @@ class CheckRequest(BaseModel):
     operation: dict[str, dict[str, Any]]
 
 
-_ALIASES = {"view": ("view-id", "view"), "generic-table": ("generic-table-id", "generic-table")}
+# how an operation of a check may name its tabular: Lakekeeper's wire names are a table's (``table-id``, ``table``)
+# for all three kinds, with the kind's own names accepted as aliases
+_TABULAR_IDS = {"table": ("table-id",), "view": ("view-id", "table-id", "view_id"),
+                "generic-table": ("generic-table-id", "table-id", "generic_table_id")}
+_TABULAR_NAMES = {"table": ("table",), "view": ("table", "view"), "generic-table": ("table", "generic_table")}
 
 
 def _field(fields: dict, *names: str) -> Any:
@@ -293,7 +297,7 @@ async def operation_object(container: Container, kind: str, fields: dict, x_proj
         return obj("server", container.settings.server_id)
     if kind == "project":
         return _project(x_project_id, container, fields.get("project-id"))
-    id_ = _field(fields, _ID_FIELDS[kind], "table-id", *_ALIASES.get(kind, ())[:1])
+    id_ = _field(fields, *_TABULAR_IDS.get(kind, (_ID_FIELDS[kind],)))
     if id_ is None and kind != "warehouse" and "namespace" in fields:
         path, warehouse_id = fields["namespace"], _uuid(fields.get("warehouse-id"), "warehouse-id")
         if not isinstance(path, list) or not all(isinstance(p, str) for p in path):
@@ -301,7 +305,7 @@ async def operation_object(container: Container, kind: str, fields: dict, x_proj
         if kind == "namespace":
             row = await container.queries.namespace(warehouse_id, path)
             return None if row is None else obj(kind, row.id)
-        name = _field(fields, "table", *_ALIASES.get(kind, ())[1:])
+        name = _field(fields, *_TABULAR_NAMES[kind])
         if not isinstance(name, str):
             raise BadRequest(f"A {kind} named by its namespace names it with table")
         found = await active_lookup(container.queries, kind)(warehouse_id, path, name)
