@@ -133,6 +133,20 @@ def test_bad_grant_requests_are_4xx_error_models_that_append_nothing(client, war
         assert r.json()["error"]["type"] == error_type, (body, r.text)
     r = client.post(f"/management/v1/warehouse/{warehouse['id']}/table/{uuid.uuid4()}/grants", json={"writes": [entry]})
     assert r.status_code == 404, r.text
+    # the table under another warehouse's id is no table of that warehouse
+    other = client.post("/management/v1/warehouse", json={"warehouse-name": f"o-{uuid.uuid4().hex[:8]}",
+                                                          "storage-profile": {"type": "file", "location":
+                                                                              f"{warehouse['location']}-other"}})
+    assert other.status_code == 201, other.text
+    for path in (f"/warehouse/{other.json()['warehouse-id']}/table/{table}/grants",
+                 f"/warehouse/{other.json()['warehouse-id']}/table/{table}/actions",
+                 f"/permissions/warehouse/{other.json()['warehouse-id']}/table/{table}/assignments"):
+        r = client.get(f"/management/v1{path}")
+        assert r.status_code == 404, (path, r.text)
+    r = client.post(f"/management/v1/warehouse/{other.json()['warehouse-id']}/table/{table}/grants",
+                    json={"writes": [entry]})
+    assert r.status_code == 404, r.text
+    before = log_length()
     r = client.get("/management/v1/grants")
     assert r.status_code == 400 and r.json()["error"]["type"] == "MissingGrantPrincipal"
     r = client.get(base, params={"principalUser": "oidc~x", "principalRole": str(uuid.uuid4())})

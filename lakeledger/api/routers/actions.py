@@ -20,7 +20,7 @@ from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.permissions import (
     allowed_names,
     identity_of,
-    object_of,
+    located,
     operation_object,
     require,
 )
@@ -66,7 +66,7 @@ def _register(kind: str, path: str) -> None:
     async def get_actions(container: ContainerDep, request: Request, principalUser: str | None = Query(default=None),
                           principalRole: str | None = Query(default=None),
                           x_project_id: str | None = Header(default=None)):
-        object_ = object_of(container, kind, request, x_project_id)
+        object_ = await located(container, kind, request, x_project_id)
         return JSONResponse(_kinds(await allowed_names(container, request, object_, principalUser, principalRole,
                                                        CATALOG_ACTIONS[kind])))
 

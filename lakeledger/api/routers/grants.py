@@ -25,8 +25,8 @@ from lakeledger.api.routers.permissions import (
     apply,
     asked_for,
     grant_relation,
+    located,
     must_exist,
-    object_of,
     require,
 )
 from lakeledger.api.routers.projects import project_id_of
@@ -258,19 +258,19 @@ def _register(kind: str, path: str) -> None:
     async def get_grants(container: ContainerDep, request: Request, principalUser: str | None = Query(default=None),
                          principalRole: str | None = Query(default=None), paging: Page = Depends(always_paged),
                          x_project_id: str | None = Header(default=None)):
-        object_ = object_of(container, kind, request, x_project_id)
+        object_ = await located(container, kind, request, x_project_id)
         return JSONResponse(await list_grants(container, request, object_, request.path_params.get("warehouse_id"),
                                               principalUser, principalRole, paging))
 
     async def post_grants(container: ContainerDep, request: Request, body: ApplyGrantsRequest,
                           x_project_id: str | None = Header(default=None), by: Provenance = Depends(provenance)):
-        return await apply_grants(container, request, object_of(container, kind, request, x_project_id), body, by)
+        return await apply_grants(container, request, await located(container, kind, request, x_project_id), body, by)
 
     async def get_grantable(container: ContainerDep, request: Request,
                             principalUser: str | None = Query(default=None),
                             principalRole: str | None = Query(default=None),
                             x_project_id: str | None = Header(default=None)):
-        object_ = object_of(container, kind, request, x_project_id)
+        object_ = await located(container, kind, request, x_project_id)
         return JSONResponse(await grantable(container, request, object_, principalUser, principalRole))
 
     name = path.strip("/").replace("/", "_").replace("-", "_").replace("{", "").replace("}", "")

@@ -23,7 +23,7 @@ from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
 from lakeledger.authz.authorizer import Check
 from lakeledger.authz.model import authorization_model
-from lakeledger.authz.objects import obj, role_members, type_of, user
+from lakeledger.authz.objects import id_of, obj, role_members, type_of, user
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
@@ -198,6 +198,18 @@ def object_of(container: Container, kind: str, request: Request, x_project_id: s
                     x_project_id=x_project_id)
 
 
+async def located(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
+    """``object_of``, which must be in the warehouse the path names with it (404 as missing otherwise: a table
+    of another warehouse is not this warehouse's table)."""
+    object_ = object_of(container, kind, request, x_project_id)
+    warehouse_id = request.path_params.get("warehouse_id")
+    if warehouse_id is not None and kind != "warehouse":
+        held_by = await container.queries.warehouse_of(kind, UUID(id_of(object_)))
+        if held_by is not None and str(held_by) != str(_uuid(str(warehouse_id), "warehouse id")):
+            raise NotFound(f"{kind.capitalize()} does not exist in warehouse {warehouse_id}: {id_of(object_)}")
+    return object_
+
+
 _ROUTES = (
     ("server", "/server"),
     ("project", "/project"),
@@ -212,13 +224,10 @@ _ROUTES = (
 
 
 def _register(kind: str, path: str) -> None:
-    def ids_of(request: Request, x_project_id: str | None) -> dict:
-        return {**{k: str(v) for k, v in request.path_params.items()}, "x_project_id": x_project_id}
-
     async def get_assignments(container: ContainerDep, request: Request,
                               relations: list[Relation] | None = Query(default=None),
                               x_project_id: str | None = Header(default=None)):
-        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        object_ = await located(container, kind, request, x_project_id)
         body: dict = {"assignments": await assignments(container, request, object_, relations)}
         if kind == "project":
             body["project-id"] = object_.partition(":")[2]
@@ -227,19 +236,19 @@ def _register(kind: str, path: str) -> None:
     async def post_assignments(container: ContainerDep, request: Request, body: UpdateAssignments,
                                x_project_id: str | None = Header(default=None),
                                by: Provenance = Depends(provenance)):
-        return await update(container, request, _objects(container, kind, **ids_of(request, x_project_id)), body, by)
+        return await update(container, request, await located(container, kind, request, x_project_id), body, by)
 
     async def get_access(container: ContainerDep, request: Request, principalUser: str | None = Query(default=None),
                          principalRole: str | None = Query(default=None),
                          x_project_id: str | None = Header(default=None)):
-        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        object_ = await located(container, kind, request, x_project_id)
         return JSONResponse(await access(container, request, object_, principalUser, principalRole))
 
     async def get_authorizer_actions(container: ContainerDep, request: Request,
                                      principalUser: str | None = Query(default=None),
                                      principalRole: str | None = Query(default=None),
                                      x_project_id: str | None = Header(default=None)):
-        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        object_ = await located(container, kind, request, x_project_id)
         allowed = await allowed_names(container, request, object_, principalUser, principalRole,
                                       AUTHORIZER_ACTIONS[kind])
         return JSONResponse({"allowed-actions": allowed})
