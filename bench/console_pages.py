@@ -66,6 +66,7 @@ def pages(prefix: str, wid: str, namespace: str, table: str, table_uuid: str, ho
             (f"{catalog}/namespaces", {"parent": namespace, "pageSize": 100}),
             (f"{catalog}/namespaces/{namespace}/tables", {"pageSize": 100}),
             (f"{catalog}/namespaces/{namespace}/views", {"pageSize": 100}),
+            (f"/lakekeeper/v1/{prefix}/namespaces/{namespace}/generic-tables", {"pageSize": 100}),
         ],
         "console: search by name prefix": [
             (f"/management/v1/warehouse/{wid}/search-tabulars", {"prefix": table[:3], "pageSize": 100})

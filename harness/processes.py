@@ -274,12 +274,14 @@ def oidc_provider_parts() -> tuple[str, Path] | None:
 class OidcProvider(HttpServer):
     """The OpenID provider of the tests (tests/oidc/provider.mjs on the npm oidc-provider, ``make oidc-deps``) on a
     free loopback port, with keys of its own: its clients get JWT access tokens for ``audience`` by OAuth2 client
-    credentials, secret ``<client>-secret``. ``issuer`` is its URL; ``port`` a free one unless given."""
+    credentials, secret ``<client>-secret``. ``issuer`` is its URL; ``port`` a free one unless given;
+    ``groups_file`` a JSON object of client id -> groups, the `groups` claim of each token it issues."""
 
     name = "oidc-provider"
 
     def __init__(self, node: str, modules: Path, audience: str, log_path: Path, port: int | None = None,
-                 timeout: float = 30.0, interval: float = 0.1, token_path: str = "/token", extra_scopes: str = ""):
+                 timeout: float = 30.0, interval: float = 0.1, token_path: str = "/token", extra_scopes: str = "",
+                 groups_file: Path | None = None):
         port = port or free_port()
         self.audience = audience
         self.issuer = f"http://{LOOPBACK}:{port}"
@@ -287,5 +289,5 @@ class OidcProvider(HttpServer):
         super().__init__([node, str(ROOT / "tests/oidc/provider.mjs")], port, log_path,
                          {**os.environ, "OIDC_MODULES": str(modules), "OIDC_PORT": str(port),
                           "OIDC_AUDIENCE": audience, "OIDC_TOKEN_PATH": token_path,
-                          "OIDC_EXTRA_SCOPES": extra_scopes},
+                          "OIDC_EXTRA_SCOPES": extra_scopes, "OIDC_GROUPS_FILE": str(groups_file or "")},
                          "/.well-known/openid-configuration", timeout, interval, "ab")

@@ -8,6 +8,7 @@ from psycopg_pool import ConnectionPool
 from lakeledger.authz.authorizer import AllowAll
 from lakeledger.authz.decisions import RememberedDecisions
 from lakeledger.authz.setup import authorizer
+from lakeledger.authz.token_roles import TokenRoles
 from lakeledger.domain.project import DEFAULT_PROJECT_ID
 from lakeledger.domain.provenance import SYSTEM, Provenance
 from lakeledger.eventstore.log import EventLog
@@ -65,6 +66,7 @@ class Container:
     queries: AsyncCatalogQueries
     history_queries: HistoryQueries
     users_roles_queries: UsersRolesQueries
+    token_roles: TokenRoles
     access_queries: AccessHistoryQueries
     statistics_queries: StatisticsQueries
 

@@ -98,11 +98,11 @@ def _serve(settings: Settings) -> None:
     from lakeledger.identity.oidc import ProviderUnavailable
     from lakeledger.postgres import supervise
 
-    if settings.openid_provider_uri and settings.authz_backend == "allowall" \
+    if settings.openid_configured and settings.authz_backend == "allowall" \
             and not settings.authz_allowall_with_openid:
         # with an identity provider the point is that callers differ; letting each of them do everything must be
         # a decision, not a default left in place
-        raise SystemExit("lakeledger serve: LAKELEDGER__OPENID_PROVIDER_URI is set but LAKELEDGER__AUTHZ_BACKEND is "
+        raise SystemExit("lakeledger serve: an OpenID provider is set but LAKELEDGER__AUTHZ_BACKEND is "
                          "allowall, so every authenticated caller could do everything: set "
                          "LAKELEDGER__AUTHZ_BACKEND=openfga, or LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID=true if that "
                          "is what you want (a single team)")

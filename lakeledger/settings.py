@@ -1,10 +1,11 @@
 """Every setting, read from ``LAKELEDGER__*`` environment variables (documented in docs/configuration.md)."""
 
+import re
 from pathlib import Path
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lakeledger.domain.names import DEFAULT_NAMESPACE_DEPTH, MAX_NAMESPACE_DEPTH
@@ -32,6 +33,30 @@ class UiSettings(BaseModel):
     openid_resource: str | None = None
     # where browsers reach the provider, when it differs from LAKELEDGER__OPENID_PROVIDER_URI (e.g. behind a proxy)
     openid_provider_uri: str | None = Field(default=None, pattern=r"^https?://")
+
+
+# an identity provider's id prefixes its users' ids (<idp>~<subject>), as Lakekeeper's; these two are Lakekeeper's own
+# (the single provider of LAKELEDGER__OPENID_PROVIDER_URI, and Kubernetes service accounts)
+RESERVED_PROVIDER_IDS = ("oidc", "kubernetes")
+
+
+class OpenIdProviderSettings(BaseModel):
+    """One of ``LAKELEDGER__OPENID_PROVIDERS``: an OpenID provider besides (or instead of) the single one of
+    ``LAKELEDGER__OPENID_PROVIDER_URI``, with the fields of Lakekeeper's ``LAKEKEEPER__OPENID_PROVIDERS__<ID>__*``.
+    Lists are comma lists or JSON arrays. A field of Lakekeeper's this server does not apply (``scope``,
+    ``display_name_template``) is refused rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uri: str = Field(pattern=r"^https?://")
+    audience: str | list[str] | None = None
+    additional_issuers: str | list[str] | None = None
+    # Lakekeeper's default for these providers: Entra ID's stable `oid` when present, else `sub`
+    subject_claims: str | list[str] = "oid,sub"
+    # where the token lists the caller's roles (dots walk into objects: realm_access.roles)
+    roles_claim: str | None = Field(default=None, min_length=1)
+    # false: a provider down at start-up does not stop the server; its tokens are answered 503 until it is back
+    require_connected_on_startup: bool = True
 
 
 class Settings(BaseSettings):
@@ -135,6 +160,11 @@ class Settings(BaseSettings):
     openid_audience: str | None = None
     openid_additional_issuers: str | None = None
     openid_subject_claim: str = Field(default="sub", min_length=1)
+    # the claim listing the caller's roles in the provider's tokens (lakeledger/identity/claims.py)
+    openid_roles_claim: str | None = Field(default=None, min_length=1)
+    # more providers, keyed by the id that prefixes their users' ids: LAKELEDGER__OPENID_PROVIDERS__OKTA__URI=... or
+    # LAKELEDGER__OPENID_PROVIDERS='{"okta": {"uri": ...}}'
+    openid_providers: dict[str, OpenIdProviderSettings] = Field(default_factory=dict)
     ui: UiSettings = Field(default_factory=UiSettings)
 
     @field_validator("pg_encryption_key")
@@ -144,6 +174,21 @@ class Settings(BaseSettings):
         if value is not None and len(value.get_secret_value()) < MIN_KEY_LENGTH:
             raise ValueError(f"must be at least {MIN_KEY_LENGTH} characters")
         return value
+
+    @field_validator("openid_providers")
+    @classmethod
+    def _provider_ids(cls, value: dict[str, OpenIdProviderSettings]) -> dict[str, OpenIdProviderSettings]:
+        for idp_id in value:
+            if not re.fullmatch(r"[a-z0-9-]+", idp_id):
+                raise ValueError(f"provider id {idp_id!r} must be lowercase letters, digits and '-'")
+            if idp_id in RESERVED_PROVIDER_IDS:
+                raise ValueError(f"provider id {idp_id!r} is reserved")
+        return value
+
+    @property
+    def openid_configured(self) -> bool:
+        """True when any OpenID provider is set: requests then need a bearer token."""
+        return bool(self.openid_provider_uri or self.openid_providers)
 
     @model_validator(mode="after")
     def _one_nats_authentication(self):

@@ -345,14 +345,17 @@ class OidcProvider(processes.OidcProvider):
 
     clients = ("spark", "bob", "trino", "trino-reader", "brief")
 
-    def __init__(self, home: Path, audience: str = "lakeledger"):
+    def __init__(self, home: Path, audience: str = "lakeledger", port: int | None = None,
+                 groups_file: Path | None = None):
+        """``port``: a given one brings a provider back where it was (with new keys); ``groups_file``: see
+        harness/processes.py."""
         parts = processes.oidc_provider_parts()
         if parts is None:
             modules = os.environ.get("LAKELEDGER_OIDC_MODULES", ROOT / ".cache/oidc")
             pytest.fail(f"Node.js or oidc-provider ({modules}) is missing: run `make oidc-deps`")
-        port = free_port()
+        port = port or free_port()
         home.mkdir(parents=True, exist_ok=True)
-        super().__init__(*parts, audience, home / f"oidc-{port}.log", port)
+        super().__init__(*parts, audience, home / f"oidc-{port}.log", port, groups_file=groups_file)
 
     def token(self, client: str = "spark", **params: str) -> str:
         """An access token for ``client`` from the token endpoint, as an engine asks for one (``params``: e.g.

@@ -44,8 +44,9 @@ from lakeledger.api.routers import (
     views,
 )
 from lakeledger.api.time_travel import ReadOnlyPast
+from lakeledger.authz.token_roles import TokenRoles
 from lakeledger.eventstore.postgres_failures import AsyncBoundedConnection, bounded_connection, pool_connection_options
-from lakeledger.identity.oidc import OpenIdSettings, OpenIdVerifier
+from lakeledger.identity.oidc import OpenIdProviders, OpenIdSettings
 from lakeledger.migrations import sql_files
 from lakeledger.operations.database_collector import DatabaseCollector
 from lakeledger.operations.endpoint_statistics import CountEndpointCalls, EndpointCalls, flush_every
@@ -66,10 +67,10 @@ POOL_CLOSE_SECONDS = 0.1
 
 
 def create_app(container) -> FastAPI:
-    """``container`` is the composition root (lakeledger.bootstrap.Container). With an OpenID provider configured,
-    its discovery document is fetched here: identity.oidc.ProviderUnavailable when it cannot be."""
-    openid = OpenIdSettings.from_settings(container.settings)
-    verifier = OpenIdVerifier.discover(openid) if openid else None
+    """``container`` is the composition root (lakeledger.bootstrap.Container). With OpenID providers configured,
+    their discovery documents are fetched here: identity.oidc.ProviderUnavailable when a required one's cannot be."""
+    openid = OpenIdSettings.all_from_settings(container.settings)
+    verifier = OpenIdProviders.start(openid) if openid else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -86,6 +87,8 @@ def create_app(container) -> FastAPI:
         container.queries = AsyncCatalogQueries(pool)
         container.history_queries = HistoryQueries(pool)
         container.users_roles_queries = UsersRolesQueries(pool)
+        container.token_roles = TokenRoles(container.users_roles_queries.roles_of_ident,
+                                           container.settings.authz_cache_seconds)
         container.access_queries = AccessHistoryQueries(pool)
         container.statistics_queries = StatisticsQueries(pool)
         calls: EndpointCalls = app.state.endpoint_calls

@@ -11,7 +11,7 @@ Lakekeeper does on a first authenticated request."""
 from starlette.concurrency import run_in_threadpool
 
 from lakeledger.api.errors import error_response
-from lakeledger.identity.oidc import InvalidToken, OpenIdVerifier, ProviderUnavailable
+from lakeledger.identity.oidc import InvalidToken, OpenIdProviders, ProviderUnavailable
 from lakeledger.services.users import UserService
 
 # probes and scrapers carry no token (lakeledger/api/routers/operations.py)
@@ -24,7 +24,7 @@ _REALM = 'Bearer realm="lakeledger"'
 
 
 class Authentication:
-    def __init__(self, app, verifier: OpenIdVerifier, users: UserService | None = None):
+    def __init__(self, app, verifier: OpenIdProviders, users: UserService | None = None):
         self.app = app
         self.verifier = verifier
         self.users = users

@@ -19,7 +19,8 @@ from fastapi import Request
 from lakeledger.api.pagination import ANOTHER_LIST, Page, fetch
 from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.authz.authorizer import AllowAll, Check
-from lakeledger.authz.objects import obj, user
+from lakeledger.authz.objects import RelationTuple, obj, user
+from lakeledger.authz.token_roles import TokenRoles
 from lakeledger.domain.errors import (
     BadRequest,
     CatalogError,
@@ -76,14 +77,23 @@ def role(role_id) -> str:
 class Guard:
     """The decisions of one caller."""
 
-    __slots__ = ("authorizer", "off", "principal", "user", "server")
+    __slots__ = ("authorizer", "off", "principal", "user", "server", "token_roles", "_context")
 
-    def __init__(self, authorizer, principal: Principal, server_id):
+    def __init__(self, authorizer, principal: Principal, server_id, token_roles: TokenRoles | None = None):
         self.authorizer = authorizer
         self.off = isinstance(authorizer, AllowAll)
         self.principal = principal
         self.user = None if self.off else user(principal.id)
         self.server = None if self.off else server_object(server_id)
+        self.token_roles = token_roles
+        self._context: tuple[RelationTuple, ...] | None = None
+
+    async def context(self) -> tuple[RelationTuple, ...]:
+        """The roles the caller's token names, as contextual tuples; looked up once per request."""
+        if self._context is None:
+            self._context = await self.token_roles.contextual(self.principal) \
+                if self.token_roles is not None and self.principal.roles else ()
+        return self._context
 
     async def allowed(self, checks: Sequence[tuple[str, str]]) -> list[bool]:
         """One answer per (action, object), asked in one batch."""
@@ -91,7 +101,8 @@ class Guard:
             return [True] * len(checks)
         caller = self.user
         assert caller is not None  # set whenever decisions are asked for (authorization on)
-        return await self.authorizer.check_many([Check(caller, action, o) for action, o in checks])
+        context = await self.context()
+        return await self.authorizer.check_many([Check(caller, action, o, context) for action, o in checks])
 
     async def may(self, action: str, object_: str) -> bool:
         return (await self.allowed([(action, object_)]))[0]
@@ -153,13 +164,15 @@ class Guard:
 async def guard(request: Request) -> Guard:
     """The caller's decisions (a FastAPI dependency)."""
     ll = request.app.state.lakeledger
-    return Guard(ll.authorizer, getattr(request.state, "principal", ANONYMOUS_PRINCIPAL), ll.settings.server_id)
+    return Guard(ll.authorizer, getattr(request.state, "principal", ANONYMOUS_PRINCIPAL), ll.settings.server_id,
+                 getattr(ll, "token_roles", None))
 
 
 def guard_of_scope(container, scope) -> Guard:
     """The same for plain ASGI code (loadTable's fast path)."""
     principal = scope.get("state", {}).get("principal", ANONYMOUS_PRINCIPAL)
-    return Guard(container.authorizer, principal, container.settings.server_id)
+    return Guard(container.authorizer, principal, container.settings.server_id,
+                 getattr(container, "token_roles", None))
 
 
 async def fetch_visible(az: Guard, page: Page, rows: Callable[[Any, int | None], Awaitable[Sequence]],

@@ -18,6 +18,9 @@ class Check:
     user: str
     relation: str
     object: str
+    # tuples true for this question only (the roles a caller's token names, lakeledger/authz/token_roles.py): OpenFGA's
+    # contextual tuples, never written
+    context: tuple[RelationTuple, ...] = ()
 
 
 class AuthorizationUnavailable(RuntimeError):

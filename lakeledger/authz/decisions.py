@@ -1,6 +1,6 @@
 """Authorization decisions remembered for a moment: an Authorizer in front of another that keeps each check's
-answer (allow or deny) for ``ttl`` seconds, in a bounded least-recently-used table keyed by (user, relation,
-object).
+answer (allow or deny) for ``ttl`` seconds, in a bounded least-recently-used table keyed by the check (user,
+relation, object and the contextual tuples it was asked with: a token naming other roles is another question).
 
 Why: an engine asks the same few questions hundreds of times a second (loadTable of the same table, the signer for
 each of its files); an OpenFGA round trip per request would cost more than the request itself. The price is that
@@ -25,8 +25,8 @@ class RememberedDecisions:
         self.ttl = ttl
         self.max_entries = max_entries
         self._clock = clock
-        # (user, relation, object) -> (valid until, allowed); rebound (never mutated from another thread) on forget
-        self._entries: OrderedDict[tuple[str, str, str], tuple[float, bool]] = OrderedDict()
+        # check -> (valid until, allowed); rebound (never mutated from another thread) on forget
+        self._entries: OrderedDict[Check, tuple[float, bool]] = OrderedDict()
 
     def forget(self) -> None:
         """Drops every remembered answer (after a tuple write, or in tests)."""
@@ -56,7 +56,7 @@ class RememberedDecisions:
         if self.ttl <= 0:
             return await self.backend.check_many(checks)
         entries, now = self._entries, self._clock()
-        answers: list[bool | None] = [self._remembered(entries, (c.user, c.relation, c.object), now) for c in checks]
+        answers: list[bool | None] = [self._remembered(entries, c, now) for c in checks]
         unknown = [i for i, a in enumerate(answers) if a is None]
         if unknown:
             # one round trip for everything not remembered; a check asked twice in one batch is asked once
@@ -66,7 +66,7 @@ class RememberedDecisions:
                 answers[i] = fresh[checks[i]]
             # remembered with the time the question was put: an answer is never trusted past ttl of its asking
             for c, allowed in fresh.items():
-                self._remember(entries, (c.user, c.relation, c.object), allowed, now)
+                self._remember(entries, c, allowed, now)
         return answers  # type: ignore[return-value]
 
     async def list_objects(self, user: str, relation: str, type_name: str):

@@ -68,6 +68,10 @@ class _Answering:
         return False
 
 
+def _client_tuples(tuples: Iterable[RelationTuple]) -> list[ClientTuple]:
+    return [ClientTuple(user=t.user, relation=t.relation, object=t.object) for t in tuples]
+
+
 class OpenFga:
     def __init__(self, endpoint: str, store_id: str, model_id: str, api_key: str | None = None):
         self.endpoint, self.store_id, self.model_id, self._api_key = endpoint, store_id, model_id, api_key
@@ -91,7 +95,8 @@ class OpenFga:
     async def check_many(self, checks: Sequence[Check]) -> list[bool]:
         if not checks:
             return []
-        items = [ClientBatchCheckItem(user=c.user, relation=c.relation, object=c.object, correlation_id=str(i))
+        items = [ClientBatchCheckItem(user=c.user, relation=c.relation, object=c.object, correlation_id=str(i),
+                                      contextual_tuples=_client_tuples(c.context) or None)
                  for i, c in enumerate(checks)]
         with _Answering(f"a batch of {len(checks)} checks"):
             response = await self._client().batch_check(ClientBatchCheckRequest(checks=items))
@@ -125,8 +130,8 @@ class OpenFga:
         changes = [("delete", t) for t in deletes] + [("write", t) for t in writes]
         for start in range(0, len(changes), MAX_TUPLES_PER_WRITE):
             chunk = changes[start:start + MAX_TUPLES_PER_WRITE]
-            as_client = {kind: [ClientTuple(user=t.user, relation=t.relation, object=t.object)
-                                for k, t in chunk if k == kind] or None for kind in ("write", "delete")}
+            as_client = {kind: _client_tuples(t for k, t in chunk if k == kind) or None
+                         for kind in ("write", "delete")}
             with _Answering(f"a write of {len(chunk)} tuples"):
                 self._sync.write(ClientWriteRequest(writes=as_client["write"], deletes=as_client["delete"]),
                                  # the SDK reads "conflict" as ConflictOptions (its client.py), which

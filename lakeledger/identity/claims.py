@@ -5,19 +5,40 @@ from typing import Any
 
 from lakeledger.identity.principal import Principal
 
-PREFIX = "oidc~"
+# the id of the single provider of LAKELEDGER__OPENID_PROVIDER_URI: its users are oidc~<subject>, as Lakekeeper's
+PRIMARY_PROVIDER = "oidc"
+PREFIX = PRIMARY_PROVIDER + "~"
 
 
 class NoSubject(ValueError):
     """The token names none of the claims the subject is taken from."""
 
 
-def principal_from_claims(claims: Mapping[str, Any], subject_claims: Sequence[str]) -> Principal:
+def principal_from_claims(claims: Mapping[str, Any], subject_claims: Sequence[str],
+                          provider: str = PRIMARY_PROVIDER, roles_claim: str | None = None) -> Principal:
+    """The principal ``<provider>~<subject>``: the same subject at two providers is two users."""
     subject = next((str(claims[c]) for c in subject_claims if _present(claims.get(c))), None)
     if subject is None:
         raise NoSubject(f"The token has no subject claim ({', '.join(subject_claims)})")
-    return Principal(id=PREFIX + subject, subject=subject, issuer=claims.get("iss"), name=_name(claims),
-                     email=_email(claims), kind=_kind(claims))
+    return Principal(id=f"{provider}~{subject}", subject=subject, issuer=claims.get("iss"), name=_name(claims),
+                     email=_email(claims), kind=_kind(claims), provider=provider,
+                     roles=claimed_roles(claims, roles_claim) if roles_claim else ())
+
+
+def claimed_roles(claims: Mapping[str, Any], path: str) -> tuple[str, ...]:
+    """The role names the token lists at ``path``: a claim of that very name (``https://example.com/roles``), else
+    the dots walk into objects (Keycloak's ``realm_access.roles``). A list of strings or one string; anything else,
+    or nothing there, is no role (a token is not refused for lacking groups)."""
+    value: Any = claims.get(path)
+    if value is None:
+        value = claims
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(v for v in value if isinstance(v, str) and v))
 
 
 def _present(value: Any) -> bool:

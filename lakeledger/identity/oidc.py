@@ -1,8 +1,15 @@
 """OpenID Connect bearer tokens: the provider's discovery document (fetched once, at start-up), its keys (PyJWKClient:
 fetched when first needed, cached, fetched again for an unknown ``kid``), and the verification of one token into the
-Principal it names."""
+Principal it names.
 
+Several providers (``LAKELEDGER__OPENID_PROVIDERS``, as Lakekeeper's) are ``OpenIdProviders``: a token goes to the one
+whose issuer its ``iss`` names, and a provider that cannot be reached (at start-up, when it may be, or later) answers
+only its own tokens with ProviderUnavailable."""
+
+import logging
+import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -10,7 +17,7 @@ import jwt
 from jwt import PyJWKClient
 from jwt.exceptions import PyJWKClientConnectionError, PyJWKClientError
 
-from lakeledger.identity.claims import NoSubject, principal_from_claims
+from lakeledger.identity.claims import PRIMARY_PROVIDER, NoSubject, principal_from_claims
 from lakeledger.identity.principal import Principal
 from lakeledger.identity.token_cache import VerifiedTokens
 
@@ -23,6 +30,10 @@ LEEWAY_SECONDS = 5
 # and tokens with made-up kids cannot make the server hammer the provider.
 JWKS_REFRESH_COOLDOWN_SECONDS = 10
 JWKS_LIFESPAN_SECONDS = 300
+# how often at most a provider that could not be discovered is asked again (its tokens wait for it as 503s)
+DISCOVERY_RETRY_SECONDS = 5
+
+logger = logging.getLogger(__name__)
 
 
 class InvalidToken(Exception):
@@ -33,8 +44,9 @@ class ProviderUnavailable(Exception):
     """The provider's discovery document or keys cannot be fetched."""
 
 
-def _comma_list(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+def _comma_list(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    parts = (value or "").split(",") if isinstance(value, str) or value is None else value
+    return tuple(part.strip() for part in parts if part.strip())
 
 
 @dataclass(frozen=True)
@@ -43,20 +55,43 @@ class OpenIdSettings:
     audiences: tuple[str, ...] = ()
     additional_issuers: tuple[str, ...] = ()
     subject_claims: tuple[str, ...] = ("sub",)
+    # the prefix of its users' ids, and the provider-id of the roles its tokens' roles claim names
+    idp_id: str = PRIMARY_PROVIDER
+    roles_claim: str | None = None
+    required_at_start: bool = True
 
     @classmethod
     def from_settings(cls, settings) -> "OpenIdSettings | None":
-        """None when no provider is configured: authentication is off."""
+        """The single provider of LAKELEDGER__OPENID_PROVIDER_URI; None when it is not set."""
         if not settings.openid_provider_uri:
             return None
         return cls(provider_uri=settings.openid_provider_uri.strip(),
                    audiences=_comma_list(settings.openid_audience),
                    additional_issuers=_comma_list(settings.openid_additional_issuers),
-                   subject_claims=_comma_list(settings.openid_subject_claim) or ("sub",))
+                   subject_claims=_comma_list(settings.openid_subject_claim) or ("sub",),
+                   roles_claim=settings.openid_roles_claim)
+
+    @classmethod
+    def all_from_settings(cls, settings) -> "list[OpenIdSettings]":
+        """Every configured provider, the single one first, then LAKELEDGER__OPENID_PROVIDERS by id (Lakekeeper's
+        order); empty: authentication is off."""
+        single = cls.from_settings(settings)
+        more = [cls(provider_uri=p.uri.strip(), audiences=_comma_list(p.audience),
+                    additional_issuers=_comma_list(p.additional_issuers),
+                    subject_claims=_comma_list(p.subject_claims) or ("sub",), idp_id=idp_id,
+                    roles_claim=p.roles_claim, required_at_start=p.require_connected_on_startup)
+                for idp_id, p in sorted(settings.openid_providers.items())]
+        return ([single] if single else []) + more
 
     @property
     def discovery_url(self) -> str:
         return self.provider_uri.rstrip("/") + "/.well-known/openid-configuration"
+
+    @property
+    def expected_issuers(self) -> tuple[str, ...]:
+        """The issuers known before discovery: OpenID Connect Discovery makes the issuer the URI the document is
+        found under, so a provider down at start-up still claims its tokens."""
+        return (self.provider_uri, *self.additional_issuers)
 
 
 class OpenIdVerifier:
@@ -68,7 +103,8 @@ class OpenIdVerifier:
         self.tokens = cache or VerifiedTokens()
 
     @classmethod
-    def discover(cls, config: OpenIdSettings, timeout: float = 10) -> "OpenIdVerifier":
+    def discover(cls, config: OpenIdSettings, timeout: float = 10,
+                 cache: VerifiedTokens | None = None) -> "OpenIdVerifier":
         """Fetches the discovery document; ProviderUnavailable (a one-line reason) when that fails."""
         url = config.discovery_url
         try:
@@ -81,7 +117,7 @@ class OpenIdVerifier:
             else (None, None)
         if not isinstance(issuer, str) or not isinstance(jwks_uri, str):
             raise ProviderUnavailable(f"the OpenID discovery document {url} names no issuer or no jwks_uri")
-        return cls(config, issuer, jwks_uri)
+        return cls(config, issuer, jwks_uri, cache)
 
     def cached(self, token: str) -> Principal | None:
         """The principal of a token verified before and not expired since; cheap, never blocks."""
@@ -124,10 +160,101 @@ class OpenIdVerifier:
         except jwt.InvalidTokenError:
             raise InvalidToken("The token is invalid") from None
         try:
-            principal = principal_from_claims(claims, self.config.subject_claims)
+            principal = principal_from_claims(claims, self.config.subject_claims, self.config.idp_id,
+                                              self.config.roles_claim)
         except NoSubject as e:
             raise InvalidToken(str(e)) from None
         until = float(claims["exp"]) + LEEWAY_SECONDS
         if until > time.time():
             self.tokens.put(token, principal, until)
         return principal
+
+
+def _same_issuer(a: str, b: str) -> bool:
+    # for routing only (the signature check compares exactly): providers differ on a trailing slash
+    return a.rstrip("/") == b.rstrip("/")
+
+
+class _Provider:
+    """One provider's verifier, discovered at start-up or, when it was down then, on a later token of its."""
+
+    def __init__(self, config: OpenIdSettings, tokens: VerifiedTokens):
+        self.config = config
+        self.tokens = tokens
+        self.verifier: OpenIdVerifier | None = None
+        self._next_attempt = 0.0
+        self._lock = threading.Lock()
+
+    def discover(self) -> None:
+        self.verifier = OpenIdVerifier.discover(self.config, cache=self.tokens)
+
+    def issuers(self) -> tuple[str, ...]:
+        return self.verifier.issuers if self.verifier else self.config.expected_issuers
+
+    def claims(self, issuer: str) -> bool:
+        return any(_same_issuer(issuer, known) for known in self.issuers())
+
+    def ready(self) -> OpenIdVerifier:
+        """The verifier, discovering the provider first if that failed before (at most every
+        DISCOVERY_RETRY_SECONDS); ProviderUnavailable while it cannot be."""
+        verifier = self.verifier
+        if verifier is not None:
+            return verifier
+        with self._lock:
+            if self.verifier is None:
+                if time.monotonic() < self._next_attempt:
+                    raise ProviderUnavailable(f"the OpenID provider {self.config.idp_id} ({self.config.provider_uri}) "
+                                              "could not be reached; trying again shortly")
+                try:
+                    self.discover()
+                except ProviderUnavailable as e:
+                    self._next_attempt = time.monotonic() + DISCOVERY_RETRY_SECONDS
+                    raise ProviderUnavailable(f"the OpenID provider {self.config.idp_id}: {e}") from None
+                logger.info("OpenID provider %s discovered", self.config.idp_id)
+            assert self.verifier is not None
+            return self.verifier
+
+
+class OpenIdProviders:
+    """Every configured provider behind one ``cached``/``verify``: one provider takes every token (as before there
+    were several), several take each the tokens whose ``iss`` is theirs."""
+
+    def __init__(self, configs: Sequence[OpenIdSettings]):
+        if not configs:
+            raise ValueError("no OpenID provider configured")
+        self.tokens = VerifiedTokens()
+        self.providers = [_Provider(config, self.tokens) for config in configs]
+
+    @classmethod
+    def start(cls, configs: Sequence[OpenIdSettings]) -> "OpenIdProviders":
+        """Discovers every provider: ProviderUnavailable for one required at start-up that cannot be; one that is
+        not required is logged and tried again on its first token."""
+        providers = cls(configs)
+        for provider in providers.providers:
+            try:
+                provider.discover()
+            except ProviderUnavailable as e:
+                if provider.config.required_at_start:
+                    raise
+                logger.warning("OpenID provider %s is not reachable at start-up (its tokens are answered 503 until "
+                               "it is): %s", provider.config.idp_id, e)
+        return providers
+
+    def cached(self, token: str) -> Principal | None:
+        return self.tokens.get(token)
+
+    def verify(self, token: str) -> Principal:
+        return self._provider_of(token).ready().verify(token)
+
+    def _provider_of(self, token: str) -> _Provider:
+        if len(self.providers) == 1:
+            return self.providers[0]
+        try:
+            issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
+        except jwt.InvalidTokenError:
+            raise InvalidToken("The bearer token is not a JWT") from None
+        if isinstance(issuer, str):
+            for provider in self.providers:
+                if provider.claims(issuer):
+                    return provider
+        raise InvalidToken("The token's issuer is not trusted")

@@ -7,8 +7,10 @@ from lakeledger.domain.provenance import ANONYMOUS
 
 @dataclass(frozen=True)
 class Principal:
-    """``id`` is what the log records as the actor: ``oidc~<subject>`` as Lakekeeper writes it, or ``anonymous``
-    when authentication is off."""
+    """``id`` is what the log records as the actor: ``<provider>~<subject>`` as Lakekeeper writes it (``oidc~...``
+    for the single provider of LAKELEDGER__OPENID_PROVIDER_URI), or ``anonymous`` when authentication is off.
+    ``roles``: what the token's roles claim lists, matched per request to the roles of ident ``<provider>~<role>``
+    (lakeledger/authz/token_roles.py); never recorded, since a claim is no change to the catalog."""
 
     id: str
     subject: str | None = None
@@ -16,6 +18,8 @@ class Principal:
     name: str | None = None
     email: str | None = None
     kind: str = "human"  # "human" or "application" (Lakekeeper's user-type)
+    provider: str | None = None
+    roles: tuple[str, ...] = ()
 
     @property
     def authenticated(self) -> bool:

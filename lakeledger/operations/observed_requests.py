@@ -55,9 +55,13 @@ class ObservedRequests:
                 children[1].observe(seconds)
             if self.log_requests:
                 principal = state.get("principal")
-                logger.info("request", extra={"request": {
-                    "method": method, "route": route, "status": status, "duration_ms": round(seconds * 1000, 3),
-                    "request_id": state.get("request_id"), "actor": principal.id if principal else "anonymous"}})
+                fields = {"method": method, "route": route, "status": status, "duration_ms": round(seconds * 1000, 3),
+                          "request_id": state.get("request_id"), "actor": principal.id if principal else "anonymous"}
+                if principal is not None and principal.roles:
+                    # what the token's roles claim said: the request was decided with those roles, which no event
+                    # records (lakeledger/authz/token_roles.py)
+                    fields["roles"] = list(principal.roles)
+                logger.info("request", extra={"request": fields})
 
 
 class RecordRoute:

@@ -138,6 +138,14 @@ class UsersRolesQueries:
             row = await cur.fetchone()
         return row is not None and bool(row[0])
 
+    async def roles_of_ident(self, provider_id: str, source_ids: list[str]) -> list[UUID]:
+        """The roles, in every project, whose ident is ``provider_id~<one of source_ids>``."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute("SELECT id FROM ll_roles WHERE provider_id = %(provider)s"
+                                     " AND source_id = ANY(%(sources)s) ORDER BY id",
+                                     {"provider": provider_id, "sources": source_ids})
+            return [row[0] for row in await cur.fetchall()]
+
     async def role(self, project_id: UUID, role_id: UUID) -> RoleRow | None:
         return await self._one(RoleRow,
                                f"SELECT {ROLE_COLUMNS} FROM ll_roles WHERE id = %(id)s AND project_id = %(project)s",

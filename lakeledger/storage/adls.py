@@ -6,7 +6,14 @@ import contextlib
 import time
 from typing import Any
 
-from azure.core.exceptions import AzureError, ResourceExistsError, ResourceNotFoundError
+from azure.core.exceptions import (
+    AzureError,
+    HttpResponseError,
+    ResourceExistsError,
+    ResourceNotFoundError,
+    ServiceRequestError,
+    ServiceResponseError,
+)
 from azure.storage.blob import BlobServiceClient, ContainerClient
 
 from lakeledger.domain.errors import BadRequest, NotFound
@@ -33,6 +40,8 @@ def blob_service(profile: AdlsStorageProfile, credential: AzCredential, *, timeo
 
 
 class AdlsStorage:
+    failures: tuple[type[BaseException], ...] = (HttpResponseError, ServiceRequestError, ServiceResponseError)
+
     def __init__(self, profile: AdlsStorageProfile, credential: AzCredential):
         self.profile = profile
         self.container: ContainerClient = blob_service(profile, credential).get_container_client(profile.filesystem)

@@ -2,6 +2,9 @@ from typing import Protocol
 
 
 class Storage(Protocol):
+    # what the adapter's SDK raises when the store itself fails (registry.Guarded makes those a 503)
+    failures: tuple[type[BaseException], ...]
+
     def write_new(self, location: str, data: bytes) -> None:
         """Writes a file that must not exist yet (metadata files are never overwritten)."""
 

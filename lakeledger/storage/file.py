@@ -10,6 +10,9 @@ class FileStorage:
     """Local files under a ``file://`` warehouse location. New files are fsynced before the event that
     points at them is appended, so a crash never leaves the log naming a file that was lost."""
 
+    # a full disk, a lost mount, a folder the catalog may not write; an existing or a missing file is translated first
+    failures: tuple[type[BaseException], ...] = (OSError,)
+
     def __init__(self, profile: FileStorageProfile):
         self.profile = profile
 

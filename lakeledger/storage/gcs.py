@@ -5,7 +5,9 @@ emulator such as fake-gcs-server at the profile's ``endpoint``). Metadata files 
 import contextlib
 import time
 
+import requests
 from google.api_core import exceptions as gexceptions
+from google.auth.exceptions import GoogleAuthError
 from google.cloud import storage as gcs
 
 from lakeledger.domain.errors import BadRequest, NotFound
@@ -21,6 +23,8 @@ def gcs_client(profile: GcsStorageProfile, credential: GcsCredential) -> gcs.Cli
 
 
 class GcsStorage:
+    failures: tuple[type[BaseException], ...] = (gexceptions.GoogleAPIError, GoogleAuthError, requests.RequestException)
+
     def __init__(self, profile: GcsStorageProfile, credential: GcsCredential,
                  timeout: tuple[float, float] = (5, 30)):
         self.profile = profile

@@ -1,8 +1,9 @@
 import threading
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 from uuid import UUID
 
-from lakeledger.domain.errors import Unsupported
+from lakeledger.domain.errors import StorageUnavailable, Unsupported
 from lakeledger.domain.storage_credential import (
     AzClientCredential,
     AzSharedAccessKeyCredential,
@@ -33,7 +34,50 @@ class HasStorage(Protocol):
     def secret(self) -> SecretRef | None: ...
 
 
+T = TypeVar("T")
+
+
+class Guarded:
+    """A storage adapter whose failures of the store itself (unreachable, overloaded, refusing the catalog's own
+    credential: the adapter's ``failures``) leave as StorageUnavailable, answered 503 with Retry-After: nothing was
+    changed and asking again may succeed. What the adapter means to raise (a file that exists, a missing one, a
+    location it refuses) passes through."""
+
+    def __init__(self, inner: Storage, failures: tuple[type[BaseException], ...]):
+        self.inner = inner
+        self.failures = failures
+
+    def _guard(self, what: str, location: str, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except FileExistsError:
+            raise
+        except self.failures as e:
+            raise StorageUnavailable(f"The warehouse's storage could not {what} {location}: "
+                                     f"{type(e).__name__}: {str(e)[:300]}") from e
+
+    def write_new(self, location: str, data: bytes) -> None:
+        self._guard("write", location, lambda: self.inner.write_new(location, data))
+
+    def read(self, location: str) -> bytes:
+        return self._guard("read", location, lambda: self.inner.read(location))
+
+    def prepare_table_location(self, location: str) -> None:
+        self._guard("prepare", location, lambda: self.inner.prepare_table_location(location))
+
+    def delete(self, location: str) -> None:
+        self._guard("delete", location, lambda: self.inner.delete(location))
+
+    def delete_tree(self, location: str, max_files_per_second: float = 0) -> int:
+        return self._guard("delete", location, lambda: self.inner.delete_tree(location, max_files_per_second))
+
+
 def open_storage(profile: StorageProfile, credential: StorageCredential | None) -> Storage:
+    adapter = _adapter(profile, credential)
+    return Guarded(adapter, adapter.failures)
+
+
+def _adapter(profile: StorageProfile, credential: StorageCredential | None) -> Storage:
     if isinstance(profile, FileStorageProfile):
         return FileStorage(profile)
     if isinstance(profile, S3StorageProfile):

@@ -8,7 +8,8 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from lakeledger.domain.errors import BadRequest, NotFound
 from lakeledger.domain.storage_credential import S3AccessKeyCredential
@@ -52,6 +53,10 @@ def error_code(e: Exception) -> str:
 
 
 class S3Storage:
+    # the store's answers (5xx, SlowDown, AccessDenied, NoSuchBucket) and the network's failures; a ClientError the
+    # methods expect (an existing or a missing key) is translated before it gets here
+    failures: tuple[type[BaseException], ...] = (ClientError, HTTPClientError, BotoConnectionError)
+
     def __init__(self, profile: S3StorageProfile, credential: S3AccessKeyCredential):
         self.profile = profile
         self.client = s3_client(profile, credential)

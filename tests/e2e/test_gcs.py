@@ -9,17 +9,13 @@ boundary confines a token is Google's to enforce and is not proven here (docs/st
 
 import importlib
 import json
-import threading
-import urllib.parse
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import jwt
 import psycopg
 import pyarrow as pa
 import pytest
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from gcs_tokens import TokenEndpoints, service_account_key
 from pyiceberg.catalog.rest import RestCatalog
 from support import wait_until
 
@@ -29,66 +25,6 @@ from lakeledger.storage.gcs import GcsStorage
 
 ROWS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "amount": pa.array([1.5, 2.5, 3.5], pa.float64())})
 BUCKET = "lakeledger-gcs-tests"
-TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
-JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-
-
-class TokenEndpoints:
-    """Google's OAuth2 token endpoint (POST /token: a service account's signed JWT for an access token) and STS
-    (POST /v1/token: an access token for a downscoped one), on a free loopback port, in this process."""
-
-    def __init__(self, public_key, client_email: str):
-        self.issued: set[str] = set()  # access tokens handed to the service account
-        self.exchanges: list[dict] = []  # every token exchange: the subject token, the boundary, the answer
-        endpoints = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
-                status, body = endpoints.answer(self.path, form)
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.public_key, self.client_email = public_key, client_email
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def answer(self, path: str, form: dict[str, str]) -> tuple[int, dict]:
-        if path == "/token" and form.get("grant_type") == JWT_BEARER:
-            try:
-                # google-auth addresses the JWT to Google's token endpoint, wherever the key's token_uri points
-                claims = jwt.decode(form["assertion"], self.public_key, algorithms=["RS256"],
-                                    audience="https://oauth2.googleapis.com/token")
-            except jwt.PyJWTError as e:
-                return 400, {"error": "invalid_grant", "error_description": str(e)}
-            if claims.get("iss") != self.client_email:
-                return 400, {"error": "invalid_grant", "error_description": "unknown service account"}
-            token = f"source-{uuid.uuid4().hex}"
-            self.issued.add(token)
-            return 200, {"access_token": token, "expires_in": 3600, "token_type": "Bearer"}
-        if path == "/v1/token" and form.get("grant_type") == TOKEN_EXCHANGE:
-            if form.get("subject_token") not in self.issued:
-                return 401, {"error": "invalid_grant", "error_description": "subject token not issued here"}
-            token = f"downscoped-{uuid.uuid4().hex}"
-            self.exchanges.append({"form": form, "options": json.loads(urllib.parse.unquote(form["options"])),
-                                   "token": token})
-            return 200, {"access_token": token, "expires_in": 3600, "token_type": "Bearer",
-                         "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"}
-        return 404, {"error": "not_found"}
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(10)
 
 
 @pytest.fixture(scope="module")
@@ -105,15 +41,7 @@ def tokens(private_key):
 
 @pytest.fixture(scope="module")
 def service_key(private_key, tokens) -> dict:
-    """A service account's JSON key, as Google's console hands it out, whose token endpoint is `tokens`."""
-    pem = private_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()).decode()
-    return {"type": "service_account", "project_id": "lakeledger-tests", "private_key_id": uuid.uuid4().hex,
-            "private_key": pem, "client_email": tokens.client_email, "client_id": "123456789012345678901",
-            "auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": f"{tokens.url}/token",
-            "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
-            "client_x509_cert_url": "https://www.googleapis.com/robot/v1/metadata/x509/lakeledger",
-            "universe_domain": "googleapis.com"}
+    return service_account_key(private_key, tokens)
 
 
 @pytest.fixture(scope="module")

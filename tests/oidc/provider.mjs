@@ -4,11 +4,14 @@
 //   node tests/oidc/provider.mjs   with OIDC_MODULES=<folder holding node_modules/oidc-provider> (make oidc-deps),
 //   OIDC_PORT, OIDC_AUDIENCE (default "lakeledger"); optionally OIDC_TOKEN_PATH (default /token: Lakekeeper's
 //   suite posts to Keycloak's /protocol/openid-connect/token) and OIDC_EXTRA_SCOPES (space-separated scopes engines
-//   may ask for besides "catalog lakeledger", e.g. Lakekeeper's "lakekeeper trino")
+//   may ask for besides "catalog lakeledger", e.g. Lakekeeper's "lakekeeper trino"), and OIDC_GROUPS_FILE (a JSON
+//   object of client id -> list of groups, read for every token issued: the token's `groups` claim, the provider's
+//   directory as a test changes it)
 //
 // The library is imported from OIDC_MODULES because it is installed into the gitignored .cache/, not beside this
 // script. Keys are made at start: every run of the provider is a different signer.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -24,6 +27,7 @@ const audience = process.env.OIDC_AUDIENCE || 'lakeledger';
 const tokenPath = process.env.OIDC_TOKEN_PATH || '/token';
 const scopes = ['catalog lakeledger', process.env.OIDC_EXTRA_SCOPES || ''].join(' ').trim();
 const issuer = `http://127.0.0.1:${port}`;
+const groupsFile = process.env.OIDC_GROUPS_FILE || '';
 const CATALOG = 'urn:lakeledger:catalog';
 // A resource of another service on the same provider: its tokens are valid, signed by this provider, and not for us.
 const OTHER = 'urn:lakeledger:other-service';
@@ -65,6 +69,13 @@ const provider = new Provider(issuer, {
   clientBasedCORS: (ctx, origin, c) => c.clientId === 'lakeledger-console' && /^http:\/\/127\.0\.0\.1:\d+$/.test(origin),
   clientDefaults: { token_endpoint_auth_method: 'client_secret_post' },
   jwks: { keys: [jwk] },
+  extraTokenClaims: (ctx, token) => {
+    if (!groupsFile) {
+      return undefined;
+    }
+    const groups = JSON.parse(readFileSync(groupsFile, 'utf8'))[token.clientId];
+    return groups ? { groups } : undefined;
+  },
   routes: { token: tokenPath },
   features: {
     // the console's people sign in on the library's own login and consent pages (any login name, any password)

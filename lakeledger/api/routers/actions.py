@@ -137,8 +137,8 @@ async def _decision(container: Container, request: Request, item: object, error_
         if error_on_not_found:
             raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"The {kind} of check does not exist")
         return None
-    who = await identity_of(container, request, object_, item.get("identity"))
-    return Check(who, vocabulary[action], object_)
+    who, context = await identity_of(container, request, object_, item.get("identity"))
+    return Check(who, vocabulary[action], object_, context)
 
 
 @router.post("/action/batch-check",

@@ -233,10 +233,11 @@ async def grantable(container: Container, request: Request, object_: str, princi
     if principal_user is not None and principal_role is not None:
         raise GrantRefused("AmbiguousGrantPrincipal", "Specify at most one of principalUser and principalRole")
     await must_exist(container, object_)
-    who = await asked_for(container, request, object_, principal_user, principal_role)
+    who, context = await asked_for(container, request, object_, principal_user, principal_role)
     kind = type_of(object_)
     privileges = vocabulary(kind)
-    answers = await container.authorizer.check_many([Check(who, grant_relation(p), object_) for p in privileges])
+    answers = await container.authorizer.check_many([Check(who, grant_relation(p), object_, context)
+                                                     for p in privileges])
     return {"privileges": [{"privilege": descriptor(kind, p), "allowed": allowed}
                            for p, allowed in zip(privileges, answers, strict=True)]}
 

@@ -21,9 +21,9 @@ from lakeledger.api.lakekeeper_actions import AUTHORIZER_ACTIONS, ENUMS, lakekee
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
-from lakeledger.authz.authorizer import Check
+from lakeledger.authz.authorizer import AllowAll, Check
 from lakeledger.authz.model import authorization_model
-from lakeledger.authz.objects import id_of, obj, role_members, type_of, user
+from lakeledger.authz.objects import RelationTuple, id_of, obj, role_members, type_of, user
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
@@ -97,9 +97,19 @@ async def must_exist(container: Container, object_: str) -> None:
         raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist: {id_}")
 
 
+async def _caller_context(container: Container, request: Request) -> tuple[RelationTuple, ...]:
+    """The roles the caller's token names (lakeledger/authz/token_roles.py), held for this request."""
+    caller = principal(request)
+    token_roles = getattr(container, "token_roles", None)
+    if token_roles is None or not caller.roles or isinstance(container.authorizer, AllowAll):
+        return ()
+    return await token_roles.contextual(caller)
+
+
 async def _allowed(container: Container, request: Request, checks: list[tuple[str, str]]) -> list[bool]:
-    who = user(principal(request).id)
-    return await container.authorizer.check_many([Check(who, relation, object_) for relation, object_ in checks])
+    who, context = user(principal(request).id), await _caller_context(container, request)
+    return await container.authorizer.check_many([Check(who, relation, object_, context)
+                                                  for relation, object_ in checks])
 
 
 async def require(container: Container, request: Request, relation: str, object_: str) -> None:
@@ -139,19 +149,28 @@ async def apply(container: Container, request: Request, object_: str, writes: li
     await run_in_threadpool(container.grants.update, object_, writes, deletes, by)
 
 
-async def asked_for(container: Container, request: Request, object_: str, principal_user: str | None,
-                    principal_role: str | None) -> str:
-    """Whose decisions a question is about: the caller's, or (with ``can_read_assignments`` on the object) the user
-    or the role named."""
+Asked = tuple[str, tuple[RelationTuple, ...]]  # whose decision (``user:…`` or ``role:…#assignee``), its context
+
+
+async def _as_asked(container: Container, request: Request, object_: str, asked: str | None) -> Asked:
+    """The caller with the roles its token names; or (with ``can_read_assignments`` on the object) another
+    principal, whose token is not at hand: what it holds through token roles is not told."""
     caller = user(principal(request).id)
-    if not principal_user and not principal_role:
-        return caller
+    if asked is None or asked == caller:
+        return caller, await _caller_context(container, request)
+    await require(container, request, "can_read_assignments", object_)
+    return asked, ()
+
+
+async def asked_for(container: Container, request: Request, object_: str, principal_user: str | None,
+                    principal_role: str | None) -> Asked:
+    """Whose decisions a question about the object is: the caller's, or the ``principalUser``'s or
+    ``principalRole``'s named."""
     if principal_user and principal_role:
         raise BadRequest("Give principalUser or principalRole, not both")
-    asked = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
-    if asked != caller:
-        await require(container, request, "can_read_assignments", object_)
-    return asked
+    asked = (user(principal_user) if principal_user
+             else role_members(_uuid(principal_role, "principalRole")) if principal_role else None)
+    return await _as_asked(container, request, object_, asked)
 
 
 async def allowed_names(container: Container, request: Request, object_: str, principal_user: str | None,
@@ -159,8 +178,9 @@ async def allowed_names(container: Container, request: Request, object_: str, pr
     """The names of ``vocabulary`` ((name, our relation), in the order answered) the caller, or the principal
     asked, holds on the object: the one core of every "what may I do here" answer."""
     await must_exist(container, object_)
-    who = await asked_for(container, request, object_, principal_user, principal_role)
-    answers = await container.authorizer.check_many([Check(who, relation, object_) for _, relation in vocabulary])
+    who, context = await asked_for(container, request, object_, principal_user, principal_role)
+    answers = await container.authorizer.check_many([Check(who, relation, object_, context)
+                                                     for _, relation in vocabulary])
     return list(dict.fromkeys(name for (name, _), ok in zip(vocabulary, answers, strict=True) if ok))
 
 
@@ -341,25 +361,22 @@ async def _check(container: Container, request: Request, kind: str, fields: dict
     object_ = await operation_object(container, kind, fields, x_project_id)
     if object_ is None:
         raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist")
-    who = await identity_of(container, request, object_, identity)
-    [allowed] = await container.authorizer.check_many([Check(who, f"can_{action}", object_)])
+    who, context = await identity_of(container, request, object_, identity)
+    [allowed] = await container.authorizer.check_many([Check(who, f"can_{action}", object_, context)])
     return {"allowed": allowed}
 
 
-async def identity_of(container: Container, request: Request, object_: str, identity: object) -> str:
+async def identity_of(container: Container, request: Request, object_: str, identity: object) -> Asked:
     """Whose decision a check asks: the caller's, or the ``identity`` (``{"user": …}`` or ``{"role": …}``) named,
     which needs ``can_read_assignments`` on the object unless it is the caller."""
-    who = user(principal(request).id)
     if identity is None:
-        return who
+        return await _as_asked(container, request, object_, None)
     if not isinstance(identity, dict) or len(identity) != 1 or not ({"user", "role"} & set(identity)):
         raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
     if "user" in identity and not isinstance(identity["user"], str):
         raise BadRequest("identity's user is a user id")
     asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
-    if asked != who:
-        await require(container, request, "can_read_assignments", object_)
-    return asked
+    return await _as_asked(container, request, object_, asked)
 
 
 @router.post("/check", responses={**ok(CheckResponse, "Whether the action is allowed"), **errors(400, 403, 404)})

@@ -98,6 +98,9 @@ const hrefWarehouse = (prefix) => `#/wh/${prefix}`;
 const hrefNamespace = (prefix, levels) => `#/wh/${prefix}/ns/${nsPath(levels)}`;
 const hrefTable = (prefix, levels, name) => `${hrefNamespace(prefix, levels)}/table/${encodeURIComponent(name)}`;
 const hrefView = (prefix, levels, name) => `${hrefNamespace(prefix, levels)}/view/${encodeURIComponent(name)}`;
+const hrefGeneric = (prefix, levels, name) =>
+  `${hrefNamespace(prefix, levels)}/generic-table/${encodeURIComponent(name)}`;
+const hrefTabular = { table: hrefTable, view: hrefView, "generic-table": hrefGeneric };
 const catalog = (prefix, rest) => `/catalog/v1/${prefix}${rest}`;
 
 function showPast(prefix) {
@@ -164,6 +167,9 @@ function storageText(profile) {
     return `abfss://${profile.filesystem}@${host}/${profile["key-prefix"] || ""}` +
       (profile.endpoint ? ` (${profile.endpoint})` : "");
   }
+  if (profile.type === "gcs") {
+    return `gs://${profile.bucket}/${profile["key-prefix"] || ""}` + (profile.endpoint ? ` (${profile.endpoint})` : "");
+  }
   return `s3://${profile.bucket}/${profile["key-prefix"] || ""} (${profile.endpoint || profile.region || "AWS"})`;
 }
 
@@ -177,55 +183,211 @@ async function deleteWarehouse(w) {
   }
 }
 
+// The storage kinds of the create form: each its fieldset (named inputs, unique across the form), the storage
+// profile and the credential read from it. Secret inputs are password fields the browser neither fills nor keeps;
+// nothing read back from the API carries a secret (warehouse responses have none).
+const field = (label, name, attrs = {}) => h("label", {}, `${label} `, h("input", { name, ...attrs }));
+const checkbox = (label, name, checked = false) => h("label", {},
+  h("input", { type: "checkbox", name, checked }), ` ${label}`);
+const secret = (label, name) => field(label, name, { type: "password", autocomplete: "new-password" });
+// a setting left out unless chosen: the catalog's default (Lakekeeper's) applies
+const yesNo = (label, name) => h("label", {}, `${label} `, h("select", { name }, h("option", { value: "" }, "default"),
+  h("option", { value: "true" }, "yes"), h("option", { value: "false" }, "no")));
+
+function tags(text) {
+  if (!text) return undefined;
+  return Object.fromEntries(text.split(",").map((pair) => {
+    const at = pair.indexOf("=");
+    if (at < 1) throw new Error(`STS session tag ${pair.trim()} is not key=value`);
+    return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+  }));
+}
+
+const STORAGE_KINDS = {
+  file: {
+    fields: () => [field("Location", "location", { placeholder: "file:///var/lib/lakeledger/warehouses/sales" })],
+    profile: (v) => ({ type: "file", location: v.text("location") }),
+    credential: () => undefined,
+  },
+  s3: {
+    fields: () => [
+      field("Bucket", "bucket"), field("Key prefix", "key-prefix"),
+      field("Endpoint", "endpoint", { placeholder: "http://minio:9000" }),
+      field("Region", "region", { value: "us-east-1" }),
+      h("label", {}, "Flavor ", h("select", { name: "flavor" }, h("option", { value: "" },
+        "by the endpoint (s3-compat with one, aws without)"), ["aws", "s3-compat", "minio"].map((f) =>
+        h("option", { value: f }, f)))),
+      checkbox("path-style access", "path-style-access", true), checkbox("STS (vended credentials)", "sts-enabled"),
+      field("STS endpoint", "sts-endpoint"), field("STS role ARN", "sts-role-arn"),
+      field("Assume role ARN", "assume-role-arn"),
+      field("STS token validity (seconds, empty: 3600)", "sts-token-validity-seconds",
+        { type: "number", min: 900, max: 43200 }),
+      field("STS session tags (key=value, comma-separated)", "sts-session-tags"),
+      field("KMS key ARN", "aws-kms-key-arn"),
+      yesNo("Remote signing", "remote-signing-enabled"),
+      h("label", {}, "Remote signing URL style ", h("select", { name: "remote-signing-url-style" },
+        ["auto", "path", "virtual-host"].map((f) => h("option", { value: f }, f)))),
+      yesNo("Tell engines not to delete files (s3.delete-enabled=false) when soft-deleting", "push-s3-delete-disabled"),
+      yesNo("Legacy MD5 behaviour", "legacy-md5-behavior"),
+      checkbox("allow alternative protocols (s3a://, s3n://)", "s3-allow-alternative-protocols"),
+      field("Access key id", "aws-access-key-id"), secret("Secret access key", "aws-secret-access-key")],
+    profile: (v) => ({
+      type: "s3", bucket: v.text("bucket"), "key-prefix": v.optional("key-prefix"), endpoint: v.optional("endpoint"),
+      region: v.text("region"), "path-style-access": v.checked("path-style-access"),
+      "sts-enabled": v.checked("sts-enabled"),
+      flavor: v.optional("flavor") || (v.text("endpoint") ? "s3-compat" : undefined),
+      "sts-endpoint": v.optional("sts-endpoint"), "sts-role-arn": v.optional("sts-role-arn"),
+      "assume-role-arn": v.optional("assume-role-arn"),
+      "sts-token-validity-seconds": v.number("sts-token-validity-seconds"),
+      "sts-session-tags": tags(v.text("sts-session-tags")), "aws-kms-key-arn": v.optional("aws-kms-key-arn"),
+      "remote-signing-enabled": v.yesNo("remote-signing-enabled"),
+      "remote-signing-url-style": v.text("remote-signing-url-style"),
+      "push-s3-delete-disabled": v.yesNo("push-s3-delete-disabled"),
+      "legacy-md5-behavior": v.yesNo("legacy-md5-behavior"),
+      "allow-alternative-protocols": v.checked("s3-allow-alternative-protocols"),
+    }),
+    credential: (v) => ({ type: "s3", "credential-type": "access-key",
+      "aws-access-key-id": v.text("aws-access-key-id"), "aws-secret-access-key": v.raw("aws-secret-access-key") }),
+  },
+  adls: {
+    fields: () => {
+      const shared = h("div", { id: "adls-shared-key" }, secret("Account key", "adls-key"));
+      const client = h("div", { id: "adls-client-credentials", hidden: true }, field("Tenant id", "tenant-id"),
+        field("Client id", "client-id"), secret("Client secret", "client-secret"));
+      const kind = h("select", { name: "adls-credential-type", onchange: () => {
+        shared.hidden = kind.value !== "shared-access-key";
+        client.hidden = kind.value !== "client-credentials";
+      } }, h("option", { value: "shared-access-key" }, "shared access key"),
+      h("option", { value: "client-credentials" }, "client credentials (Entra ID service principal)"));
+      return [field("Account name", "account-name", { placeholder: "mystorageaccount" }),
+        field("Filesystem (container)", "filesystem"), field("Key prefix", "adls-key-prefix"),
+        field("Host", "host", { placeholder: "dfs.core.windows.net" }),
+        field("Authority host", "authority-host", { placeholder: "https://login.microsoftonline.com" }),
+        field("Blob endpoint (emulators)", "adls-endpoint", { placeholder: "http://127.0.0.1:10000/devstoreaccount1" }),
+        field("SAS token validity (seconds, empty: 3600)", "sas-token-validity-seconds",
+          { type: "number", min: 1, max: 604800 }),
+        checkbox("SAS tokens for engines (vended credentials)", "sas-enabled", true),
+        checkbox("allow alternative protocols (wasbs://)", "adls-allow-alternative-protocols"),
+        h("label", {}, "Credential ", kind), shared, client];
+    },
+    profile: (v) => ({
+      type: "adls", "account-name": v.text("account-name"), filesystem: v.text("filesystem"),
+      "key-prefix": v.optional("adls-key-prefix"), host: v.optional("host"),
+      "authority-host": v.optional("authority-host"), endpoint: v.optional("adls-endpoint"),
+      "sas-token-validity-seconds": v.number("sas-token-validity-seconds"), "sas-enabled": v.checked("sas-enabled"),
+      "allow-alternative-protocols": v.checked("adls-allow-alternative-protocols"),
+    }),
+    credential: (v) => (v.text("adls-credential-type") === "client-credentials"
+      ? { type: "az", "credential-type": "client-credentials", "tenant-id": v.text("tenant-id"),
+        "client-id": v.text("client-id"), "client-secret": v.raw("client-secret") }
+      : { type: "az", "credential-type": "shared-access-key", key: v.raw("adls-key") }),
+  },
+  gcs: {
+    fields: () => [field("Bucket", "gcs-bucket"), field("Key prefix", "gcs-key-prefix"),
+      field("Storage endpoint (emulators)", "gcs-endpoint", { placeholder: "https://storage.googleapis.com" }),
+      field("STS endpoint", "gcs-sts-endpoint", { placeholder: "https://sts.googleapis.com/v1/token" }),
+      checkbox("STS (downscoped tokens for engines)", "gcs-sts-enabled", true),
+      h("label", {}, "Service account key (the JSON file) ",
+        h("input", { type: "file", name: "gcs-key-file", accept: ".json,application/json" })),
+      h("label", {}, "or paste it ", h("textarea", { name: "gcs-key", rows: 3, autocomplete: "off",
+        spellcheck: "false", placeholder: "{\"type\": \"service_account\", ...}" }))],
+    profile: (v) => ({
+      type: "gcs", bucket: v.text("gcs-bucket"), "key-prefix": v.optional("gcs-key-prefix"),
+      endpoint: v.optional("gcs-endpoint"), "sts-endpoint": v.optional("gcs-sts-endpoint"),
+      "sts-enabled": v.checked("gcs-sts-enabled"),
+    }),
+    credential: async (v) => {
+      const file = v.file("gcs-key-file");
+      const text = file ? await file.text() : v.raw("gcs-key");
+      let key;
+      try {
+        key = JSON.parse(text);
+      } catch {
+        // the key's text is not repeated: it holds the private key
+        throw new Error("The service account key is not JSON (the file Google's console downloads)");
+      }
+      return { type: "gcs", "credential-type": "service-account-key", key };
+    },
+  },
+};
+
+// Where tables go inside the warehouse (Lakekeeper's storage-layout); empty: Lakeledger's <namespace-id>/<table-id>
+function layoutFields() {
+  const templates = h("div", { id: "layout-templates", hidden: true },
+    field("Namespace folder", "layout-namespace", { placeholder: "{uuid} or {name}" }),
+    field("Table folder", "layout-tabular", { placeholder: "{name}-{uuid}" }));
+  const kind = h("select", { name: "storage-layout", onchange: () => {
+    templates.hidden = !["tabular-only", "full-hierarchy"].includes(kind.value);
+    templates.querySelector("[name=layout-namespace]").closest("label").hidden = kind.value !== "full-hierarchy";
+  } }, h("option", { value: "" }, "namespace id / table id (Lakeledger's)"),
+  h("option", { value: "default" }, "table id (Lakekeeper's default)"),
+  h("option", { value: "tabular-only" }, "one folder per table, named by a template"),
+  h("option", { value: "full-hierarchy" }, "a folder per namespace level and per table, named by templates"));
+  return [h("label", {}, "Table locations ", kind), templates];
+}
+
+function layoutOf(v) {
+  const type = v.text("storage-layout");
+  if (!type) return undefined;
+  if (type === "default") return { type };
+  if (type === "tabular-only") return { type, tabular: v.text("layout-tabular") };
+  return { type, namespace: v.text("layout-namespace"), tabular: v.text("layout-tabular") };
+}
+
 function newWarehousePage() {
   showPast("");
   const result = h("div", { id: "result" });
-  const field = (label, name, attrs = {}) => h("label", {}, `${label} `, h("input", { name, ...attrs }));
-  const s3 = h("fieldset", { id: "s3-fields", hidden: true }, h("legend", {}, "S3"),
-    field("Bucket", "bucket"), field("Key prefix", "key-prefix"), field("Endpoint", "endpoint",
-      { placeholder: "http://minio:9000" }),
-    field("Region", "region", { value: "us-east-1" }),
-    h("label", {}, h("input", { type: "checkbox", name: "path-style-access", checked: true }), " path-style access"),
-    h("label", {}, h("input", { type: "checkbox", name: "sts-enabled" }), " STS (vended credentials)"),
-    field("Access key id", "aws-access-key-id"), field("Secret access key", "aws-secret-access-key",
-      { type: "password", autocomplete: "off" }));
-  const file = h("fieldset", { id: "file-fields" }, h("legend", {}, "File"),
-    field("Location", "location", { placeholder: "file:///var/lib/lakeledger/warehouses/sales" }));
-  const kind = h("select", { name: "type", onchange: () => { s3.hidden = kind.value !== "s3"; file.hidden = kind.value !== "file"; } },
-    h("option", { value: "file" }, "file"), h("option", { value: "s3" }, "s3"));
+  const sets = Object.fromEntries(Object.entries(STORAGE_KINDS).map(([name, k]) => [name,
+    h("fieldset", { id: `${name}-fields`, hidden: name !== "file" }, h("legend", {}, name.toUpperCase()),
+      k.fields())]));
+  const kind = h("select", { name: "type", onchange: () => {
+    for (const [name, set] of Object.entries(sets)) set.hidden = kind.value !== name;
+  } }, Object.keys(STORAGE_KINDS).map((name) => h("option", { value: name }, name)));
   const form = h("form", { class: "stack", id: "warehouse-form", onsubmit: (ev) => ev.preventDefault() },
     field("Name", "warehouse-name", { required: true }),
-    h("label", {}, "Storage ", kind), file, s3,
+    h("label", {}, "Storage ", kind), Object.values(sets), layoutFields(),
+    h("label", {}, "Names of namespaces, tables and views ", h("select", { name: "name-matching" },
+      h("option", { value: "case-insensitive" }, "case-insensitive (Sales and SALES are one name)"),
+      h("option", { value: "exact" }, "exact (Sales and SALES are two names)"))),
+    h("p", { class: "muted" }, "Name matching cannot be changed once the warehouse exists."),
     field("Soft delete: keep dropped objects for (seconds, empty for hard deletes)", "expiration-seconds",
       { type: "number", min: 1 }),
     h("p", {}, h("button", { type: "button", id: "test-storage", onclick: () => submit(true) }, "Test connection"),
       " ", h("button", { type: "button", class: "primary", id: "create", onclick: () => submit(false) }, "Create")),
     result);
 
-  function body() {
-    const v = (n) => form.elements[n].value.trim();
-    const profile = kind.value === "file" ? { type: "file", location: v("location") } : {
-      type: "s3", bucket: v("bucket"), "key-prefix": v("key-prefix") || undefined, endpoint: v("endpoint") || undefined,
-      region: v("region"), "path-style-access": form.elements["path-style-access"].checked,
-      "sts-enabled": form.elements["sts-enabled"].checked, flavor: v("endpoint") ? "s3-compat" : undefined,
-    };
-    const credential = kind.value === "s3" ? { type: "s3", "credential-type": "access-key",
-      "aws-access-key-id": v("aws-access-key-id"), "aws-secret-access-key": v("aws-secret-access-key") } : undefined;
-    const seconds = v("expiration-seconds");
-    return { "warehouse-name": v("warehouse-name"), "storage-profile": profile, "storage-credential": credential,
+  // the values of the form's inputs, by name
+  const values = {
+    raw: (n) => form.elements[n].value,
+    text: (n) => form.elements[n].value.trim(),
+    optional: (n) => form.elements[n].value.trim() || undefined,
+    number: (n) => (form.elements[n].value.trim() ? Number(form.elements[n].value) : undefined),
+    checked: (n) => form.elements[n].checked,
+    yesNo: (n) => (form.elements[n].value ? form.elements[n].value === "true" : undefined),
+    file: (n) => form.elements[n].files[0],
+  };
+
+  async function storage() {
+    const chosen = STORAGE_KINDS[kind.value];
+    const profile = { ...chosen.profile(values), "storage-layout": layoutOf(values) };
+    return { "storage-profile": profile, "storage-credential": await chosen.credential(values) };
+  }
+
+  async function body() {
+    const seconds = values.text("expiration-seconds");
+    return { "warehouse-name": values.text("warehouse-name"), ...await storage(),
+      "name-matching": values.text("name-matching"),
       "delete-profile": seconds ? { type: "soft", "expiration-seconds": Number(seconds) } : { type: "hard" } };
   }
 
   async function submit(testOnly) {
     result.replaceChildren(h("p", { class: "muted" }, testOnly ? "Testing…" : "Creating…"));
     try {
-      const b = body();
       if (testOnly) {
-        const r = await post("/management/v1/warehouse/test-storage",
-          { "storage-profile": b["storage-profile"], "storage-credential": b["storage-credential"] });
+        const r = await post("/management/v1/warehouse/test-storage", await storage());
         result.replaceChildren(h("div", { class: "ok", id: "test-result" }, `Connection works: ${r.message}`));
       } else {
-        const w = await post("/management/v1/warehouse", b);
+        const w = await post("/management/v1/warehouse", await body());
         location.hash = hrefWarehouse(w.id);
       }
     } catch (e) {
@@ -262,22 +424,41 @@ async function warehousePage(prefix) {
     results.replaceChildren();
     pagedList(`/management/v1/warehouse/${w.id}/search-tabulars?prefix=${encodeURIComponent(text)}`, "tabulars",
       (found) => table(["Name", "Type"], found.map((t) => [h("a", {
-        href: (t.type === "view" ? hrefView : hrefTable)(prefix, t.namespace, t.name) }, [...t.namespace, t.name].join(".")),
+        href: (hrefTabular[t.type] || hrefTable)(prefix, t.namespace, t.name) }, [...t.namespace, t.name].join(".")),
       t.type]), "Nothing starts with that."), results).catch((e) => results.replaceChildren(fail(e)));
-  } }, h("label", {}, "Find tables and views whose name starts with ", h("input", { name: "prefix", required: true })),
+  } }, h("label", {}, "Find tables, views and generic tables whose name starts with ",
+    h("input", { name: "prefix", required: true })),
   " ", h("button", { type: "submit" }, "Find"));
   page(crumbs(prefix), h("h1", {}, `Warehouse ${w.name}`),
     h("p", { class: "tabs" }, h("a", { href: `#/wh/${warehouseId(prefix)}/history` }, "History"),
       h("a", { href: `#/wh/${warehouseId(prefix)}/bin` }, "Recycle bin")),
-    table(["Storage", "Delete profile", "Status", "Protected"], [[storageText(w["storage-profile"]),
-      w["delete-profile"].type, w.status, past ? (w.protected ? "yes" : "no")
+    table(["Storage", "Names", "Delete profile", "Status", "Protected"], [[storageText(w["storage-profile"]),
+      w["name-matching"] || "", w["delete-profile"].type, w.status, past ? (w.protected ? "yes" : "no")
         : protectionToggle(`/management/v1/warehouse/${w.id}/protection`, w.protected)]]),
-    past ? null : [search, results],
+    past ? null : [storageCheck(w.id), search, results],
     h("h2", {}, "Namespaces"),
     table(["Namespace"], namespaces.map((levels) => [h("a", { href: hrefNamespace(prefix, levels) },
       nsName(levels))]), "No namespaces."),
     past ? null : [h("h2", {}, "Time travel"), travel,
       accessSection(w.id, { kind: "warehouse", id: w.id }, `warehouse/${w.id}`)]);
+}
+
+// Whether the stored storage profile and credential still work (the checks a warehouse's creation made), each
+// check with its outcome; the API's messages never repeat a secret.
+function storageCheck(wid) {
+  const out = h("div", { id: "storage-check" });
+  const button = h("button", { id: "check-storage", onclick: async () => {
+    out.replaceChildren(h("p", { class: "muted" }, "Checking…"));
+    try {
+      const r = await post(`/management/v1/warehouse/${wid}/storage/validate-access`);
+      out.replaceChildren(h("div", { class: r.valid ? "ok" : "error" }, r.valid ? "The storage works." :
+        "The storage does not work:"), table(["Check", "Outcome", "Why"], r.checks.map((c) => [c.name, c.status,
+        c.error ? c.error.message : c.reason || ""])));
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  } }, "Check storage access");
+  return h("div", {}, h("p", {}, button), out);
 }
 
 function protectionToggle(path, isProtected) {
@@ -310,11 +491,12 @@ async function pagedList(path, key, render, container) {
 }
 
 async function namespacePage(prefix, levels) {
-  showPast(prefix);
+  const past = showPast(prefix);
   const ns = await get(catalog(prefix, `/namespaces/${nsPath(levels)}`));
   const children = (await get(catalog(prefix, `/namespaces?parent=${nsPath(levels)}&pageSize=${PAGE}`))).namespaces;
   const tables = h("div", { id: "tables" });
   const views = h("div", { id: "views" });
+  const generics = h("div", { id: "generic-tables" });
   const find = h("form", { onsubmit: (ev) => {
     ev.preventDefault();
     location.hash = hrefTable(prefix, levels, find.elements.name.value.trim());
@@ -324,11 +506,106 @@ async function namespacePage(prefix, levels) {
     h("h2", {}, "Properties"), table(["Key", "Value"], Object.entries(ns.properties || {})),
     children.length ? [h("h2", {}, "Namespaces"), table(["Namespace"], children.map((c) =>
       [h("a", { href: hrefNamespace(prefix, c) }, nsName(c))]))] : null,
-    h("h2", {}, "Tables"), find, tables, h("h2", {}, "Views"), views);
+    h("h2", {}, "Tables"), find, tables, h("h2", {}, "Views"), views, h("h2", {}, "Generic tables"), generics,
+    // Governance tags (issue 29) on the namespace would be shown and edited here.
+    past || !ns["namespace-uuid"] ? null : moveForm(prefix, levels, ns["namespace-uuid"]));
   await pagedList(catalog(prefix, `/namespaces/${nsPath(levels)}/tables`), "identifiers", (ids) => table(["Table"],
     ids.map((id) => [h("a", { href: hrefTable(prefix, id.namespace, id.name) }, id.name)]), "No tables."), tables);
   await pagedList(catalog(prefix, `/namespaces/${nsPath(levels)}/views`), "identifiers", (ids) => table(["View"],
     ids.map((id) => [h("a", { href: hrefView(prefix, id.namespace, id.name) }, id.name)]), "No views."), views);
+  // the list names them only: each one's format is filled in from its own load, after the page has rendered
+  await pagedList(generic(prefix, `/namespaces/${nsPath(levels)}/generic-tables`), "identifiers", (ids) => table(
+    ["Generic table", "Format"], ids.map((id) => [h("a", { href: hrefGeneric(prefix, id.namespace, id.name) }, id.name),
+      genericFormat(prefix, id.namespace, id.name)]), "No generic tables."), generics);
+}
+
+const generic = (prefix, rest) => `/lakekeeper/v1/${prefix}${rest}`;
+
+// A generic table's description. The console uses none of the access a load hands out: asking for remote signing
+// keeps the catalog from minting vended credentials (STS, SAS, downscoped tokens) for each table a page shows.
+const loadGeneric = (prefix, levels, name) => get(generic(prefix,
+  `/namespaces/${nsPath(levels)}/generic-tables/${encodeURIComponent(name)}`),
+{ "x-iceberg-access-delegation": "remote-signing" });
+
+function genericFormat(prefix, levels, name) {
+  const cell = h("span", { class: "format" }, "…");
+  loadGeneric(prefix, levels, name)
+    .then((g) => { cell.textContent = g.table.format; })
+    .catch(() => { cell.textContent = "?"; });
+  return cell;
+}
+
+// Move or rename a namespace with everything in it (Lakekeeper's POST .../namespace/{id}/move takes the full new
+// path). The new parent is written dotted, so a level whose own name has a dot cannot be a new parent here.
+function moveForm(prefix, levels, namespaceId) {
+  const out = h("div", { class: "out" });
+  const form = h("form", { id: "move-namespace", class: "stack", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const parent = form.elements.parent.value.trim();
+    const destination = [...(parent ? parent.split(".") : []), form.elements.name.value.trim()];
+    try {
+      const moved = await post(`/management/v1/warehouse/${warehouseId(prefix)}/namespace/${namespaceId}/move`,
+        { destination, force: form.elements.force.checked });
+      location.hash = hrefNamespace(prefix, moved.namespace);
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  } }, h("label", {}, "New parent (levels separated by dots, empty for the top level) ",
+    h("input", { name: "parent", value: levels.slice(0, -1).join(".") })),
+  h("label", {}, "New name ", h("input", { name: "name", value: levels[levels.length - 1], required: true })),
+  checkbox("even if it is protected", "force"),
+  h("p", {}, h("button", { type: "submit" }, "Move or rename")), out);
+  return [h("h2", {}, "Move or rename"), form];
+}
+
+// Drop and rename of a table, a view or a generic table: the same two calls under each kind's own API.
+const TABULAR_APIS = {
+  table: { base: catalog, items: "tables", rename: "/tables/rename" },
+  view: { base: catalog, items: "views", rename: "/views/rename" },
+  "generic-table": { base: generic, items: "generic-tables", rename: "/generic-tables/rename" },
+};
+
+function tabularActions(kind, prefix, levels, name) {
+  const apis = TABULAR_APIS[kind];
+  const out = h("div", { class: "out" });
+  const drop = h("button", { class: "danger", id: "drop", onclick: async () => {
+    if (!confirm(`Drop ${kind} ${nsName([...levels, name])}?`)) return;
+    try {
+      await api("DELETE", apis.base(prefix, `/namespaces/${nsPath(levels)}/${apis.items}/${encodeURIComponent(name)}`));
+      out.replaceChildren(h("div", { class: "ok", id: "dropped" }, `Dropped. `, h("a", { href: `#/wh/${
+        warehouseId(prefix)}/bin` }, "The recycle bin"), " has it while the warehouse keeps dropped objects."));
+      drop.disabled = true;
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  } }, "Drop");
+  const rename = h("form", { id: "rename", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const parent = rename.elements.namespace.value.trim();
+    const destination = { namespace: parent ? parent.split(".") : [], name: rename.elements.name.value.trim() };
+    try {
+      await post(apis.base(prefix, apis.rename), { source: { namespace: levels, name }, destination });
+      location.hash = hrefTabular[kind](prefix, destination.namespace, destination.name);
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  } }, "Rename to ", h("input", { name: "namespace", value: nsName(levels), "aria-label": "namespace" }), " . ",
+  h("input", { name: "name", value: name, required: true, "aria-label": "name" }), " ",
+  h("button", { type: "submit" }, "Rename"));
+  return h("div", { class: "actions" }, h("p", {}, drop), rename, out);
+}
+
+async function genericTablePage(prefix, levels, name) {
+  const past = showPast(prefix);
+  const g = (await loadGeneric(prefix, levels, name)).table;
+  page(crumbs(prefix, levels, name), h("h1", {}, `Generic table ${nsName(levels)}.${g.name}`),
+    table(["Format", "Location", "Protected"], [[g.format, g["base-location"], g.protected ? "yes" : "no"]]),
+    g.doc ? [h("h2", {}, "Doc"), h("p", { id: "doc" }, g.doc)] : null,
+    h("h2", {}, "Properties"), table(["Key", "Value"], Object.entries(g.properties || {})),
+    g.schema !== undefined ? [h("h2", {}, "Schema (as its creator gave it)"), json(g.schema)] : null,
+    g.statistics !== undefined ? [h("h2", {}, "Statistics (as its creator gave them)"), json(g.statistics)] : null,
+    // Governance tags (issue 29) would be shown and edited here, as on a table's page.
+    past ? null : [h("h2", {}, "Drop or rename"), tabularActions("generic-table", prefix, levels, g.name)]);
 }
 
 function typeText(t) {
@@ -408,7 +685,9 @@ async function tablePage(prefix, levels, name) {
     h("h2", {}, "Refs"), table(["Name", "Type", "Snapshot"], Object.entries(m.refs || {}).map(([k, r]) =>
       [k, r.type, String(r["snapshot-id"])])),
     h("h2", {}, "History"), history,
-    past ? null : accessSection(wid, { kind: "table", id: m["table-uuid"] }, `warehouse/${wid}/table/${m["table-uuid"]}`));
+    // Governance tags (issue 29) would be shown and edited here.
+    past ? null : [h("h2", {}, "Drop or rename"), tabularActions("table", prefix, levels, name),
+      accessSection(wid, { kind: "table", id: m["table-uuid"] }, `warehouse/${wid}/table/${m["table-uuid"]}`)]);
   await timeline(`/management/v1/warehouse/${wid}/history?tabular-id=${m["table-uuid"]}`, history, wid);
 }
 
@@ -420,7 +699,7 @@ function protectionToggleLoaded(path) {
 }
 
 async function viewPage(prefix, levels, name) {
-  showPast(prefix);
+  const past = showPast(prefix);
   const v = await get(catalog(prefix, `/namespaces/${nsPath(levels)}/views/${encodeURIComponent(name)}`));
   const m = v.metadata;
   const history = h("div", { id: "view-history" });
@@ -432,7 +711,8 @@ async function viewPage(prefix, levels, name) {
         h("span", {}, when(ver["timestamp-ms"])), h("span", { class: "muted" },
           `schema ${ver["schema-id"]}, default namespace ${(ver["default-namespace"] || []).join(".")}`)),
       ver.representations.map((r) => [h("div", { class: "muted" }, `${r.dialect}:`), h("pre", {}, r.sql)]))),
-    h("h2", {}, "History"), history);
+    h("h2", {}, "History"), history,
+    past ? null : [h("h2", {}, "Drop or rename"), tabularActions("view", prefix, levels, name)]);
   await timeline(`/management/v1/warehouse/${warehouseId(prefix)}/history?tabular-id=${m["view-uuid"]}`, history,
     warehouseId(prefix));
 }
@@ -614,7 +894,7 @@ async function binPage(wid) {
   const list = h("div", { id: "bin" });
   page(crumbs(wid, [], "recycle bin"), h("h1", {}, `Recycle bin of ${w.name}`),
     h("p", { class: "muted" }, w["delete-profile"].type === "soft"
-      ? `Dropped tables and views stay restorable for ${w["delete-profile"]["expiration-seconds"]} s.`
+      ? `Dropped tables, views and generic tables stay restorable for ${w["delete-profile"]["expiration-seconds"]} s.`
       : "This warehouse deletes at once (hard delete profile): nothing is kept here."), list);
   // A table or view taken along by a recursive namespace drop comes back only with that namespace's whole tree.
   const undrop = (target, label) => h("button", { class: "undrop", "data-target": target.type, onclick: async (ev) => {
@@ -646,6 +926,8 @@ const routes = [
   [/^\/wh\/([^/]+)\/bin$/, (m) => binPage(m[1])],
   [/^\/wh\/([^/]+)\/ns\/([^/]+)\/table\/([^/]+)$/, (m) => tablePage(m[1], levelsOf(m[2]), decodeURIComponent(m[3]))],
   [/^\/wh\/([^/]+)\/ns\/([^/]+)\/view\/([^/]+)$/, (m) => viewPage(m[1], levelsOf(m[2]), decodeURIComponent(m[3]))],
+  [/^\/wh\/([^/]+)\/ns\/([^/]+)\/generic-table\/([^/]+)$/,
+    (m) => genericTablePage(m[1], levelsOf(m[2]), decodeURIComponent(m[3]))],
   [/^\/wh\/([^/]+)\/ns\/([^/]+)$/, (m) => namespacePage(m[1], levelsOf(m[2]))],
   [/^\/wh\/([^/]+)$/, (m) => warehousePage(m[1])],
 ];
