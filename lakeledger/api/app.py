@@ -20,9 +20,11 @@ from lakeledger.api.maintenance import MaintenanceGate, MaintenanceMode, follow
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers import (
     access_history,
+    actions,
     config,
     console,
     generic_tables,
+    grants,
     history,
     maintenance,
     management,
@@ -135,6 +137,9 @@ def create_app(container) -> FastAPI:
         app.include_router(router, prefix="/catalog/v1")
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)
+    # before management's /project/{project_id}, which would take /project/actions (/grants) for a project id
+    app.include_router(actions.router)
+    app.include_router(grants.router)
     app.include_router(management.router)
     app.include_router(maintenance.router)
     app.include_router(recycle_bin.router)

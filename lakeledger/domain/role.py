@@ -92,6 +92,14 @@ class Role(CatalogAggregate):
         name: str
         description: str | None
 
+    class SourceSystemChanged(CatalogAggregate.Event):
+        """The role now answers to another provider and source (its ``ident``), as when an identity provider's
+        group it mirrors is moved or renamed."""
+
+        project_id: UUID
+        provider_id: str
+        source_id: str
+
     class MemberAdded(CatalogAggregate.Event):
         """``member_type`` user (``member_id`` its user id) or role (the member role's id as text)."""
 
@@ -146,6 +154,18 @@ class Role(CatalogAggregate):
         if (name, description) != (self.name, self.description):
             self._updated(name=name, description=description, actor=by.actor, request_id=by.request_id)
 
+    def change_source_system(self, provider_id: object, source_id: object, by: Provenance) -> bool:
+        """Lakekeeper's update of the source system: both given; returns whether the ident changed."""
+        self.ensure_live()
+        if provider_id is None or source_id is None:
+            raise BadRequest("provider-id and source-id are both required")
+        provider_id, source_id = check_ident(provider_id, source_id)
+        if (provider_id, source_id) == (self.provider_id, self.source_id):
+            return False
+        self._source_system_changed(project_id=self.project_id, provider_id=provider_id, source_id=source_id,
+                                    actor=by.actor, request_id=by.request_id)
+        return True
+
     def add_member(self, member_type: str, member_id: str, by: Provenance) -> bool:
         """Idempotent: a member already present is not recorded again. Returns whether it was added."""
         self.ensure_live()
@@ -176,6 +196,12 @@ class Role(CatalogAggregate):
     def _updated(self, name: str, description: str | None, actor: str, request_id: str) -> None:
         self.name = name
         self.description = description
+
+    @event(SourceSystemChanged)
+    def _source_system_changed(self, project_id: UUID, provider_id: str, source_id: str, actor: str,
+                               request_id: str) -> None:
+        self.provider_id = provider_id
+        self.source_id = source_id
 
     @event(MemberAdded)
     def _member_added(self, project_id: UUID, member_type: str, member_id: str, actor: str, request_id: str) -> None:

@@ -182,6 +182,10 @@ OBJECT_EXISTS = {
                      " AND deleted_at IS NULL)",
 }
 CATALOG_KINDS = frozenset(OBJECT_EXISTS)
+# a namespace's or a tabular's warehouse, for a path that names both
+OBJECT_WAREHOUSE = {"namespace": "SELECT warehouse_id FROM ll_namespaces WHERE id = %(id)s",
+                    **{kind: "SELECT warehouse_id FROM ll_tabulars WHERE id = %(id)s"
+                       for kind in ("table", "view", "generic-table")}}
 
 TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
               f" AND namespace_key = {_NAMESPACE_KEY} AND name_key = {_NAME_KEY} AND dropped_at IS NULL")
@@ -461,6 +465,13 @@ class AsyncCatalogQueries:
     async def exists(self, kind: str, object_id: UUID) -> bool:
         """Whether the warehouse, project, namespace, table or view ``object_id`` exists."""
         return await self._exists(OBJECT_EXISTS[kind], {"id": object_id})
+
+    async def warehouse_of(self, kind: str, object_id: UUID) -> UUID | None:
+        """The warehouse of the namespace, table, view or generic table ``object_id`` (None: no such object)."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(OBJECT_WAREHOUSE[kind], {"id": object_id})
+            row = await cur.fetchone()
+        return None if row is None else row[0]
 
     async def protection(self, warehouse_id: UUID, kind: str, entity_id: UUID) -> Protection | None:
         """The protection of a namespace or a live table or view (``kind``) of the warehouse."""

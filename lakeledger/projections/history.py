@@ -608,6 +608,12 @@ def _(e: Role.Updated, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Role.SourceSystemChanged, before: Entity | None) -> EventDigest:
+    entity = _known(before, ROLE, e)
+    return EventDigest(entity, f"moved role {dotted(entity.name)} to source {e.provider_id}~{e.source_id}")
+
+
+@_digest.register
 def _(e: Role.MemberAdded, before: Entity | None) -> EventDigest:
     entity = _known(before, ROLE, e)
     return EventDigest(entity, f"added {e.member_type} {e.member_id} to role {dotted(entity.name)}")

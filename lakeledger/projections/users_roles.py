@@ -17,7 +17,7 @@ from lakeledger.domain.user import User
 TABLES = ("ll_users", "ll_roles", "ll_role_members")
 
 EVENTS = (User.Created, User.Recreated, User.Updated, User.Deleted,
-          Role.Created, Role.Updated, Role.MemberAdded, Role.MemberRemoved, Role.Deleted)
+          Role.Created, Role.Updated, Role.SourceSystemChanged, Role.MemberAdded, Role.MemberRemoved, Role.Deleted)
 
 
 class UsersRolesProjection:
@@ -56,6 +56,11 @@ class UsersRolesProjection:
     def _(self, e: Role.Updated, cur: Cursor) -> None:
         cur.execute("UPDATE ll_roles SET name = %s, description = %s, updated_at = %s WHERE id = %s",
                     (e.name, e.description, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Role.SourceSystemChanged, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_roles SET provider_id = %s, source_id = %s, updated_at = %s WHERE id = %s",
+                    (e.provider_id, e.source_id, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Role.MemberAdded, cur: Cursor) -> None:

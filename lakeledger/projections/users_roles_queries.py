@@ -174,13 +174,16 @@ class UsersRolesQueries:
     # --- membership ----------------------------------------------------------------------------------------
 
     async def members(self, role_id: UUID, member_type: str | None, after: list | None,
-                      limit: int | None) -> list[MemberRow]:
-        """Direct members, users with their name, email and type, roles with their name and ident; ordered by
+                      limit: int | None, transitive: bool = False) -> list[MemberRow]:
+        """Direct members (or, ``transitive``, the members of the role and of every role below it, those roles
+        included), users with their name, email and type, roles with their name and ident; ordered by
         (type, id)."""
+        source = _BELOW if transitive else "ll_role_members"
         return await self._all(
             MemberRow,
+            f"{_BELOW_CTE if transitive else ''}"
             "SELECT m.member_type, m.member_id, u.name AS user_name, u.email, u.user_type, r.name AS role_name,"
-            " r.provider_id, r.source_id FROM ll_role_members m"
+            f" r.provider_id, r.source_id FROM {source} m"
             " LEFT JOIN ll_users u ON m.member_type = 'user' AND u.id = m.member_id"
             " LEFT JOIN ll_roles r ON m.member_type = 'role' AND r.id::text = m.member_id"
             " WHERE m.role_id = %(role)s AND (%(type)s::text IS NULL OR m.member_type = %(type)s)"
@@ -190,15 +193,38 @@ class UsersRolesQueries:
              "after_id": after[1] if after else None, "limit": limit})
 
     async def roles_of(self, project_id: UUID, member_type: str, member_id: str, after: list | None,
-                       limit: int | None) -> list[RoleRow]:
-        """The roles of the project that ``member_id`` is a direct member of."""
+                       limit: int | None, transitive: bool = False) -> list[RoleRow]:
+        """The roles of the project that ``member_id`` is a direct member of (or, ``transitive``, those and every
+        role above them)."""
+        source = _ABOVE if transitive else "ll_role_members"
         return await self._all(
-            RoleRow, f"SELECT {', '.join('r.' + c.strip() for c in ROLE_COLUMNS.split(','))} FROM ll_role_members m"
+            RoleRow, f"{_ABOVE_CTE if transitive else ''}"
+            f"SELECT {', '.join('r.' + c.strip() for c in ROLE_COLUMNS.split(','))} FROM {source} m"
             " JOIN ll_roles r ON r.id = m.role_id WHERE m.member_type = %(type)s AND m.member_id = %(member)s"
             " AND r.project_id = %(project)s"
             f" AND {_AFTER.format(prefix='r.', id_type='uuid')}"
             " ORDER BY r.created_at, r.id LIMIT %(limit)s",
             {"project": project_id, "type": member_type, "member": member_id, **_page_params(after, limit)})
+
+    async def role_anywhere(self, role_id: UUID) -> RoleRow | None:
+        """The role, in whichever project it is (its metadata is readable across projects)."""
+        return await self._one(RoleRow, f"SELECT {ROLE_COLUMNS} FROM ll_roles WHERE id = %(id)s", {"id": role_id})
+
+
+# Memberships closed over nesting, with the columns of ll_role_members the questions read: ``below`` pairs the asked
+# role with every member of it or of a role beneath it; ``above`` pairs the asked member with every role holding
+# it directly or through roles. UNION, not UNION ALL: a member reached along two paths is listed once.
+_BELOW_CTE = ("WITH RECURSIVE below(role_id, member_type, member_id) AS ("
+              " SELECT role_id, member_type, member_id FROM ll_role_members WHERE role_id = %(role)s"
+              " UNION SELECT b.role_id, m.member_type, m.member_id FROM ll_role_members m"
+              " JOIN below b ON b.member_type = 'role' AND m.role_id = b.member_id::uuid) ")
+_BELOW = "below"
+_ABOVE_CTE = ("WITH RECURSIVE above(role_id, member_type, member_id) AS ("
+              " SELECT role_id, member_type, member_id FROM ll_role_members"
+              " WHERE member_type = %(type)s AND member_id = %(member)s"
+              " UNION SELECT m.role_id, a.member_type, a.member_id FROM ll_role_members m"
+              " JOIN above a ON m.member_type = 'role' AND m.member_id = a.role_id::text) ")
+_ABOVE = "above"
 
 
 # --- inside an append ----------------------------------------------------------------------------------------

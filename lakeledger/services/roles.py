@@ -57,6 +57,21 @@ class RoleService:
 
         self.ledger.retrying(command)
 
+    def change_source_system(self, project_id: UUID, role_id: UUID, provider_id: object, source_id: object,
+                             by: Provenance) -> None:
+        """A new ``provider~source`` ident, unique in the project as a new role's is: the old one is released
+        and the new one claimed in the same append (409 when another role holds it)."""
+        def command() -> None:
+            role = self.role(project_id, role_id)
+            old = role.ident
+            if not role.change_source_system(provider_id, source_id, by):
+                return
+            released = self.ledger.release(ROLE_IDENT, project_id, old, role_id, by)
+            claimed = self.ledger.claim(ROLE_IDENT, project_id, role.ident, role_id, "Role with ident", by)
+            self.ledger.append(role, released, claimed, views=(self.view,))
+
+        self.ledger.retrying(command, AlreadyExists, "Another role of the project has this ident")
+
     def delete(self, project_id: UUID, role_id: UUID, by: Provenance) -> None:
         """The role, its members' memberships and its own place in other roles, in one append."""
         def command() -> None:

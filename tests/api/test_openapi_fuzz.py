@@ -224,6 +224,12 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
            body={"members": [{"type": "role", "id": nested}, {"type": "user", "id": someone}]})
     answer("GET /management/v1/role/{role_id}/members", {200}, headers=project)
     answer("GET /management/v1/role/{role_id}/member-of", {200}, headers=project, role_id=nested)
+    answer("GET /management/v1/role/{role_id}/members/transitive", {200}, headers=project)
+    answer("GET /management/v1/role/{role_id}/member-of/transitive", {200}, headers=project, role_id=nested)
+    answer("GET /management/v1/user/{user_id}/roles/transitive", {200}, headers=project)
+    answer("GET /management/v1/role/{role_id}/metadata", {200})
+    answer("PUT /management/v1/role/{role_id}/source-system", {200}, headers=project,
+           body={"provider-id": "oidc", "source-id": f"group-{uuid.uuid4().hex[:8]}"})
     answer("DELETE /management/v1/role/{role_id}/members/{member_type}/{member_id}", {204}, headers=project,
            member_type="role", member_id=nested)
     # permissions (issue 13): every object kind's assignments and access, checks, the access history
@@ -240,6 +246,32 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
         )
         answer(f"GET {base}/assignments", {200}, headers=project)
         answer(f"GET {base}/access", {200}, headers=project)
+        if "{project_id}" not in path:
+            answer(f"GET {base}/authorizer-actions", {200}, headers=project)
+    # 0.14's action introspection, and many checks at once
+    for path in ("/server", "/project", "/role/{role_id}", "/user/{user_id}", "/warehouse/{warehouse_id}",
+                 "/warehouse/{warehouse_id}/namespace/{namespace_id}", "/warehouse/{warehouse_id}/table/{table_id}",
+                 "/warehouse/{warehouse_id}/view/{view_id}",
+                 "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"):
+        answer(f"GET /management/v1{path}/actions", {200}, headers=project)
+    # 0.14's grants API: the same assignments, on every object kind
+    answer("GET /management/v1/grants/grantable-privileges", {200})
+    for path, privilege in (("/server", "operator"), ("/project", "describe"), ("/warehouse/{warehouse_id}", "select"),
+                            ("/warehouse/{warehouse_id}/namespace/{namespace_id}", "create"),
+                            ("/warehouse/{warehouse_id}/table/{table_id}", "select"),
+                            ("/warehouse/{warehouse_id}/view/{view_id}", "describe"),
+                            ("/warehouse/{warehouse_id}/generic-table/{generic_table_id}", "modify")):
+        base = f"/management/v1{path}/grants"
+        answer(f"POST {base}", {204}, headers=project,
+               body={"writes": [{"privilege": privilege, "principal": {"user": someone}}]})
+        answer(f"GET {base}", {200}, headers=project, query={"principalUser": someone, "pageSize": "5"})
+        answer(f"GET {base}/grantable-privileges", {200}, headers=project)
+    answer("GET /management/v1/grants", {200}, headers=project, query={"principalUser": someone})
+    answer("POST /management/v1/action/batch-check", {200}, headers=project, body={"checks": [
+        {"id": "t", "operation": {"table": {"action": "read_data", "warehouse-id": objects["warehouse_id"],
+                                            "table-id": objects["table_id"]}}},
+        {"operation": {"namespace": {"action": "create_table", "warehouse-id": objects["warehouse_id"],
+                                     "namespace": [NAMESPACE]}}, "identity": {"user": someone}}]})
     answer("POST /management/v1/permissions/check", {200}, body={"operation": {"table": {
         "action": "read_data", "table-id": objects["table_id"], "warehouse-id": objects["warehouse_id"]}}})
     answer("GET /management/v1/permissions/check", {200}, query={"type": "warehouse", "action": "use",

@@ -6,6 +6,7 @@ the projection writes to OpenFGA), so they answer under either backend. Changing
 ``can_grant_<relation>`` on the object (``can_change_ownership`` for ownership), asked of OpenFGA before anything is
 appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded."""
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
@@ -13,20 +14,21 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
+from lakeledger.api.authorization import active_lookup
 from lakeledger.api.context import principal, provenance
 from lakeledger.api.dependencies import ContainerDep
-from lakeledger.api.lakekeeper_actions import answered, lakekeeper_action
+from lakeledger.api.lakekeeper_actions import AUTHORIZER_ACTIONS, ENUMS, lakekeeper_action
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.projects import project_id_of
 from lakeledger.authz.authorizer import AllowAll, Check
 from lakeledger.authz.model import authorization_model
-from lakeledger.authz.objects import RelationTuple, obj, role_members, type_of, user
+from lakeledger.authz.objects import RelationTuple, id_of, obj, role_members, type_of, user
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
 from lakeledger.projections.catalog_queries import CATALOG_KINDS
-from lakeledger.services.grants import RELATIONS, from_tuple, parse_assignment
+from lakeledger.services.grants import RELATIONS, Assignment, from_tuple, parse_assignment
 
 router = APIRouter(prefix="/management/v1/permissions", tags=["Permissions"])
 
@@ -34,7 +36,8 @@ ACTIONS = {d["type"]: sorted(r for r in d.get("relations", {}) if r.startswith("
            for d in authorization_model()["type_definitions"]}
 
 
-def _grant_relation(object_: str, relation: str) -> str:
+def grant_relation(relation: str) -> str:
+    """What it takes to hand ``relation`` on (or take it back)."""
     if relation == "ownership":
         return "can_change_ownership"
     return f"can_grant_{relation}"
@@ -82,7 +85,7 @@ def _uuid(value: object, what: str) -> UUID:
         raise BadRequest(f"{what} must be a UUID, not {value!r}") from None
 
 
-async def _exists(container: Container, object_: str) -> None:
+async def must_exist(container: Container, object_: str) -> None:
     kind, id_ = type_of(object_), object_.partition(":")[2]
     if kind == "role":
         found = await container.users_roles_queries.role_exists(UUID(id_))
@@ -118,7 +121,7 @@ async def require(container: Container, request: Request, relation: str, object_
 
 
 async def assignments(container: Container, request: Request, object_: str, relations: list[str] | None) -> list[dict]:
-    await _exists(container, object_)
+    await must_exist(container, object_)
     await require(container, request, "can_read_assignments", object_)
     await run_in_threadpool(container.access_history.caught_up)
     held = await container.access_queries.current_tuples(object_)
@@ -129,33 +132,72 @@ async def assignments(container: Container, request: Request, object_: str, rela
 
 async def update(container: Container, request: Request, object_: str, body: UpdateAssignments,
                  by: Provenance) -> Response:
-    await _exists(container, object_)
+    await must_exist(container, object_)
     writes = [parse_assignment(a, object_) for a in body.writes]
     deletes = [parse_assignment(a, object_) for a in body.deletes]
-    needed = sorted({_grant_relation(object_, a.relation) for a in [*writes, *deletes]})
+    await apply(container, request, object_, writes, deletes, by)
+    return Response(status_code=204)
+
+
+async def apply(container: Container, request: Request, object_: str, writes: list[Assignment],
+                deletes: list[Assignment], by: Provenance) -> None:
+    """Grants and revokes on an existing object, all or nothing, once the caller may hand on each relation
+    (``can_grant_<relation>``, ``can_change_ownership`` for ownership): refused, a 403 and nothing appended."""
+    needed = sorted({grant_relation(a.relation) for a in [*writes, *deletes]})
     answers = await _allowed(container, request, [(r, object_) for r in needed])
     refused = [r for r, ok in zip(needed, answers, strict=True) if not ok]
     if refused:
         raise Forbidden(f"{principal(request).id} may not {', '.join(refused)} on {object_}")
     await run_in_threadpool(container.grants.update, object_, writes, deletes, by)
-    return Response(status_code=204)
+
+
+Asked = tuple[str, tuple[RelationTuple, ...]]  # whose decision (``user:…`` or ``role:…#assignee``), its context
+
+
+async def _as_asked(container: Container, request: Request, object_: str, asked: str | None) -> Asked:
+    """The caller with the roles its token names; or (with ``can_read_assignments`` on the object) another
+    principal, whose token is not at hand: what it holds through token roles is not told."""
+    caller = user(principal(request).id)
+    if asked is None or asked == caller:
+        return caller, await _caller_context(container, request)
+    await require(container, request, "can_read_assignments", object_)
+    return asked, ()
+
+
+async def asked_for(container: Container, request: Request, object_: str, principal_user: str | None,
+                    principal_role: str | None) -> Asked:
+    """Whose decisions a question about the object is: the caller's, or the ``principalUser``'s or
+    ``principalRole``'s named."""
+    if principal_user and principal_role:
+        raise BadRequest("Give principalUser or principalRole, not both")
+    asked = (user(principal_user) if principal_user
+             else role_members(_uuid(principal_role, "principalRole")) if principal_role else None)
+    return await _as_asked(container, request, object_, asked)
+
+
+async def allowed_names(container: Container, request: Request, object_: str, principal_user: str | None,
+                        principal_role: str | None, vocabulary: Sequence[tuple[str, str]]) -> list[str]:
+    """The names of ``vocabulary`` ((name, our relation), in the order answered) the caller, or the principal
+    asked, holds on the object: the one core of every "what may I do here" answer."""
+    await must_exist(container, object_)
+    who, context = await asked_for(container, request, object_, principal_user, principal_role)
+    answers = await container.authorizer.check_many([Check(who, relation, object_, context)
+                                                     for _, relation in vocabulary])
+    return list(dict.fromkeys(name for (name, _), ok in zip(vocabulary, answers, strict=True) if ok))
+
+
+def _access_vocabulary(kind: str) -> list[tuple[str, str]]:
+    """Lakekeeper's ``/permissions/…/access`` names for our relations, in its enum's order."""
+    pairs = [(name, a) for a in ACTIONS[kind] if (name := lakekeeper_action(kind, a)) is not None]
+    order = {name: i for i, name in enumerate(ENUMS[kind])}
+    return sorted(pairs, key=lambda pair: order[pair[0]])
 
 
 async def access(container: Container, request: Request, object_: str, principal_user: str | None,
                  principal_role: str | None) -> dict:
-    await _exists(container, object_)
-    who, context = user(principal(request).id), await _caller_context(container, request)
-    if principal_user or principal_role:
-        if principal_user and principal_role:
-            raise BadRequest("Give principalUser or principalRole, not both")
-        await require(container, request, "can_read_assignments", object_)
-        # another principal's token is not at hand: what it holds through the roles tokens name is not told
-        who = user(principal_user) if principal_user else role_members(_uuid(principal_role, "principalRole"))
-        context = ()
-    kind = type_of(object_)
-    actions = [a for a in ACTIONS[kind] if lakekeeper_action(kind, a) is not None]
-    answers = await container.authorizer.check_many([Check(who, a, object_, context) for a in actions])
-    return {"allowed-actions": answered(kind, [a for a, ok in zip(actions, answers, strict=True) if ok])}
+    vocabulary = _access_vocabulary(type_of(object_))
+    return {"allowed-actions": await allowed_names(container, request, object_, principal_user, principal_role,
+                                                   vocabulary)}
 
 
 def _project(x_project_id: str | None, container: Container, project_id: str | None = None) -> str:
@@ -170,6 +212,24 @@ def _objects(container: Container, kind: str, **ids) -> str:
     if kind == "project":
         return _project(ids.get("x_project_id"), container, ids.get("project_id"))
     return obj(kind, _uuid(ids[f"{kind.replace('-', '_')}_id"], f"{kind} id"))
+
+
+def object_of(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
+    """The object a route's path (and for a project, the header) names."""
+    return _objects(container, kind, **{k: str(v) for k, v in request.path_params.items()},
+                    x_project_id=x_project_id)
+
+
+async def located(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
+    """``object_of``, which must be in the warehouse the path names with it (404 as missing otherwise: a table
+    of another warehouse is not this warehouse's table)."""
+    object_ = object_of(container, kind, request, x_project_id)
+    warehouse_id = request.path_params.get("warehouse_id")
+    if warehouse_id is not None and kind != "warehouse":
+        held_by = await container.queries.warehouse_of(kind, UUID(id_of(object_)))
+        if held_by is not None and str(held_by) != str(_uuid(str(warehouse_id), "warehouse id")):
+            raise NotFound(f"{kind.capitalize()} does not exist in warehouse {warehouse_id}: {id_of(object_)}")
+    return object_
 
 
 _ROUTES = (
@@ -188,13 +248,10 @@ _ROUTES = (
 
 
 def _register(kind: str, path: str) -> None:
-    def ids_of(request: Request, x_project_id: str | None) -> dict:
-        return {**{k: str(v) for k, v in request.path_params.items()}, "x_project_id": x_project_id}
-
     async def get_assignments(container: ContainerDep, request: Request,
                               relations: list[Relation] | None = Query(default=None),
                               x_project_id: str | None = Header(default=None)):
-        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        object_ = await located(container, kind, request, x_project_id)
         body: dict = {"assignments": await assignments(container, request, object_, relations)}
         if kind == "project":
             body["project-id"] = object_.partition(":")[2]
@@ -203,13 +260,22 @@ def _register(kind: str, path: str) -> None:
     async def post_assignments(container: ContainerDep, request: Request, body: UpdateAssignments,
                                x_project_id: str | None = Header(default=None),
                                by: Provenance = Depends(provenance)):
-        return await update(container, request, _objects(container, kind, **ids_of(request, x_project_id)), body, by)
+        return await update(container, request, await located(container, kind, request, x_project_id), body, by)
 
     async def get_access(container: ContainerDep, request: Request, principalUser: str | None = Query(default=None),
                          principalRole: str | None = Query(default=None),
                          x_project_id: str | None = Header(default=None)):
-        object_ = _objects(container, kind, **ids_of(request, x_project_id))
+        object_ = await located(container, kind, request, x_project_id)
         return JSONResponse(await access(container, request, object_, principalUser, principalRole))
+
+    async def get_authorizer_actions(container: ContainerDep, request: Request,
+                                     principalUser: str | None = Query(default=None),
+                                     principalRole: str | None = Query(default=None),
+                                     x_project_id: str | None = Header(default=None)):
+        object_ = await located(container, kind, request, x_project_id)
+        allowed = await allowed_names(container, request, object_, principalUser, principalRole,
+                                      AUTHORIZER_ACTIONS[kind])
+        return JSONResponse({"allowed-actions": allowed})
 
     name = path.strip("/").replace("/", "_").replace("-", "_").replace("{", "").replace("}", "")
     router.add_api_route(f"{path}/assignments", get_assignments, methods=["GET"], name=f"get_{name}_assignments",
@@ -222,6 +288,13 @@ def _register(kind: str, path: str) -> None:
     router.add_api_route(f"{path}/access", get_access, methods=["GET"], name=f"get_{name}_access",
                          responses={**ok(AccessResponse, f"What the caller (or the principal asked) may do on the "
                                                          f"{kind}"), **errors(400, 403, 404)})
+    if "{project_id}" in path:  # Lakekeeper asks a project's authorizer actions of the header's project only
+        return
+    router.add_api_route(f"{path}/authorizer-actions", get_authorizer_actions, methods=["GET"],
+                         name=f"get_{name}_authorizer_actions",
+                         responses={**ok(AccessResponse, f"Which assignments on the {kind} the caller (or the "
+                                                         "principal asked) may read and hand on"),
+                                    **errors(400, 403, 404)})
 
 
 for _kind, _path in _ROUTES:
@@ -240,6 +313,48 @@ class CheckRequest(BaseModel):
     operation: dict[str, dict[str, Any]]
 
 
+# how an operation of a check may name its tabular: Lakekeeper's wire names are a table's (``table-id``, ``table``)
+# for all three kinds, with the kind's own names accepted as aliases
+_TABULAR_IDS = {"table": ("table-id",), "view": ("view-id", "table-id", "view_id"),
+                "generic-table": ("generic-table-id", "table-id", "generic_table_id")}
+_TABULAR_NAMES = {"table": ("table",), "view": ("table", "view"), "generic-table": ("table", "generic_table")}
+
+
+def _field(fields: dict, *names: str) -> Any:
+    return next((fields[n] for n in names if n in fields), None)
+
+
+async def operation_object(container: Container, kind: str, fields: dict, x_project_id: str | None) -> str | None:
+    """The object an operation of a check names: the server, a project (the header's unless ``project-id``), or an
+    object by its id (``<kind>-id``), a namespace also by ``warehouse-id`` and ``namespace`` (its path), a tabular by
+    ``warehouse-id``, ``namespace`` and ``table`` (``view``, ``generic-table``); None when there is no such object."""
+    if kind == "server":
+        return obj("server", container.settings.server_id)
+    if kind == "project":
+        return _project(x_project_id, container, fields.get("project-id"))
+    id_ = _field(fields, *_TABULAR_IDS.get(kind, (_ID_FIELDS[kind],)))
+    if id_ is None and kind != "warehouse" and "namespace" in fields:
+        path, warehouse_id = fields["namespace"], _uuid(fields.get("warehouse-id"), "warehouse-id")
+        if not isinstance(path, list) or not all(isinstance(p, str) for p in path):
+            raise BadRequest("namespace is a list of names")
+        if kind == "namespace":
+            row = await container.queries.namespace(warehouse_id, path)
+            return None if row is None else obj(kind, row.id)
+        name = _field(fields, *_TABULAR_NAMES[kind])
+        if not isinstance(name, str):
+            raise BadRequest(f"A {kind} named by its namespace names it with table")
+        found = await active_lookup(container.queries, kind)(warehouse_id, path, name)
+        return None if found is None else obj(kind, found[0])
+    if not isinstance(id_, str):
+        raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
+    object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
+    try:
+        await must_exist(container, object_)
+    except NotFound:
+        return None
+    return object_
+
+
 async def _check(container: Container, request: Request, kind: str, fields: dict, identity: dict | None,
                  x_project_id: str | None) -> dict:
     if kind not in ACTIONS or kind in ("user", "role"):
@@ -249,26 +364,25 @@ async def _check(container: Container, request: Request, kind: str, fields: dict
     if not isinstance(action, str) or f"can_{action}" not in ACTIONS[kind]:
         raise BadRequest(f"A {kind} has the actions {', '.join(a.removeprefix('can_') for a in ACTIONS[kind])}, "
                          f"not {action!r}")
-    if kind == "server":
-        object_ = obj("server", container.settings.server_id)
-    elif kind == "project":
-        object_ = _project(x_project_id, container, fields.get("project-id"))
-    else:
-        id_ = fields.get(_ID_FIELDS[kind])
-        if not isinstance(id_, str):
-            raise BadRequest(f"A {kind} operation names its {_ID_FIELDS[kind]}")
-        object_ = obj(kind, _uuid(id_, _ID_FIELDS[kind]))
-    await _exists(container, object_)
-    who, context = user(principal(request).id), await _caller_context(container, request)
-    if identity:
-        if len(identity) != 1 or not ({"user", "role"} & set(identity)):
-            raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
-        asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
-        if asked != who:
-            await require(container, request, "can_read_assignments", object_)
-            who, context = asked, ()
+    object_ = await operation_object(container, kind, fields, x_project_id)
+    if object_ is None:
+        raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist")
+    who, context = await identity_of(container, request, object_, identity)
     [allowed] = await container.authorizer.check_many([Check(who, f"can_{action}", object_, context)])
     return {"allowed": allowed}
+
+
+async def identity_of(container: Container, request: Request, object_: str, identity: object) -> Asked:
+    """Whose decision a check asks: the caller's, or the ``identity`` (``{"user": …}`` or ``{"role": …}``) named,
+    which needs ``can_read_assignments`` on the object unless it is the caller."""
+    if identity is None:
+        return await _as_asked(container, request, object_, None)
+    if not isinstance(identity, dict) or len(identity) != 1 or not ({"user", "role"} & set(identity)):
+        raise BadRequest('identity is {"user": <user id>} or {"role": <role id>}')
+    if "user" in identity and not isinstance(identity["user"], str):
+        raise BadRequest("identity's user is a user id")
+    asked = user(identity["user"]) if "user" in identity else role_members(_uuid(identity["role"], "role id"))
+    return await _as_asked(container, request, object_, asked)
 
 
 @router.post("/check", responses={**ok(CheckResponse, "Whether the action is allowed"), **errors(400, 403, 404)})

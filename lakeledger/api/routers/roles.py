@@ -115,6 +115,23 @@ class UpdateRoleRequest(_Model):
     description: str | None = Field(default=None, description="Absent: the description is removed")
 
 
+class UpdateRoleSourceSystemRequest(_Model):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    provider_id: str = Field(alias="provider-id")
+    source_id: str = Field(alias="source-id")
+
+
+class RoleMetadata(_Model):
+    """A role as any project may see it: no description, no times."""
+
+    id: UUID
+    ident: str
+    provider_id: str = Field(alias="provider-id")
+    source_id: str = Field(alias="source-id")
+    name: str
+    project_id: UUID = Field(alias="project-id")
+
+
 class SearchRoleRequest(SearchRequest):
     project_id: UUID | None = Field(default=None, alias="project-id", description="Deprecated: use x-project-id")
 
@@ -228,6 +245,17 @@ async def delete_role(container: ContainerDep, role_id: UUID, x_project_id: str 
     return Response(status_code=204)
 
 
+async def _members(container: Container, az: Guard, role_id: UUID, member_type: str | None, paging: Page,
+                   x_project_id: str | None, transitive: bool) -> JSONResponse:
+    await authorize_role(az, project_id_of(x_project_id, container), role_id, "can_read_assignments")
+    await role_row(container, project_id_of(x_project_id, container), role_id)
+    found, next_token = await fetch(
+        paging, lambda after, limit: container.users_roles_queries.members(role_id, member_type, after, limit,
+                                                                           transitive),
+        valid_key=_is_member_key, key=lambda r: [r.member_type, r.member_id])
+    return JSONResponse({"members": [member_json(r) for r in found], "next-page-token": next_token})
+
+
 @router.get("/role/{role_id}/members",
             responses={**ok(ListRoleMembersResponse, "The role's direct members, users then roles"),
                        **errors(400, 404)})
@@ -235,12 +263,19 @@ async def list_role_members(container: ContainerDep, role_id: UUID, type: Member
                             paging: Page = Depends(always_paged),
                             x_project_id: str | None = Header(default=None),
                             az: Guard = Depends(guard)):
-    await authorize_role(az, project_id_of(x_project_id, container), role_id, "can_read_assignments")
-    await role_row(container, project_id_of(x_project_id, container), role_id)
-    found, next_token = await fetch(
-        paging, lambda after, limit: container.users_roles_queries.members(role_id, type, after, limit),
-        valid_key=_is_member_key, key=lambda r: [r.member_type, r.member_id])
-    return JSONResponse({"members": [member_json(r) for r in found], "next-page-token": next_token})
+    return await _members(container, az, role_id, type, paging, x_project_id, transitive=False)
+
+
+@router.get("/role/{role_id}/members/transitive",
+            responses={**ok(ListRoleMembersResponse, "The role's members and those of every role in it, users then "
+                                                     "roles"), **errors(400, 404)})
+async def list_role_transitive_members(container: ContainerDep, role_id: UUID,
+                                       type: MemberType | None = Query(default=None),
+                                       paging: Page = Depends(always_paged),
+                                       x_project_id: str | None = Header(default=None), az: Guard = Depends(guard)):
+    """Users and roles holding the role directly or through nested roles (the nested roles themselves included),
+    each once; from the users-and-roles read model, under either authorizer."""
+    return await _members(container, az, role_id, type, paging, x_project_id, transitive=True)
 
 
 @router.post("/role/{role_id}/members",
@@ -275,10 +310,25 @@ async def remove_role_member(container: ContainerDep, role_id: UUID, member_type
 async def list_role_member_of(container: ContainerDep, role_id: UUID, paging: Page = Depends(always_paged),
                               x_project_id: str | None = Header(default=None),
                               az: Guard = Depends(guard)):
+    return await _role_member_of(container, az, role_id, paging, x_project_id, transitive=False)
+
+
+@router.get("/role/{role_id}/member-of/transitive",
+            responses={**ok(ListRoleMembershipsResponse, "The roles this role is in, directly or through roles"),
+                       **errors(400, 404)})
+async def list_role_transitive_member_of(container: ContainerDep, role_id: UUID,
+                                         paging: Page = Depends(always_paged),
+                                         x_project_id: str | None = Header(default=None),
+                                         az: Guard = Depends(guard)):
+    return await _role_member_of(container, az, role_id, paging, x_project_id, transitive=True)
+
+
+async def _role_member_of(container: Container, az: Guard, role_id: UUID, paging: Page, x_project_id: str | None,
+                          transitive: bool) -> JSONResponse:
     project_id = project_id_of(x_project_id, container)
     await authorize_role(az, project_id, role_id, "can_read")
     await role_row(container, project_id, role_id)
-    return await _memberships(container, project_id, "role", str(role_id), paging)
+    return await _memberships(container, project_id, "role", str(role_id), paging, transitive)
 
 
 @router.get("/user/{user_id}/roles",
@@ -291,16 +341,58 @@ async def list_user_roles(
     x_project_id: str | None = Header(default=None),
     az: Guard = Depends(guard),
 ):
+    return await _user_roles(container, az, user_id, paging, x_project_id, transitive=False)
+
+
+@router.get("/user/{user_id}/roles/transitive",
+            responses={**ok(ListRoleMembershipsResponse, "Every role of the project the user holds, directly or "
+                                                         "through roles"), **errors(400, 404)})
+async def list_user_transitive_roles(container: ContainerDep, user_id: str, paging: Page = Depends(always_paged),
+                                     x_project_id: str | None = Header(default=None), az: Guard = Depends(guard)):
+    return await _user_roles(container, az, user_id, paging, x_project_id, transitive=True)
+
+
+async def _user_roles(container: Container, az: Guard, user_id: str, paging: Page, x_project_id: str | None,
+                      transitive: bool) -> JSONResponse:
     await authorize_user(az, user_id, "can_list_users")
     await user_row(container, user_id)
-    return await _memberships(container, project_id_of(x_project_id, container), "user", user_id, paging)
+    return await _memberships(container, project_id_of(x_project_id, container), "user", user_id, paging,
+                              transitive)
 
 
 async def _memberships(container: Container, project_id: UUID, member_type: str, member_id: str,
-                       paging: Page) -> JSONResponse:
+                       paging: Page, transitive: bool) -> JSONResponse:
     queries = container.users_roles_queries
     found, next_token = await fetch(
-        paging, lambda after, limit: queries.roles_of(project_id, member_type, member_id, after, limit),
+        paging, lambda after, limit: queries.roles_of(project_id, member_type, member_id, after, limit, transitive),
         valid_key=is_time_and_id, key=time_key)
     return JSONResponse({"roles": [membership_json(r) for r in found], "next-page-token": next_token})
 
+
+@router.get("/role/{role_id}/metadata", responses={**ok(RoleMetadata, "The role, as any project may see it"),
+                                                   **errors(400, 404)})
+async def get_role_metadata(container: ContainerDep, role_id: UUID, az: Guard = Depends(guard)):
+    """The role whichever project it is in (a role of another project may be a member of one's own): its name and
+    ident, to whoever may read the role."""
+    missing = NoSuchRole(f"Role does not exist: {role_id}")
+    await az.require("can_read", authorization.role(role_id), missing)
+    row = await container.users_roles_queries.role_anywhere(role_id)
+    if row is None:
+        raise missing
+    return JSONResponse({"id": str(row.id), "ident": f"{row.provider_id}~{row.source_id}",
+                         "provider-id": row.provider_id, "source-id": row.source_id, "name": row.name,
+                         "project-id": str(row.project_id)})
+
+
+@router.put("/role/{role_id}/source-system", responses={**ok(RoleModel, "The role, with its new ident"),
+                                                        **errors(400, 404, 409)})
+async def update_role_source_system(container: ContainerDep, role_id: UUID, body: UpdateRoleSourceSystemRequest,
+                                    x_project_id: str | None = Header(default=None),
+                                    by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """Moves the role to another provider and source id (its ``ident``, unique in the project: 409 when another
+    role has it); setting the ident it has records nothing."""
+    project_id = project_id_of(x_project_id, container)
+    await authorize_role(az, project_id, role_id, "can_update")
+    await run_in_threadpool(container.roles.change_source_system, project_id, role_id, body.provider_id,
+                            body.source_id, by)
+    return JSONResponse(role_json(await role_row(container, project_id, role_id)))
