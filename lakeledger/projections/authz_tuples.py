@@ -2,7 +2,8 @@
 parent namespace or warehouse, table/view → namespace), what a principal creates it owns (Lakekeeper's rule: a
 project's creator is its ``project_admin``, any other object's creator holds ``ownership``; nobody owns what the
 system or an anonymous caller made), role membership (``user:<id>`` or ``role:<id>#assignee`` as ``assignee`` of
-the role), and grants (lakeledger/domain/grant.py).
+the role), grants (lakeledger/domain/grant.py), and managed access on a warehouse or namespace (the wildcard tuples
+``user:*`` and ``role:*`` as its ``managed_access``, lakeledger/authz/model.py).
 
 A table or view renamed into another namespace moves (the old parent's tuples go, the new one's come), and so does
 a namespace moved under another parent (those below it keep theirs); a soft

@@ -4,7 +4,11 @@ the caller may do there (``access``), and single decisions (``check``).
 Assignments are read from the access-history read model's current ranges (the log's consequences, the same tuples
 the projection writes to OpenFGA), so they answer under either backend. Changing them is granting: the caller needs
 ``can_grant_<relation>`` on the object (``can_change_ownership`` for ownership), asked of OpenFGA before anything is
-appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded."""
+appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded.
+
+Managed access on a warehouse or namespace (``…/managed-access``, and ``GET /permissions/{warehouse,namespace}/{id}``
+answering it) is recorded the same way: ``can_set_managed_access`` asked first, the flag read from the catalog read
+model."""
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
