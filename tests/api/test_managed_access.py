@@ -46,11 +46,19 @@ def test_the_flag_is_recorded_once_and_answered_with_what_is_inherited(client, w
     assert _ok(client.get(ns_props.format(outer))) == {"managed-access": True, "managed-access-inherited": True}
     assert _ok(client.get(ns_props.format(inner))) == {"managed-access": False, "managed-access-inherited": True}
 
+    # a namespace moved under the managed one is under managed access there
+    loose = _namespace(client, warehouse, "loose")
+    assert _ok(client.get(ns_props.format(loose)))["managed-access-inherited"] is False
+    _ok(client.post(f"/management/v1/warehouse/{w}/namespace/{loose}/move",
+                    json={"destination": ["outer", "loose"]}))
+    assert _ok(client.get(ns_props.format(loose))) == {"managed-access": False, "managed-access-inherited": True}
+    before = log_length()
+
     _ok(client.post(f"{ns_props.format(outer)}/managed-access", json={"managed-access": False}))
     _ok(client.post(f"{wh_props}/managed-access", json={"managed-access": True}))
     assert _ok(client.get(wh_props)) == {"managed-access": True}
     assert _ok(client.get(ns_props.format(inner))) == {"managed-access": False, "managed-access-inherited": True}
-    assert log_length() == before + 3
+    assert log_length() == before + 2
 
 
 def test_bad_requests_are_4xx_error_models_that_append_nothing(client, warehouse, log_length):
