@@ -180,6 +180,8 @@ def test_grants_on_a_tag_definition_are_its_assignments(client, log_length):
     assert {(someone, "apply"), (other, "ownership")} <= held
     [grant] = client.get(base, params={"principalUser": someone}).json()["grants"]
     assert grant["resource"] == {"type": "tag-definition", "tag-definition-id": tag} and grant["recognized"]
+    held = client.get("/management/v1/grants", params={"principalUser": someone}).json()["grants"]
+    assert [(g["resource"], g["privilege"]) for g in held] == [(grant["resource"], "apply")]
     grantable = client.get(f"{base}/grantable-privileges")
     assert grantable.status_code == 200, grantable.text
     assert [(p["privilege"]["name"], p["privilege"]["resource-type"], p["allowed"])
