@@ -37,6 +37,7 @@ from lakeledger.services.access_history import HolderHistory
 from lakeledger.services.approval import ApproveAll, HttpApproval
 from lakeledger.services.generic_tables import GenericTableService
 from lakeledger.services.grants import GrantService
+from lakeledger.services.managed_access import ManagedAccessService
 from lakeledger.services.management import ManagementService
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.namespace_moves import NamespaceMoves
@@ -156,6 +157,7 @@ class Container:
         self.storage_validation = StorageValidation(self.ledger, self.secrets)
         self.recycle_bin = RecycleBin(self.ledger)
         self.protection = ProtectionService(self.ledger)
+        self.managed_access = ManagedAccessService(self.ledger)
         self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request
         self.roles = RoleService(self.ledger, self.users_roles_view)
         self.tags = TagService(self.ledger, self.tags_view, self.files, self.storages)

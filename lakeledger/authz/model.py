@@ -44,6 +44,10 @@ def all_of(*terms) -> dict:
     return {"intersection": {"child": [_rewrite(t) for t in terms]}}
 
 
+def but_not(base, subtract) -> dict:
+    return {"difference": {"base": _rewrite(base), "subtract": _rewrite(subtract)}}
+
+
 class Relations:
     """The relations of one type, with what may be written directly to each (``directly_related_user_types``)."""
 
@@ -72,7 +76,25 @@ class Relations:
 
 def _user_type(grantee: str) -> dict:
     type_name, _, relation = grantee.partition("#")
+    if relation == "*":  # every object of the type (OpenFGA's wildcard ``type:*``)
+        return {"type": type_name, "wildcard": {}}
     return {"type": type_name, "relation": relation} if relation else {"type": type_name}
+
+
+# Managed access (Lakekeeper's): a warehouse or namespace whose ``managed_access`` holds (written as the wildcards
+# ``user:*`` and ``role:*``, so a check may ask it of ``user:*``) puts everything below it under grant authority
+# alone: there, owning an object no longer gives ``manage_grants`` on it; only ``manage_grants`` held directly or
+# from above (a project's security_admin, a warehouse's or namespace's grant managers) does.
+MANAGED_ACCESS_GRANTEES = ("user#*", "role#*")
+
+
+def _managed_access(r: "Relations", inherited: str | None) -> None:
+    """The switch on a warehouse (``inherited`` None: nothing above it can be managed) or a namespace (``inherited``
+    the tupleset of its parent, whose switch reaches it)."""
+    r.assignable("managed_access", grantees=MANAGED_ACCESS_GRANTEES)
+    r.computed("managed_access_inheritance", "managed_access",
+               *([from_("managed_access_inheritance", inherited)] if inherited else []))
+    r.computed("can_set_managed_access", "manage_grants")
 
 
 # ---- the types --------------------------------------------------------------------------------------------------
@@ -96,7 +118,9 @@ def _securable(r: Relations, parent: str, privileges: tuple[str, ...]) -> None:
     create ⊃ describe."""
     r.assignable("ownership")
     r.assignable("pass_grants")
-    r.assignable("manage_grants", "ownership", from_("manage_grants", parent))
+    # under managed access from above, owning no longer gives the right to grant
+    r.assignable("manage_grants", but_not("ownership", from_("managed_access_inheritance", parent)),
+                 from_("manage_grants", parent))
     r.assignable("describe", "ownership", "select", *(["create"] if "create" in privileges else []),
                  from_("describe", parent))
     r.assignable("select", "ownership", "modify", from_("select", parent))
@@ -212,6 +236,7 @@ def _warehouse() -> dict:
         r.computed(action, "modify")
     r.computed("can_set_tags", "modify", "manage_tags")
     _grants(r, WAREHOUSE_PRIVILEGES)
+    _managed_access(r, None)
     return r.type_definition("warehouse")
 
 
@@ -239,6 +264,7 @@ def _namespace() -> dict:
     r.computed("can_move", "manage_grants")
     _receives_moved_namespaces(r)
     _grants(r, NAMESPACE_PRIVILEGES)
+    _managed_access(r, "parent")
     return r.type_definition("namespace")
 
 
@@ -294,8 +320,10 @@ def normalized(model: dict) -> str:
         if isinstance(value, dict):
             # the SDK's models read back with snake_case keys (computed_userset) where the JSON has camelCase
             items = {_snake(k): clean(v) for k, v in value.items() if _snake(k) not in _BOOKKEEPING}
-            # {"this": {}} is the one empty object that means something (tuples written directly)
-            return {k: v for k, v in items.items() if v not in (None, "", []) and (v != {} or k == "this")}
+            # {"this": {}} (tuples written directly) and {"wildcard": {}} (``type:*``) are the empty objects that
+            # mean something
+            return {k: v for k, v in items.items()
+                    if v not in (None, "", []) and (v != {} or k in ("this", "wildcard"))}
         if isinstance(value, list):
             return [clean(v) for v in value]
         return value

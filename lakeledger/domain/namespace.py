@@ -7,12 +7,15 @@ from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import DeletionState
 from lakeledger.domain.errors import BadRequest, NoSuchNamespace, Protected, UnprocessableEntity
 from lakeledger.domain.json_types import JsonObject
+from lakeledger.domain.managed_access import managed_access_changes
 from lakeledger.domain.names import check_namespace, check_new_name, dotted
 from lakeledger.domain.provenance import Provenance
 
 
 class Namespace(CatalogAggregate):
     """A level in a warehouse's tree; it holds child namespaces, tables and views."""
+
+    managed_access = False  # until a ManagedAccessSet
 
     class Created(CatalogAggregate.Created):
         warehouse_id: UUID
@@ -53,6 +56,11 @@ class Namespace(CatalogAggregate):
 
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
+
+    class ManagedAccessSet(CatalogAggregate.Event):
+        """Managed access on (or off) for everything below the namespace (as Warehouse.ManagedAccessSet)."""
+
+        managed_access: bool
 
     class Moved(CatalogAggregate.Event):
         """The namespace is at another place in its warehouse's tree: under another parent, under another name, or
@@ -189,6 +197,14 @@ class Namespace(CatalogAggregate):
     @event(ProtectionSet)
     def _protection_set(self, protected: bool, actor: str, request_id: str) -> None:
         self.deletion.protected = protected
+
+    def set_managed_access(self, managed_access: bool, by: Provenance) -> None:
+        if managed_access_changes(self.managed_access, managed_access):
+            self._managed_access_set(managed_access=managed_access, actor=by.actor, request_id=by.request_id)
+
+    @event(ManagedAccessSet)
+    def _managed_access_set(self, managed_access: bool, actor: str, request_id: str) -> None:
+        self.managed_access = managed_access
 
 
 def _ids_as_text(contents: dict[str, list[UUID]] | None) -> dict[str, list[str]] | None:

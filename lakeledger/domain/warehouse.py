@@ -9,6 +9,7 @@ from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
 from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.json_types import JsonObject
+from lakeledger.domain.managed_access import managed_access_changes
 from lakeledger.domain.names import CASE_INSENSITIVE, EXACT, NAME_MATCHINGS, check_composed_name
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.storage_credential import SecretRef
@@ -84,6 +85,7 @@ class Warehouse(CatalogAggregate):
     allowed_format_versions = ALL_VERSIONS.allowed
     default_format_version = ALL_VERSIONS.default
     managed_by = SELF_MANAGED
+    managed_access = False  # until a ManagedAccessSet (lakeledger/authz/model.py: managed access)
 
     class Created(CatalogAggregate.Created):
         """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did.
@@ -148,6 +150,12 @@ class Warehouse(CatalogAggregate):
 
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
+
+    class ManagedAccessSet(CatalogAggregate.Event):
+        """Managed access on (or off): inside the warehouse, owning an object no longer gives the right to grant
+        on it; only grant authority (``manage_grants`` on the warehouse or above, or where it was granted) does."""
+
+        managed_access: bool
 
     class StorageChanged(CatalogAggregate.Event):
         """A new storage profile and credential, for the same location. The credential is a reference only."""
@@ -298,6 +306,11 @@ class Warehouse(CatalogAggregate):
         if protected != self.protected:
             self._protection_set(protected=protected, actor=by.actor, request_id=by.request_id)
 
+    def set_managed_access(self, managed_access: bool, by: Provenance) -> None:
+        self.ensure_live()
+        if managed_access_changes(self.managed_access, managed_access):
+            self._managed_access_set(managed_access=managed_access, actor=by.actor, request_id=by.request_id)
+
     @event(Renamed)
     def _renamed(self, old_name: str, new_name: str, actor: str, request_id: str) -> None:
         self.name = new_name
@@ -335,3 +348,7 @@ class Warehouse(CatalogAggregate):
     @event(ProtectionSet)
     def _protection_set(self, protected: bool, actor: str, request_id: str) -> None:
         self.protected = protected
+
+    @event(ManagedAccessSet)
+    def _managed_access_set(self, managed_access: bool, actor: str, request_id: str) -> None:
+        self.managed_access = managed_access

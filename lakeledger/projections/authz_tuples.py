@@ -2,7 +2,8 @@
 parent namespace or warehouse, table/view → namespace), what a principal creates it owns (Lakekeeper's rule: a
 project's creator is its ``project_admin``, any other object's creator holds ``ownership``; nobody owns what the
 system or an anonymous caller made), role membership (``user:<id>`` or ``role:<id>#assignee`` as ``assignee`` of
-the role), and grants (lakeledger/domain/grant.py).
+the role), grants (lakeledger/domain/grant.py), and managed access on a warehouse or namespace (the wildcard tuples
+``user:*`` and ``role:*`` as its ``managed_access``, lakeledger/authz/model.py).
 
 A table or view renamed into another namespace moves (the old parent's tuples go, the new one's come), and so does
 a namespace moved under another parent (those below it keep theirs); a soft
@@ -48,7 +49,8 @@ EVENTS = (Project.Created, Project.Deleted, Warehouse.Created, Warehouse.Deleted
           Table.Created, Table.Registered, View.Created, GenericTable.Created,
           Tabular.Renamed, Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
           Role.Created, Role.MemberAdded, Role.MemberRemoved, Role.Deleted,
-          Grant.Added, Grant.Removed, TagDefinition.Created, TagDefinition.Deleted)
+          Grant.Added, Grant.Removed, TagDefinition.Created, TagDefinition.Deleted,
+          Warehouse.ManagedAccessSet, Namespace.ManagedAccessSet)
 
 
 def _with_subclasses(classes) -> list[type]:
@@ -67,6 +69,8 @@ TOPICS = tuple(get_topic(cls) for cls in _with_subclasses(EVENTS))
 RELEVANT = frozenset(_with_subclasses(EVENTS))
 
 HIERARCHY, CREATION, MEMBERSHIP, GRANT = "hierarchy", "creation", "membership", "grant"
+MANAGED_ACCESS = "managed-access"  # the switch's wildcard tuples: they go with the object, as its hierarchy does
+FORGOTTEN = (HIERARCHY, CREATION, MEMBERSHIP, MANAGED_ACCESS)
 # the hierarchy's relations between a child and its parent: on the child naming the parent, and the other way
 TO_PARENT = ("parent", "project", "server")
 TO_CHILD = ("child", "warehouse", "namespace")
@@ -139,7 +143,7 @@ class AuthzTuplesProjection:
             changes.pop(t, None)
             changes[t] = False
 
-    def _forget(self, cur: Cursor, object_: str, sources: tuple[str, ...] = (HIERARCHY, CREATION, MEMBERSHIP)) -> None:
+    def _forget(self, cur: Cursor, object_: str, sources: tuple[str, ...] = FORGOTTEN) -> None:
         """Every tuple naming ``object_`` (as object, as user, or as a role's members) that ``sources`` wrote."""
         self._delete(cur, self._naming(cur, object_, sources))
 
@@ -288,12 +292,33 @@ class AuthzTuplesProjection:
         self._forget(cur, obj("tag-definition", e.originator_id))
 
     @_apply.register
+    def _(self, e: Warehouse.ManagedAccessSet, cur: Cursor) -> None:
+        self._managed_access(cur, obj("warehouse", e.originator_id), e.managed_access)
+
+    @_apply.register
+    def _(self, e: Namespace.ManagedAccessSet, cur: Cursor) -> None:
+        self._managed_access(cur, obj("namespace", e.originator_id), e.managed_access)
+
+    def _managed_access(self, cur: Cursor, object_: str, on: bool) -> None:
+        tuples = managed_access_tuples(object_)
+        if on:
+            self._write(cur, tuples, MANAGED_ACCESS)
+        else:
+            self._delete(cur, tuples)
+
+    @_apply.register
     def _(self, e: Grant.Added, cur: Cursor) -> None:
         self._write(cur, [RelationTuple(e.grantee, e.relation, e.object)], GRANT)
 
     @_apply.register
     def _(self, e: Grant.Removed, cur: Cursor) -> None:
         self._delete(cur, [RelationTuple(e.grantee, e.relation, e.object)])
+
+
+def managed_access_tuples(object_: str) -> list[RelationTuple]:
+    """Managed access on a warehouse or namespace, as Lakekeeper writes it: wildcards, so that a check may ask
+    ``user:*`` whether an object is under it (lakeledger/authz/model.py)."""
+    return [RelationTuple(f"{kind}:*", "managed_access", object_) for kind in ("user", "role")]
 
 
 def _namespace_parent(e: Any) -> str:

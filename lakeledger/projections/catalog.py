@@ -135,6 +135,11 @@ class CatalogProjection:
                     (e.protected, e.timestamp, e.originator_id))
 
     @apply.register
+    def _(self, e: Warehouse.ManagedAccessSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET managed_access = %s, updated_at = %s WHERE id = %s",
+                    (e.managed_access, e.timestamp, e.originator_id))
+
+    @apply.register
     def _(self, e: Namespace.Created, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, path_key, properties, created_at)"
@@ -154,9 +159,9 @@ class CatalogProjection:
         if e.expires_at is not None:
             cur.execute(
                 "INSERT INTO ll_dropped_namespaces (id, warehouse_id, parent_id, path, path_key, properties,"
-                " protected, created_at, updated_at, dropped_at, expires_at, dropped_with)"
-                " SELECT id, warehouse_id, parent_id, path, path_key, properties, protected, created_at, updated_at,"
-                " %s, %s, %s"
+                " protected, managed_access, created_at, updated_at, dropped_at, expires_at, dropped_with)"
+                " SELECT id, warehouse_id, parent_id, path, path_key, properties, protected, managed_access,"
+                " created_at, updated_at, %s, %s, %s"
                 " FROM ll_namespaces WHERE id = %s",
                 (e.timestamp, e.expires_at, e.with_namespace, e.originator_id))
         cur.execute("DELETE FROM ll_namespaces WHERE id = %s", (e.originator_id,))
@@ -165,8 +170,8 @@ class CatalogProjection:
     def _(self, e: Namespace.Undropped, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_namespaces (id, warehouse_id, parent_id, path, path_key, properties, protected,"
-            " created_at, updated_at) SELECT id, warehouse_id, parent_id, path, path_key, properties, protected,"
-            " created_at, %s"
+            " managed_access, created_at, updated_at) SELECT id, warehouse_id, parent_id, path, path_key, properties,"
+            " protected, managed_access, created_at, %s"
             " FROM ll_dropped_namespaces WHERE id = %s", (e.timestamp, e.originator_id))
         cur.execute("DELETE FROM ll_dropped_namespaces WHERE id = %s", (e.originator_id,))
 
@@ -178,6 +183,11 @@ class CatalogProjection:
     def _(self, e: Namespace.ProtectionSet, cur: Cursor) -> None:
         cur.execute("UPDATE ll_namespaces SET protected = %s, updated_at = %s WHERE id = %s",
                     (e.protected, e.timestamp, e.originator_id))
+
+    @apply.register
+    def _(self, e: Namespace.ManagedAccessSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_namespaces SET managed_access = %s, updated_at = %s WHERE id = %s",
+                    (e.managed_access, e.timestamp, e.originator_id))
 
     @apply.register
     def _(self, e: Namespace.Moved, cur: Cursor) -> None:

@@ -171,6 +171,18 @@ TABULAR_PROTECTION = ("SELECT protected, updated_at FROM ll_tabulars WHERE id = 
 NAMESPACE_PROTECTION = ("SELECT protected, updated_at FROM ll_namespaces WHERE id = %(id)s"
                         " AND warehouse_id = %(warehouse_id)s")
 
+# Managed access of a warehouse, or of a live namespace with whether it or anything above it (its warehouse included)
+# has it on (Lakekeeper's ``managed-access-inherited``, which counts the namespace's own switch too)
+WAREHOUSE_MANAGED_ACCESS = ("SELECT managed_access, managed_access AS inherited FROM ll_warehouses"
+                            " WHERE id = %(id)s")
+NAMESPACE_MANAGED_ACCESS = (
+    "WITH RECURSIVE up AS (SELECT id, parent_id, warehouse_id, managed_access FROM ll_namespaces WHERE id = %(id)s"
+    " UNION ALL SELECT n.id, n.parent_id, n.warehouse_id, n.managed_access FROM ll_namespaces n"
+    " JOIN up ON n.id = up.parent_id)"
+    " SELECT (SELECT managed_access FROM ll_namespaces WHERE id = %(id)s) AS managed_access,"
+    " bool_or(up.managed_access) OR bool_or(w.managed_access) AS inherited"
+    " FROM up JOIN ll_warehouses w ON w.id = up.warehouse_id HAVING count(*) > 0")
+
 # Whether an object named by a grant exists (a table or view soft-deleted still does, until deleted for good).
 OBJECT_EXISTS = {
     "warehouse": "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s)",
@@ -339,6 +351,14 @@ class Protection:
 
 
 @dataclass(frozen=True)
+class ManagedAccess:
+    """Whether managed access is on for the object itself, and whether it holds there at all (set on the object or
+    on something above it)."""
+    managed_access: bool
+    inherited: bool
+
+
+@dataclass(frozen=True)
 class RankedTabular:
     """A live table, view or generic table found by a search; ``rank`` as SEARCH_TABULARS gives it."""
     id: UUID
@@ -483,6 +503,14 @@ class AsyncCatalogQueries:
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=class_row(Protection))
             await cur.execute(sql, params)
+            return await cur.fetchone()
+
+    async def managed_access(self, kind: str, object_id: UUID) -> ManagedAccess | None:
+        """Managed access of a warehouse or a live namespace (``kind``); None when there is no such object."""
+        sql = WAREHOUSE_MANAGED_ACCESS if kind == "warehouse" else NAMESPACE_MANAGED_ACCESS
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(ManagedAccess))
+            await cur.execute(sql, {"id": object_id})
             return await cur.fetchone()
 
     async def tabulars_by_name_prefix(self, warehouse_id: UUID, low: str, high: str, after: tuple[str, str] | None,

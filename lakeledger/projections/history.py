@@ -377,6 +377,12 @@ def _(e: Warehouse.ProtectionSet, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Warehouse.ManagedAccessSet, before: Entity | None) -> EventDigest:
+    entity = _known(before, WAREHOUSE, e)
+    return EventDigest(entity, f"{_managed_access(e.managed_access)} warehouse {dotted(entity.name)}")
+
+
+@_digest.register
 def _(e: Warehouse.StorageChanged, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
     credential = (f", credential {_member(e.storage_secret, 'fingerprint')}" if e.storage_secret else "")
@@ -403,6 +409,10 @@ def _count(document: Any, key: str) -> int:
 
 def _protection(protected: bool) -> str:
     return "protected" if protected else "removed the protection of"
+
+
+def _managed_access(managed_access: bool) -> str:
+    return "turned managed access on for" if managed_access else "turned managed access off for"
 
 
 @_digest.register
@@ -462,6 +472,12 @@ def _(e: Namespace.Expired, before: Entity | None) -> EventDigest:
 def _(e: Namespace.ProtectionSet, before: Entity | None) -> EventDigest:
     entity = _known(before, NAMESPACE, e)
     return EventDigest(entity, f"{_protection(e.protected)} namespace {dotted(entity.name)}")
+
+
+@_digest.register
+def _(e: Namespace.ManagedAccessSet, before: Entity | None) -> EventDigest:
+    entity = _known(before, NAMESPACE, e)
+    return EventDigest(entity, f"{_managed_access(e.managed_access)} namespace {dotted(entity.name)}")
 
 
 @_digest.register

@@ -7,7 +7,7 @@ valid on the object or an ancestor; each role grantee expanded to the users then
 What a relation gives on the object follows the authorization model (lakeledger/authz/model.py): ownership implies the
 object's privileges, modify ⊃ select ⊃ describe, create ⊃ describe, privileges on an ancestor flow down, a
 project's data_admin modifies and its security_admin manages grants below it, a server operator is every
-project's admin."""
+project's admin; below a warehouse or namespace under managed access, owning an object gives no right to grant."""
 
 from collections import defaultdict
 from dataclasses import dataclass
@@ -56,10 +56,13 @@ def closure(relations: set[str]) -> set[str]:
     return found
 
 
-def rights_on(target: str, chain: list[str], relation: str, on: str) -> set[str]:
+def rights_on(target: str, chain: list[str], relation: str, on: str, managed: frozenset[str] = frozenset()) -> set[str]:
     """What ``relation`` held on ``on`` (``target`` itself or one of its ancestors in ``chain``, nearest first)
-    gives on ``target``."""
+    gives on ``target``. ``managed``: the objects of the chain under managed access then; owning an object below
+    one of them gives no right to grant (the model's ``ownership but not managed_access_inheritance from parent``)."""
     held = closure({relation})
+    if relation == "ownership" and managed & set(chain[chain.index(on) + 1:]):
+        held.discard("manage_grants")
     # from ``on`` down to the target's parent: each hands on what it holds to the one below
     for parent in reversed(chain[1:chain.index(on) + 1]):
         passed: set[str] = set()
@@ -125,10 +128,12 @@ def holders(conn: Connection, object_: str, position: int) -> dict[str, Any]:
             break
         chain.append(parents[0])
     grants = _valid(conn, position, "object = ANY(%s) AND source IN ('grant', 'creation')", (chain,))
+    managed = frozenset(r.object for r in _valid(conn, position, "object = ANY(%s) AND relation = 'managed_access'",
+                                                  (chain,)))
     by_user: dict[str, list[dict[str, Any]]] = defaultdict(list)
     rights: dict[str, set[str]] = defaultdict(set)
     for g in grants:
-        given = rights_on(object_, chain, g.relation, g.object)
+        given = rights_on(object_, chain, g.relation, g.object, managed)
         if not given:
             continue
         through = {"relation": g.relation, "on": {"type": type_of(g.object), "id": id_of(g.object)},

@@ -1,7 +1,8 @@
 """The web console at /ui (issue 15, points 1 and 2), driven as a person would: Debian's Chromium, headless, through
 its chromedriver (selenium). A warehouse is created in the console after its storage was tested (an S3 one on the
 session's MinIO too, with a right and a wrong secret); a dropped table is undropped with one click; the catalog is
-looked at as it was at a history entry's moment; a table's timeline grows after a Spark commit; and every page the
+looked at as it was at a history entry's moment; a table's timeline grows after a Spark commit; a governance tag is
+defined, put on a table and taken off again from the console; and every page the
 console links to, followed from its first page, renders without an error box, without an error in the browser's
 console and without a broken link. Each page is saved as a screenshot under test-screenshots/ (gitignored)."""
 
@@ -573,6 +574,87 @@ def test_move_and_rename_a_namespace(browser, console_server):
     assert "Namespace q1_final" in main.text and "web" in main.text
     assert httpx.get(f"{prefix}/namespaces/q1_final").json()["properties"]["team"] == "web"
     assert httpx.get(f"{prefix}/namespaces/drafts%1Fq1").status_code == 404
+    assert _errors_on_page(browser) == []
+
+
+def test_tag_a_table_from_its_page(browser, console_server):
+    """A tag definition made on the Tags page, put on a table on the table's page (listed there and among the
+    definition's attachments), found by the warehouse's search by tag, taken off again, and the definition deleted."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base = console_server.url
+    wh = _warehouse(base)
+    definitions = f"{base}/management/v1/tag-definition"
+    _open(browser, base, "#/tags")
+    form = browser.find_element(By.ID, "tag-definition-form")
+    _fill(form, {"name": "pii.level", "description": "How personal the data is"})
+    assert not form.find_element(By.NAME, "allowed").is_displayed()  # only for an enumerated definition
+    Select(form.find_element(By.NAME, "value-kind")).select_by_value("enumerated")
+    _fill(form, {"allowed": "low, high"})
+    form.find_element(By.NAME, "scope-warehouse").click()  # not on warehouses
+    _click(browser, "#create-tag")
+    wait_until(lambda: "pii.level" in " ".join(t.text for t in browser.find_elements(By.CSS_SELECTOR, "main table")),
+               20, "the new definition in the list")
+    assert _errors_on_page(browser) == []
+    _screenshot(browser, "tags")
+    [made] = httpx.get(definitions).json()["tag-definitions"]
+    assert (made["name"], made["value-kind"], made["description"]) == ("pii.level", "enumerated",
+                                                                       "How personal the data is")
+    assert made["scope"] == ["namespace", "table", "view", "generic-table", "column"]
+    assert httpx.get(f"{definitions}/{made['id']}").json()["allowed-values"] == ["low", "high"]
+
+    table_id = httpx.get(f"{base}/catalog/v1/{wh['id']}/namespaces/shop/tables/orders").json()["metadata"][
+        "table-uuid"]
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop/table/orders")
+    wait_until(lambda: browser.find_elements(By.ID, "tag-add"), 20, "the table's tags")
+    add = browser.find_element(By.ID, "tag-add")
+    Select(add.find_element(By.NAME, "tag")).select_by_value("pii.level")
+    _fill(add, {"value": "high"})
+    add.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_until(lambda: "pii.level" in " ".join(t.text for t in browser.find_elements(By.CSS_SELECTOR, "#tags table")),
+               20, "the tag on the table")
+    assert "high" in browser.find_element(By.CSS_SELECTOR, "#tags table").text
+    _screenshot(browser, "table-tagged")
+    tags = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/table/{table_id}/tags").json()["tags"]
+    assert [(t["name"], t["value"]) for t in tags] == [("pii.level", "high")]
+    [attached] = httpx.get(f"{definitions}/{made['id']}/attachments").json()["attachments"]
+    assert attached["target"] == {"type": "table", "warehouse-id": wh["id"], "table-id": table_id}
+    assert attached["value"] == "high"
+
+    _open(browser, base, f"#/wh/{wh['id']}")
+    search = browser.find_element(By.ID, "search")
+    search.find_element(By.NAME, "tag").send_keys("PII.Level")  # any case, no name prefix
+    search.find_element(By.CSS_SELECTOR, "button").click()
+    wait_until(lambda: "shop.orders" in browser.find_element(By.ID, "search-results").text, 20, "the search by tag")
+    assert browser.find_element(By.ID, "search-results").text.count("shop.") == 1  # only the tagged table
+
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop/table/orders")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#tags button.untag"), 20, "the table's tags")
+    _click(browser, "#tags button.untag[data-tag='pii.level']")
+    wait_until(lambda: "No tags on this table." in browser.find_element(By.ID, "tags").text, 20, "the removal")
+    assert httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/table/{table_id}/tags").json()["tags"] == []
+    assert httpx.get(f"{definitions}/{made['id']}/attachments").json()["attachments"] == []
+
+    _open(browser, base, "#/tags")
+    _click(browser, f"button.delete-tag[data-id='{made['id']}']")
+    browser.switch_to.alert.accept()
+    wait_until(lambda: "No tag definitions yet." in browser.find_element(By.ID, "main").text, 20, "the deletion")
+    assert httpx.get(definitions).json()["tag-definitions"] == []
+    assert _errors_on_page(browser) == []
+    # A marker on a generic table, whose page finds its id by a search. It stays, so that the crawl below sees the
+    # tags and the control for adding one.
+    assert httpx.post(definitions, json={"name": "reviewed", "scope": ["warehouse", "namespace", "table", "view",
+                                                                        "generic-table"], "value-kind": "marker"}
+                      ).status_code == 201
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop/generic-table/page_clicks")
+    wait_until(lambda: browser.find_elements(By.ID, "tag-add"), 20, "the generic table's tags")
+    browser.find_element(By.CSS_SELECTOR, "#tag-add button[type=submit]").click()
+    wait_until(lambda: "reviewed" in " ".join(t.text for t in browser.find_elements(By.CSS_SELECTOR, "#tags table")),
+               20, "the tag on the generic table")
+    [tagged] = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/search-tabulars",
+                         params={"tag": "reviewed"}).json()["tabulars"]
+    assert (tagged["type"], tagged["namespace"], tagged["name"]) == ("generic-table", ["shop"], "page_clicks")
     assert _errors_on_page(browser) == []
 
 

@@ -24,6 +24,9 @@ def _rewrites(rewrite: dict):
     for key in ("union", "intersection"):
         for child in rewrite.get(key, {}).get("child", []):
             yield from _rewrites(child)
+    if "difference" in rewrite:
+        yield from _rewrites(rewrite["difference"]["base"])
+        yield from _rewrites(rewrite["difference"]["subtract"])
 
 
 def test_the_model_has_the_types_of_the_catalog():
@@ -100,6 +103,41 @@ def test_pass_grants_passes_only_what_one_holds():
         {"intersection": {"child": [{"computedUserset": {"relation": "select"}},
                                     {"computedUserset": {"relation": "pass_grants"}}]}}]}}
     assert table["can_grant_pass_grants"] == {"computedUserset": {"relation": "manage_grants"}}
+
+
+def test_under_managed_access_ownership_gives_no_right_to_grant():
+    """Lakekeeper's rule: ``manage_grants`` of a namespace, table, view or generic table is what is granted, or
+    ownership but not managed access inherited from its parent, or ``manage_grants`` from its parent; the switch is
+    written as wildcards on a warehouse (reaching its own contents) or a namespace (and everything below)."""
+    wildcards = [{"type": "user", "wildcard": {}}, {"type": "role", "wildcard": {}}]
+    for type_name in ("warehouse", "namespace"):
+        assert _direct_types(type_name, "managed_access") == wildcards, type_name
+        assert TYPES[type_name]["relations"]["can_set_managed_access"] == {
+            "computedUserset": {"relation": "manage_grants"}}
+    assert TYPES["warehouse"]["relations"]["managed_access_inheritance"] == {
+        "computedUserset": {"relation": "managed_access"}}
+    assert TYPES["namespace"]["relations"]["managed_access_inheritance"] == {"union": {"child": [
+        {"computedUserset": {"relation": "managed_access"}},
+        {"tupleToUserset": {"tupleset": {"relation": "parent"},
+                            "computedUserset": {"relation": "managed_access_inheritance"}}}]}}
+    for type_name in ("namespace", "table", "view", "generic-table"):
+        assert TYPES[type_name]["relations"]["manage_grants"] == {"union": {"child": [
+            {"this": {}},
+            {"difference": {"base": {"computedUserset": {"relation": "ownership"}},
+                            "subtract": {"tupleToUserset": {"tupleset": {"relation": "parent"},
+                                                            "computedUserset": {
+                                                                "relation": "managed_access_inheritance"}}}}},
+            {"tupleToUserset": {"tupleset": {"relation": "parent"},
+                                "computedUserset": {"relation": "manage_grants"}}}]}}, type_name
+    # a warehouse's owner keeps the right to grant: nothing above a warehouse is managed
+    assert {"computedUserset": {"relation": "ownership"}} in \
+        TYPES["warehouse"]["relations"]["manage_grants"]["union"]["child"]
+    # the wildcard is part of what a model means: dropping it is a change
+    without_wildcard = copy.deepcopy(MODEL)
+    types = {t["type"]: t for t in without_wildcard["type_definitions"]}
+    for user_type in types["warehouse"]["metadata"]["relations"]["managed_access"]["directly_related_user_types"]:
+        user_type.pop("wildcard")
+    assert digest(without_wildcard) != digest(MODEL)
 
 
 def test_normalized_ignores_what_openfga_adds_and_sees_what_changes():

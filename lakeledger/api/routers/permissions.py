@@ -4,7 +4,11 @@ the caller may do there (``access``), and single decisions (``check``).
 Assignments are read from the access-history read model's current ranges (the log's consequences, the same tuples
 the projection writes to OpenFGA), so they answer under either backend. Changing them is granting: the caller needs
 ``can_grant_<relation>`` on the object (``can_change_ownership`` for ownership), asked of OpenFGA before anything is
-appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded."""
+appended; refused, it is a 403 and the log is unchanged. Under allowall everything is allowed and still recorded.
+
+Managed access on a warehouse or namespace (``…/managed-access``, and ``GET /permissions/{warehouse,namespace}/{id}``
+answering it) is recorded the same way: ``can_set_managed_access`` asked first, the flag read from the catalog read
+model."""
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -12,7 +16,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from lakeledger.api.authorization import active_lookup
 from lakeledger.api.context import principal, provenance
@@ -299,6 +303,68 @@ def _register(kind: str, path: str) -> None:
 
 for _kind, _path in _ROUTES:
     _register(_kind, _path)
+
+
+# ---- managed access: below a warehouse or namespace with it on, owning an object gives no right to grant ---------
+
+class WarehouseAuthProperties(_Shape):
+    managed_access: bool = Field(alias="managed-access")
+
+
+class NamespaceAuthProperties(WarehouseAuthProperties):
+    managed_access_inherited: bool = Field(alias="managed-access-inherited")
+
+
+class SetManagedAccessRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    managed_access: StrictBool = Field(alias="managed-access")
+
+
+async def auth_properties(container: Container, request: Request, kind: str) -> dict:
+    """Whether managed access is on for the warehouse or namespace (and for a namespace, whether it holds there,
+    by its own switch or one above it); it takes seeing the object, as Lakekeeper asks."""
+    object_ = object_of(container, kind, request, None)
+    await must_exist(container, object_)
+    await require(container, request, "can_get_metadata", object_)
+    found = await container.queries.managed_access(kind, UUID(id_of(object_)))
+    if found is None:  # gone between the two reads
+        raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist: "
+                                                                      f"{id_of(object_)}")
+    body = {"managed-access": found.managed_access}
+    if kind == "namespace":
+        body["managed-access-inherited"] = found.inherited
+    return body
+
+
+async def set_managed_access(container: Container, request: Request, kind: str, body: SetManagedAccessRequest,
+                             by: Provenance) -> Response:
+    """Turns managed access on or off: it takes the right to grant there (``can_set_managed_access``, which is
+    ``manage_grants``); refused, a 403 and nothing appended."""
+    object_ = object_of(container, kind, request, None)
+    await must_exist(container, object_)
+    await require(container, request, "can_set_managed_access", object_)
+    await run_in_threadpool(container.managed_access.set, kind, UUID(id_of(object_)), body.managed_access, by)
+    return Response(status_code=200)
+
+
+def _register_managed_access(kind: str, path: str, shape: type[BaseModel]) -> None:
+    async def get_auth_properties(container: ContainerDep, request: Request):
+        return JSONResponse(await auth_properties(container, request, kind))
+
+    async def post_managed_access(container: ContainerDep, request: Request, body: SetManagedAccessRequest,
+                                  by: Provenance = Depends(provenance)):
+        return await set_managed_access(container, request, kind, body, by)
+
+    router.add_api_route(path, get_auth_properties, methods=["GET"], name=f"get_{kind}_by_id",
+                         responses={**ok(shape, f"Whether managed access is on for the {kind}"),
+                                    **errors(400, 403, 404)})
+    router.add_api_route(f"{path}/managed-access", post_managed_access, methods=["POST"], response_class=Response,
+                         name=f"set_{kind}_managed_access", responses={200: {"description": "Recorded"},
+                                                                       **errors(400, 403, 404)})
+
+
+_register_managed_access("warehouse", "/warehouse/{warehouse_id}", WarehouseAuthProperties)
+_register_managed_access("namespace", "/namespace/{namespace_id}", NamespaceAuthProperties)
 
 
 # ---- check -----------------------------------------------------------------------------------------------------

@@ -420,14 +420,20 @@ async function warehousePage(prefix) {
   const results = h("div", { id: "search-results" });
   const search = h("form", { id: "search", onsubmit: (ev) => {
     ev.preventDefault();
-    const text = search.elements.prefix.value.trim();
+    // by a prefix, a tag or both (the API refuses a search by neither, with a message shown here)
+    const q = new URLSearchParams();
+    for (const key of ["prefix", "tag"]) {
+      const text = search.elements[key].value.trim();
+      if (text) q.set(key, text);
+    }
     results.replaceChildren();
-    pagedList(`/management/v1/warehouse/${w.id}/search-tabulars?prefix=${encodeURIComponent(text)}`, "tabulars",
+    pagedList(`/management/v1/warehouse/${w.id}/search-tabulars?${q}`, "tabulars",
       (found) => table(["Name", "Type"], found.map((t) => [h("a", {
         href: (hrefTabular[t.type] || hrefTable)(prefix, t.namespace, t.name) }, [...t.namespace, t.name].join(".")),
-      t.type]), "Nothing starts with that."), results).catch((e) => results.replaceChildren(fail(e)));
+      t.type]), "Nothing found."), results).catch((e) => results.replaceChildren(fail(e)));
   } }, h("label", {}, "Find tables, views and generic tables whose name starts with ",
-    h("input", { name: "prefix", required: true })),
+    h("input", { name: "prefix" })), " ", h("label", {}, "carrying the tag ",
+    h("input", { name: "tag", placeholder: "a tag's name (optional)" })),
   " ", h("button", { type: "submit" }, "Find"));
   page(crumbs(prefix), h("h1", {}, `Warehouse ${w.name}`),
     h("p", { class: "tabs" }, h("a", { href: `#/wh/${warehouseId(prefix)}/history` }, "History"),
@@ -439,7 +445,7 @@ async function warehousePage(prefix) {
     h("h2", {}, "Namespaces"),
     table(["Namespace"], namespaces.map((levels) => [h("a", { href: hrefNamespace(prefix, levels) },
       nsName(levels))]), "No namespaces."),
-    past ? null : [h("h2", {}, "Time travel"), travel,
+    past ? null : [tagsSection("warehouse", w.id, w.id), h("h2", {}, "Time travel"), travel,
       accessSection(w.id, { kind: "warehouse", id: w.id }, `warehouse/${w.id}`)]);
 }
 
@@ -507,8 +513,8 @@ async function namespacePage(prefix, levels) {
     children.length ? [h("h2", {}, "Namespaces"), table(["Namespace"], children.map((c) =>
       [h("a", { href: hrefNamespace(prefix, c) }, nsName(c))]))] : null,
     h("h2", {}, "Tables"), find, tables, h("h2", {}, "Views"), views, h("h2", {}, "Generic tables"), generics,
-    // Governance tags (issue 29) on the namespace would be shown and edited here.
-    past || !ns["namespace-uuid"] ? null : moveForm(prefix, levels, ns["namespace-uuid"]));
+    past || !ns["namespace-uuid"] ? null : [tagsSection("namespace", warehouseId(prefix), ns["namespace-uuid"]),
+      moveForm(prefix, levels, ns["namespace-uuid"])]);
   await pagedList(catalog(prefix, `/namespaces/${nsPath(levels)}/tables`), "identifiers", (ids) => table(["Table"],
     ids.map((id) => [h("a", { href: hrefTable(prefix, id.namespace, id.name) }, id.name)]), "No tables."), tables);
   await pagedList(catalog(prefix, `/namespaces/${nsPath(levels)}/views`), "identifiers", (ids) => table(["View"],
@@ -604,8 +610,8 @@ async function genericTablePage(prefix, levels, name) {
     h("h2", {}, "Properties"), table(["Key", "Value"], Object.entries(g.properties || {})),
     g.schema !== undefined ? [h("h2", {}, "Schema (as its creator gave it)"), json(g.schema)] : null,
     g.statistics !== undefined ? [h("h2", {}, "Statistics (as its creator gave them)"), json(g.statistics)] : null,
-    // Governance tags (issue 29) would be shown and edited here, as on a table's page.
-    past ? null : [h("h2", {}, "Drop or rename"), tabularActions("generic-table", prefix, levels, g.name)]);
+    past ? null : [tagsSection("generic-table", warehouseId(prefix), genericTableId(prefix, levels, g.name)),
+      h("h2", {}, "Drop or rename"), tabularActions("generic-table", prefix, levels, g.name)]);
 }
 
 function typeText(t) {
@@ -685,8 +691,8 @@ async function tablePage(prefix, levels, name) {
     h("h2", {}, "Refs"), table(["Name", "Type", "Snapshot"], Object.entries(m.refs || {}).map(([k, r]) =>
       [k, r.type, String(r["snapshot-id"])])),
     h("h2", {}, "History"), history,
-    // Governance tags (issue 29) would be shown and edited here.
-    past ? null : [h("h2", {}, "Drop or rename"), tabularActions("table", prefix, levels, name),
+    past ? null : [tagsSection("table", wid, m["table-uuid"]),
+      h("h2", {}, "Drop or rename"), tabularActions("table", prefix, levels, name),
       accessSection(wid, { kind: "table", id: m["table-uuid"] }, `warehouse/${wid}/table/${m["table-uuid"]}`)]);
   await timeline(`/management/v1/warehouse/${wid}/history?tabular-id=${m["table-uuid"]}`, history, wid);
 }
@@ -712,7 +718,8 @@ async function viewPage(prefix, levels, name) {
           `schema ${ver["schema-id"]}, default namespace ${(ver["default-namespace"] || []).join(".")}`)),
       ver.representations.map((r) => [h("div", { class: "muted" }, `${r.dialect}:`), h("pre", {}, r.sql)]))),
     h("h2", {}, "History"), history,
-    past ? null : [h("h2", {}, "Drop or rename"), tabularActions("view", prefix, levels, name)]);
+    past ? null : [tagsSection("view", warehouseId(prefix), m["view-uuid"]),
+      h("h2", {}, "Drop or rename"), tabularActions("view", prefix, levels, name)]);
   await timeline(`/management/v1/warehouse/${warehouseId(prefix)}/history?tabular-id=${m["view-uuid"]}`, history,
     warehouseId(prefix));
 }
@@ -873,6 +880,161 @@ function accessSection(wid, object, permissions) {
   return [h("h2", {}, "Who may do what"), grant, asOf, holder];
 }
 
+// ---- governance tags ----
+
+const TAG_SCOPES = ["warehouse", "namespace", "table", "view", "generic-table", "column"];
+const VALUE_KINDS = { marker: "marker (no value)", "free-text": "free text", enumerated: "one of the allowed values" };
+
+// every page of a project's tag definitions
+async function tagDefinitions(projectId) {
+  const all = [];
+  let next = null;
+  do {
+    const q = `pageSize=${PAGE}${next ? `&pageToken=${encodeURIComponent(next)}` : ""}`;
+    const found = await get(`/management/v1/tag-definition?${q}`, { "x-project-id": projectId });
+    all.push(...found["tag-definitions"]);
+    next = found["next-page-token"] || null;
+  } while (next);
+  return all;
+}
+
+// A tag on an object is named in its warehouse's project: the project is asked of the API once per warehouse.
+const warehouseProjects = new Map();
+function projectOf(wid) {
+  if (!warehouseProjects.has(wid)) {
+    warehouseProjects.set(wid, get(`/management/v1/warehouse/${wid}`).then((w) => w["project-id"]));
+  }
+  return warehouseProjects.get(wid);
+}
+
+// A generic table's load carries no id; the tags API names it by one, found by searching its name.
+async function genericTableId(prefix, levels, name) {
+  const found = (await get(`/management/v1/warehouse/${warehouseId(prefix)}/search-tabulars?` +
+    new URLSearchParams({ prefix: name, pageSize: PAGE }))).tabulars
+    .filter((t) => t.type === "generic-table" && t.name.toLowerCase() === name.toLowerCase() &&
+      nsName(t.namespace).toLowerCase() === nsName(levels).toLowerCase());
+  const exact = found.find((t) => t.name === name && nsName(t.namespace) === nsName(levels)) || found[0];
+  if (!exact) throw new Error(`generic table ${nsName([...levels, name])} was not found by search`);
+  return exact.id;
+}
+
+// The tags of one object, shown with a control to put on a tag of the project's vocabulary and one to take each
+// off. `kind`: the object's kind as the tags API names it (warehouse, namespace, table, view, generic-table);
+// `id`: its id, or a promise of it.
+function tagsSection(kind, wid, id) {
+  const holder = h("div", { id: "tags" }, h("p", { class: "muted" }, "…"));
+  const out = h("div", { class: "out" });
+  let base = null;
+
+  async function show() {
+    const objectId = await id;
+    base = kind === "warehouse" ? `/management/v1/warehouse/${wid}`
+      : `/management/v1/warehouse/${wid}/${kind}/${objectId}`;
+    const [own, definitions] = await Promise.all([get(`${base}/tags`), tagDefinitions(await projectOf(wid))]);
+    const usable = definitions.filter((d) => d.scope.includes(kind) &&
+      !own.tags.some((t) => t["tag-definition-id"] === d.id));
+    holder.replaceChildren(table(["Tag", "Value", "Since", ""], own.tags.map((t) => [t.name, t.value ?? "",
+      t["updated-at"] || t["created-at"], h("button", { class: "untag", "data-tag": t.name, onclick: () => act(
+        () => api("DELETE", `${base}/tags/${encodeURIComponent(t.name)}`)) }, "Remove")]), `No tags on this ${kind}.`),
+    usable.length ? addForm(usable) : h("p", { class: "muted" }, `No other tag definition may be put on a ${kind}: `,
+      h("a", { href: "#/tags" }, "the project's tags"), " lists them and makes new ones."));
+  }
+
+  function addForm(usable) {
+    const values = h("datalist", { id: "tag-values" });
+    const form = h("form", { id: "tag-add", onsubmit: (ev) => {
+      ev.preventDefault();
+      const value = form.elements.value.value.trim();
+      act(() => api("PUT", `${base}/tags/${encodeURIComponent(form.elements.tag.value)}`,
+        value ? { value } : {}));
+    } }, "Add the tag ", h("select", { name: "tag", onchange: () => offer(form, values, usable) },
+      usable.map((d) => h("option", { value: d.name }, d.name))), " with the value ",
+    h("input", { name: "value", list: "tag-values", "aria-label": "value" }), " ",
+    h("button", { type: "submit" }, "Add"), values);
+    offer(form, values, usable);
+    return form;
+  }
+
+  // the value input as the chosen definition takes it: none for a marker, a choice of the allowed values
+  async function offer(form, values, usable) {
+    const chosen = usable.find((d) => d.name === form.elements.tag.value);
+    form.elements.value.disabled = chosen["value-kind"] === "marker";
+    form.elements.value.placeholder = chosen["value-kind"] === "marker" ? "(a marker has none)" : chosen["value-kind"];
+    values.replaceChildren();
+    if (chosen["value-kind"] === "enumerated") {
+      const full = await get(`/management/v1/tag-definition/${chosen.id}`,
+        { "x-project-id": await projectOf(wid) }).catch(() => ({ "allowed-values": [] }));
+      values.replaceChildren(...(full["allowed-values"] || []).map((v) => h("option", { value: v })));
+    }
+  }
+
+  async function act(call) {
+    try {
+      await call();
+      out.replaceChildren();
+      await show();
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  }
+
+  show().catch((e) => holder.replaceChildren(fail(e)));
+  return [h("h2", {}, "Tags"), holder, out];
+}
+
+async function tagsPage() {
+  showPast("");
+  const projects = (await get("/management/v1/project-list")).projects;
+  const sections = [];
+  for (const p of projects) {
+    const project = p["project-id"];
+    const definitions = await tagDefinitions(project);
+    sections.push(h("h2", {}, `Project ${p["project-name"]}`), table(
+      ["Name", "Value", "May be put on", "Description", "Made", ""], definitions.map((d) => [d.name,
+        VALUE_KINDS[d["value-kind"]] || d["value-kind"], d.scope.join(", "), d.description || "", d["created-at"],
+        h("button", { class: "danger delete-tag", "data-id": d.id, onclick: () => deleteDefinition(project, d) },
+          "Delete")]), "No tag definitions yet."));
+  }
+  const out = h("div", { id: "tag-result" });
+  const allowed = h("label", { hidden: true }, "Allowed values (comma-separated) ", h("input", { name: "allowed" }));
+  const form = h("form", { class: "stack", id: "tag-definition-form", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const f = form.elements;
+    const kind = f["value-kind"].value;
+    const body = { name: f.name.value.trim(), description: f.description.value.trim() || undefined,
+      scope: TAG_SCOPES.filter((s) => f[`scope-${s}`].checked), "value-kind": kind,
+      "allowed-values": kind === "enumerated" ? f.allowed.value.split(",").map((v) => v.trim()).filter(Boolean)
+        : undefined };
+    try {
+      await post("/management/v1/tag-definition", body, { "x-project-id": f.project.value });
+      await tagsPage();
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  } }, h("label", {}, "Project ", h("select", { name: "project" }, projects.map((p) =>
+    h("option", { value: p["project-id"] }, p["project-name"])))),
+  field("Name (dots make a hierarchy: pii.classification)", "name", { required: true }),
+  field("Description", "description"),
+  h("label", {}, "Value ", h("select", { name: "value-kind", onchange: (ev) => {
+    allowed.hidden = ev.target.value !== "enumerated";
+  } }, Object.entries(VALUE_KINDS).map(([k, text]) => h("option", { value: k }, text)))), allowed,
+  h("fieldset", {}, h("legend", {}, "May be put on"), TAG_SCOPES.map((s) => checkbox(s, `scope-${s}`, true))),
+  h("p", {}, h("button", { type: "submit", class: "primary", id: "create-tag" }, "Create")), out);
+  page(h("h1", {}, "Tags"), h("p", { class: "muted" }, "Each project's governance vocabulary: what may be put on " +
+    "warehouses, namespaces, tables, views and generic tables, from their pages."), sections,
+  h("h2", {}, "Create a tag definition"), form);
+}
+
+async function deleteDefinition(project, d) {
+  if (!confirm(`Delete the tag definition ${d.name}? It must not be on anything.`)) return;
+  try {
+    await api("DELETE", `/management/v1/tag-definition/${d.id}`, undefined, { "x-project-id": project });
+    await tagsPage();
+  } catch (e) {
+    main.prepend(fail(e));
+  }
+}
+
 // ---- people ----
 
 async function peoplePage() {
@@ -922,6 +1084,7 @@ const routes = [
   [/^\/new-warehouse$/, () => newWarehousePage()],
   [/^\/server-history$/, () => serverHistoryPage()],
   [/^\/people$/, () => peoplePage()],
+  [/^\/tags$/, () => tagsPage()],
   [/^\/wh\/([^/]+)\/history$/, (m) => warehouseHistoryPage(m[1])],
   [/^\/wh\/([^/]+)\/bin$/, (m) => binPage(m[1])],
   [/^\/wh\/([^/]+)\/ns\/([^/]+)\/table\/([^/]+)$/, (m) => tablePage(m[1], levelsOf(m[2]), decodeURIComponent(m[3]))],
