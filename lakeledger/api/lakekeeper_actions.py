@@ -96,13 +96,13 @@ USER_ACTIONS = (("read", "can_list_users"), ("update", "can_update_users"), ("de
 # Lakekeeper 0.14's OpenFGA<Kind>Action enums (`/permissions/…/authorizer-actions`): who may hand on what
 AUTHORIZER_ACTIONS = _vocabulary({
     "server": "read_assignments grant_admin",
-    "project": "read_assignments grant_role_creator grant_create grant_describe grant_modify grant_select "
-               "grant_project_admin grant_security_admin grant_data_admin",
+    "project": "read_assignments grant_role_creator grant_tag_creator grant_create grant_describe grant_modify "
+               "grant_select grant_project_admin grant_security_admin grant_data_admin",
     "warehouse": "read_assignments grant_create grant_describe grant_modify grant_select grant_pass_grants "
-                 "grant_manage_grants change_ownership",
+                 "grant_manage_grants grant_manage_tags change_ownership",
     "namespace": "read_assignments grant_create grant_describe grant_modify grant_select grant_pass_grants "
-                 "grant_manage_grants",
-    **{kind: "read_assignments grant_pass_grants grant_manage_grants grant_describe grant_select grant_modify "
-             "change_ownership" for kind in ("table", "view", "generic-table")},
+                 "grant_manage_grants grant_manage_tags",
+    **{kind: "read_assignments grant_pass_grants grant_manage_grants grant_manage_tags grant_describe grant_select "
+             "grant_modify change_ownership" for kind in ("table", "view", "generic-table")},
     "role": "assume can_grant_assignee can_change_ownership read_assignments",
 }, {"role": {"can_grant_assignee": "grant_assignee", "can_change_ownership": "change_ownership"}})

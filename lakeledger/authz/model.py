@@ -127,6 +127,8 @@ def _securable(r: Relations, parent: str, privileges: tuple[str, ...]) -> None:
     if "create" in privileges:
         r.assignable("create", "ownership", from_("create", parent))
     r.assignable("modify", "ownership", from_("modify", parent))
+    if "manage_tags" in privileges:
+        r.assignable("manage_tags", from_("manage_tags", parent))
 
 
 def _receives_moved_namespaces(r: Relations) -> None:
@@ -178,6 +180,7 @@ def _project() -> dict:
     r.assignable("security_admin", "project_admin")  # grants and ownership, not data
     r.assignable("data_admin", "project_admin")  # data and structure, not grants
     r.assignable("role_creator", "security_admin")
+    r.assignable("tag_creator", "security_admin", "data_admin")  # creates tag definitions, manages none of them
     r.assignable("describe", "select", "create", "data_admin", "security_admin")
     r.assignable("select", "modify")
     r.assignable("create", "data_admin")
@@ -193,16 +196,18 @@ def _project() -> dict:
     r.computed("can_list_roles", "can_get_metadata")
     r.computed("can_search_roles", "can_list_roles")
     r.computed("can_read_assignments", "security_admin", from_("admin", "server"))
-    for privilege in ("describe", "select", "create", "modify", "security_admin", "data_admin", "role_creator"):
+    for privilege in ("describe", "select", "create", "modify", "security_admin", "data_admin", "role_creator",
+                      "tag_creator"):
         r.computed(f"can_grant_{privilege}", "security_admin", from_("admin", "server"))
     r.computed("can_grant_project_admin", "project_admin", from_("admin", "server"))
     r.computed("can_revoke_grants", "security_admin", from_("admin", "server"))
-    r.computed("can_create_tag_definition", "security_admin", "data_admin")
+    r.computed("can_create_tag_definition", "tag_creator")
     r.computed("can_list_tag_definitions", "can_get_metadata")
     return r.type_definition("project")
 
 
-WAREHOUSE_PRIVILEGES = ("describe", "select", "create", "modify")
+# ``manage_tags`` (Lakekeeper 0.14) attaches governance tags without ``modify``, which does so too here
+WAREHOUSE_PRIVILEGES = ("describe", "select", "create", "modify", "manage_tags")
 
 
 def _warehouse() -> dict:
@@ -216,6 +221,7 @@ def _warehouse() -> dict:
     r.assignable("select", "ownership", "modify", from_("select", "project"))
     r.assignable("create", "ownership", from_("create", "project"))
     r.assignable("modify", "ownership", from_("modify", "project"), from_("data_admin", "project"))
+    r.assignable("manage_tags", from_("security_admin", "project"))
     r.computed("can_get_metadata", "describe", from_("can_get_metadata", "namespace"))
     for action in ("can_get_config", "can_use", "can_list_namespaces", "can_include_in_list",
                    "can_list_deleted_tabulars"):
@@ -226,14 +232,15 @@ def _warehouse() -> dict:
     _receives_moved_namespaces(r)
     for action in ("can_delete", "can_rename", "can_update_storage", "can_update_storage_credential",
                    "can_deactivate", "can_activate", "can_set_protection", "can_modify_soft_deletion",
-                   "can_set_format_version_policy", "can_set_tags"):
+                   "can_set_format_version_policy"):
         r.computed(action, "modify")
+    r.computed("can_set_tags", "modify", "manage_tags")
     _grants(r, WAREHOUSE_PRIVILEGES)
     _managed_access(r, None)
     return r.type_definition("warehouse")
 
 
-NAMESPACE_PRIVILEGES = ("describe", "select", "create", "modify")
+NAMESPACE_PRIVILEGES = ("describe", "select", "create", "modify", "manage_tags")
 
 
 def _namespace() -> dict:
@@ -249,8 +256,9 @@ def _namespace() -> dict:
     r.computed("can_read_history", "describe")
     for action in ("can_create_namespace", "can_create_table", "can_create_view", "can_create_generic_table"):
         r.computed(action, "create")
-    for action in ("can_delete", "can_update_properties", "can_set_protection", "can_set_tags"):
+    for action in ("can_delete", "can_update_properties", "can_set_protection"):
         r.computed(action, "modify")
+    r.computed("can_set_tags", "modify", "manage_tags")
     # A move hands the namespace's tree to whoever holds rights where it lands (they inherit them there), and
     # takes it from whoever held them where it was: the right to grant, at both ends (as Lakekeeper 0.14).
     r.computed("can_move", "manage_grants")
@@ -260,7 +268,7 @@ def _namespace() -> dict:
     return r.type_definition("namespace")
 
 
-TABULAR_PRIVILEGES = ("describe", "select", "modify")
+TABULAR_PRIVILEGES = ("describe", "select", "modify", "manage_tags")
 
 
 def _tabular(type_name: str, read_action: str) -> dict:
@@ -271,8 +279,9 @@ def _tabular(type_name: str, read_action: str) -> dict:
     r.computed("can_include_in_list", "can_get_metadata")
     r.computed("can_read_history", "describe")
     r.computed(read_action, "select")
-    for action in ("can_commit", "can_drop", "can_undrop", "can_rename", "can_set_protection", "can_set_tags"):
+    for action in ("can_commit", "can_drop", "can_undrop", "can_rename", "can_set_protection"):
         r.computed(action, "modify")
+    r.computed("can_set_tags", "modify", "manage_tags")
     if type_name != "view":  # a table's and a generic table's files are written by engines
         r.computed("can_write_data", "modify")
     _grants(r, TABULAR_PRIVILEGES)

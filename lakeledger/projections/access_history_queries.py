@@ -35,7 +35,9 @@ PROJECT_GRANTS = (
     " UNION ALL SELECT 'namespace:' || n.id, n.warehouse_id FROM ll_namespaces n"
     "  JOIN ll_warehouses w ON w.id = n.warehouse_id WHERE w.project_id = %(project)s"
     " UNION ALL SELECT t.typ || ':' || t.id, t.warehouse_id FROM ll_tabulars t"
-    "  JOIN ll_warehouses w ON w.id = t.warehouse_id WHERE w.project_id = %(project)s AND t.deleted_at IS NULL)"
+    "  JOIN ll_warehouses w ON w.id = t.warehouse_id WHERE w.project_id = %(project)s AND t.deleted_at IS NULL"
+    " UNION ALL SELECT 'tag-definition:' || d.id, NULL::uuid FROM ll_tag_definitions d"
+    "  WHERE d.project_id = %(project)s)"
     ' SELECT r.id, r.object, r.relation, r."user", r.from_at, o.warehouse_id FROM ll_access_ranges r'
     ' JOIN objects o ON o.object = r.object WHERE r."user" = %(grantee)s AND r.to_seq IS NULL'
     " AND r.id > %(after)s ORDER BY r.id LIMIT %(limit)s")

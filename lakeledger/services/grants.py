@@ -22,13 +22,13 @@ from lakeledger.services.unit_of_work import Ledger
 if TYPE_CHECKING:
     from lakeledger.services.roles import RoleService
 
-_DATA = ("describe", "select", "modify")
+_DATA = ("describe", "select", "modify", "manage_tags")
 RELATIONS = {
     "server": ("admin", "operator"),
-    "project": ("project_admin", "security_admin", "data_admin", "role_creator", "describe", "select", "create",
-                "modify"),
-    "warehouse": ("ownership", "pass_grants", "manage_grants", "describe", "select", "create", "modify"),
-    "namespace": ("ownership", "pass_grants", "manage_grants", "describe", "select", "create", "modify"),
+    "project": ("project_admin", "security_admin", "data_admin", "role_creator", "tag_creator", "describe", "select",
+                "create", "modify"),
+    "warehouse": ("ownership", "pass_grants", "manage_grants", "describe", "select", "create", "modify", "manage_tags"),
+    "namespace": ("ownership", "pass_grants", "manage_grants", "describe", "select", "create", "modify", "manage_tags"),
     "table": ("ownership", "pass_grants", "manage_grants", *_DATA),
     "view": ("ownership", "pass_grants", "manage_grants", *_DATA),
     "generic-table": ("ownership", "pass_grants", "manage_grants", *_DATA),

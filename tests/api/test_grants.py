@@ -106,8 +106,10 @@ def test_a_grant_through_the_grants_api_is_an_assignment_and_lists_with_its_reso
     assert client.get(f"{base}/grants", params={"principalUser": someone}).json()["grants"] == []
     vocabulary = client.get("/management/v1/grants/grantable-privileges").json()["privileges"]
     assert [p["name"] for p in vocabulary["table"]] == ["ownership", "pass_grants", "manage_grants", "describe",
-                                                        "select", "modify"]
-    assert vocabulary["tag-definition"] == [] and vocabulary["server"][0]["category"] == "administration"
+                                                        "select", "modify", "manage_tags"]
+    assert [p["name"] for p in vocabulary["tag-definition"]] == ["ownership", "apply"]
+    assert "tag_creator" in [p["name"] for p in vocabulary["project"]]
+    assert vocabulary["server"][0]["category"] == "administration"
     mine = client.get(f"{base}/grants/grantable-privileges").json()["privileges"]
     assert all(p["allowed"] for p in mine) and mine[0]["privilege"]["name"] == "ownership"
 
@@ -151,6 +153,69 @@ def test_bad_grant_requests_are_4xx_error_models_that_append_nothing(client, war
     assert r.status_code == 400 and r.json()["error"]["type"] == "MissingGrantPrincipal"
     r = client.get(base, params={"principalUser": "oidc~x", "principalRole": str(uuid.uuid4())})
     assert r.status_code == 400 and r.json()["error"]["type"] == "AmbiguousGrantPrincipal"
+    assert log_length() == before
+
+
+def _tag_definition(client, name: str, headers: dict | None = None) -> str:
+    r = client.post("/management/v1/tag-definition", headers=headers or {},
+                    json={"name": name, "scope": ["table"], "value-kind": "marker"})
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+def test_grants_on_a_tag_definition_are_its_assignments(client, log_length):
+    tag = _tag_definition(client, f"steward-{uuid.uuid4().hex[:8]}")
+    base = f"/management/v1/tag-definition/{tag}/grants"
+    assignments = f"/management/v1/permissions/tag/{tag}/assignments"
+    someone, other = (f"oidc~t-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    r = client.post(base, json={"writes": [{"privilege": "apply", "principal": {"user": someone}}]})
+    assert r.status_code == 204, r.text
+    assert {"type": "apply", "user": someone} in client.get(assignments).json()["assignments"]
+    # and the other way round: an assignment written there is a grant here
+    r = client.post(assignments, json={"writes": [{"type": "ownership", "user": other}]})
+    assert r.status_code == 204, r.text
+    listed = client.get(base)
+    assert listed.status_code == 200, listed.text
+    held = {(g["principal"]["user"], g["privilege"]) for g in listed.json()["grants"] if "user" in g["principal"]}
+    assert {(someone, "apply"), (other, "ownership")} <= held
+    [grant] = client.get(base, params={"principalUser": someone}).json()["grants"]
+    assert grant["resource"] == {"type": "tag-definition", "tag-definition-id": tag} and grant["recognized"]
+    held = client.get("/management/v1/grants", params={"principalUser": someone}).json()["grants"]
+    assert [(g["resource"], g["privilege"]) for g in held] == [(grant["resource"], "apply")]
+    grantable = client.get(f"{base}/grantable-privileges")
+    assert grantable.status_code == 200, grantable.text
+    assert [(p["privilege"]["name"], p["privilege"]["resource-type"], p["allowed"])
+            for p in grantable.json()["privileges"]] == [("ownership", "tag-definition", True),
+                                                          ("apply", "tag-definition", True)]
+    r = client.post(base, json={"deletes": [{"privilege": "apply", "principal": {"user": someone}}]})
+    assert r.status_code == 204, r.text
+    assert {"type": "apply", "user": someone} not in client.get(assignments).json()["assignments"]
+    assert client.get(base, params={"principalUser": someone}).json()["grants"] == []
+
+    # bad input: a 4xx ErrorModel, nothing appended
+    elsewhere = {"x-project-id": client.post("/management/v1/project", json={"project-name": "tg"}).json()[
+        "project-id"]}
+    entry = {"privilege": "apply", "principal": {"user": someone}}
+    before = log_length()
+    for path, body, status, error_type in (
+            (base, {"writes": [{"privilege": "select", "principal": {"user": someone}}]}, 400,
+             "UnknownGrantPrivilege"),
+            (base, {"writes": [{"privilege": "manage_tags", "principal": {"user": someone}}]}, 400,
+             "UnknownGrantPrivilege"),
+            (base, {}, 400, "EmptyGrantDiff"),
+            (base, {"writes": [entry], "deletes": [entry]}, 400, "ContradictoryGrantDiff"),
+            (base, {"writes": [{"privilege": "apply", "principal": {"role": str(uuid.uuid4())}}]}, 404,
+             "NoSuchRoleException"),
+            (f"/management/v1/tag-definition/{uuid.uuid4()}/grants", {"writes": [entry]}, 404, None),
+            ("/management/v1/tag-definition/not-a-uuid/grants", {"writes": [entry]}, 400, None)):
+        r = client.post(path, json=body)
+        assert r.status_code == status, (path, body, r.text)
+        assert r.json()["error"]["code"] == status and (error_type is None or r.json()["error"]["type"] == error_type)
+    # another project's definition is missing here, as on its own endpoints
+    for r in (client.post(base, headers=elsewhere, json={"writes": [entry]}), client.get(base, headers=elsewhere),
+              client.get(f"{base}/grantable-privileges", headers=elsewhere),
+              client.get(f"/management/v1/tag-definition/{tag}", headers=elsewhere)):
+        assert r.status_code == 404, r.text
     assert log_length() == before
 
 
@@ -391,3 +456,86 @@ def test_a_grant_to_a_role_reaches_its_members_and_actions_answer_per_principal(
         assert "grant_select" in spark_hands["allowed-actions"]
         assert bob.get(f"/management/v1/permissions/warehouse/{w}/authorizer-actions").json() == {
             "allowed-actions": []}
+
+
+def test_apply_granted_on_a_tag_lets_its_holder_tag_what_they_may_modify(fga_api, oidc, place, own_database):
+    w, table, ns = place["warehouse"], place["table"], place["namespace"]
+    table_tags = f"/management/v1/warehouse/{w}/table/{table}/tags"
+    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+        name = f"certified-{uuid.uuid4().hex[:6]}"
+        tag = _tag_definition(spark, name)
+        tag_grants = f"/management/v1/tag-definition/{tag}/grants"
+        apply = {"privilege": "apply", "principal": {"user": BOB}}
+        modify = {"privilege": "modify", "principal": {"user": BOB}}
+        assert spark.post(place["grants"], json={"writes": [modify]}).status_code == 204
+        try:
+            before = _events(own_database)
+            r = bob.put(f"{table_tags}/{name}", json={})  # modify on the table, no apply on the tag
+            assert r.status_code in (403, 404), r.text
+            assert bob.post(tag_grants, json={"writes": [apply]}).status_code == 403  # nor may he give it himself
+            assert not any(p["allowed"] for p in bob.get(f"{tag_grants}/grantable-privileges").json()["privileges"])
+            assert _events(own_database) == before
+
+            r = spark.post(tag_grants, json={"writes": [apply]})
+            assert r.status_code == 204, r.text
+            assert _events(own_database) == before + 1
+            assigned = spark.get(f"/management/v1/permissions/tag/{tag}/assignments").json()["assignments"]
+            assert {"type": "apply", "user": BOB} in assigned
+            r = bob.put(f"{table_tags}/{name}", json={})
+            assert r.status_code == 200, r.text
+            assert [t["name"] for t in bob.get(table_tags).json()["tags"]] == [name]
+            # bob reads his own grants on the tag, not everyone's
+            mine = bob.get(tag_grants, params={"principalUser": BOB})
+            assert mine.status_code == 200, mine.text
+            assert [g["privilege"] for g in mine.json()["grants"]] == ["apply"]
+            assert bob.get(tag_grants).status_code == 403
+            # apply without the right to tag the target: the namespace is not his to modify
+            assert bob.put(f"/management/v1/warehouse/{w}/namespace/{ns}/tags/{name}", json={}).status_code in (
+                400, 403, 404)
+            # revoked through the older API: bob may no longer take it off
+            r = spark.post(f"/management/v1/permissions/tag/{tag}/assignments",
+                           json={"deletes": [{"type": "apply", "user": BOB}]})
+            assert r.status_code == 204, r.text
+            assert spark.get(tag_grants, params={"principalUser": BOB}).json()["grants"] == []
+            assert bob.delete(f"{table_tags}/{name}").status_code in (403, 404)
+        finally:
+            spark.post(place["grants"], json={"deletes": [modify]})
+            spark.post(tag_grants, json={"deletes": [apply]})
+
+
+def test_manage_tags_and_tag_creator_are_lakekeepers_privileges_in_our_model(fga_api, oidc, place):
+    """``manage_tags`` tags an object (and what it holds) without ``modify``; ``tag_creator`` makes definitions."""
+    w, table, ns = place["warehouse"], place["table"], place["namespace"]
+    project_grants = "/management/v1/project/grants"
+    namespace_grants = f"/management/v1/warehouse/{w}/namespace/{ns}/grants"
+    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+        name = f"reviewed-{uuid.uuid4().hex[:6]}"
+        tag = _tag_definition(spark, name)
+        grants = [(place["grants"], {"privilege": "select", "principal": {"user": BOB}}),
+                  (namespace_grants, {"privilege": "manage_tags", "principal": {"user": BOB}}),
+                  (f"/management/v1/tag-definition/{tag}/grants", {"privilege": "apply", "principal": {"user": BOB}})]
+        try:
+            for path, entry in grants:
+                assert spark.post(path, json={"writes": [entry]}).status_code == 204, path
+            refused = bob.post("/management/v1/tag-definition", json={"name": f"x-{name}", "scope": ["table"],
+                                                                      "value-kind": "marker"})
+            assert refused.status_code == 403, refused.text  # he sees the project now, but may not make tags
+            r = bob.put(f"/management/v1/warehouse/{w}/table/{table}/tags/{name}", json={})
+            assert r.status_code == 200, r.text  # manage_tags from the namespace, though bob may not modify
+            assert bob.post(place["load"], json={"updates": [{"action": "set-properties", "updates": {"a": "b"}}]}
+                            ).status_code == 403
+            assert bob.delete(f"/management/v1/warehouse/{w}/table/{table}/tags/{name}").status_code == 204
+            hands = spark.get(f"/management/v1/permissions/namespace/{ns}/authorizer-actions")
+            assert "grant_manage_tags" in hands.json()["allowed-actions"], hands.text
+
+            creator = {"privilege": "tag_creator", "principal": {"user": BOB}}
+            assert spark.post(project_grants, json={"writes": [creator]}).status_code == 204
+            grants.append((project_grants, creator))
+            made = bob.post("/management/v1/tag-definition", json={"name": f"x-{name}", "scope": ["table"],
+                                                                   "value-kind": "marker"})
+            assert made.status_code == 201, made.text
+            assert spark.get(project_grants, params={"principalUser": BOB}).json()["grants"][0]["privilege"] == (
+                "tag_creator")
+        finally:
+            for path, entry in grants:
+                spark.post(path, json={"deletes": [entry]})

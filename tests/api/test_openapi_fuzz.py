@@ -311,6 +311,11 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("POST /management/v1/permissions/tag/{tag_definition_id}/assignments", {204}, **by_id,
            body={"writes": [{"type": "apply", "user": someone}]})
     answer("GET /management/v1/permissions/tag/{tag_definition_id}/assignments", {200}, **by_id)
+    # the same assignments through 0.14's grants API
+    answer(f"POST {tag}/{{tag_definition_id}}/grants", {204}, **by_id,
+           body={"writes": [{"privilege": "ownership", "principal": {"user": someone}}]})
+    answer(f"GET {tag}/{{tag_definition_id}}/grants", {200}, **by_id, query={"principalUser": someone, "pageSize": "5"})
+    answer(f"GET {tag}/{{tag_definition_id}}/grants/grantable-privileges", {200}, **by_id)
     answer(f"DELETE {column}/{{tag_name}}", {204}, headers=project, column_name="id", tag_name="fuzz.tier")
     for base in tagged:
         answer(f"DELETE {base}/{{tag_name}}", {204}, headers=project, tag_name="fuzz.tier")

@@ -1,6 +1,7 @@
 """Lakekeeper 0.14's grants API: ``GET``/``POST …/grants`` on the server, a project, a warehouse, a namespace, a
-table, a view and a generic table, what the caller may hand on there (``…/grants/grantable-privileges``), the
-vocabulary (``/grants/grantable-privileges``) and what one principal holds across a project (``GET /grants``).
+table, a view, a generic table and a governance tag definition, what the caller may hand on there
+(``…/grants/grantable-privileges``), the vocabulary (``/grants/grantable-privileges``) and what one principal holds
+across a project (``GET /grants``).
 
 A grant is an assignment, as under Lakekeeper's OpenFGA authorizer: the privileges are the relations an object
 takes (lakeledger/services/grants.py ``RELATIONS``), an apply is the permission endpoints' apply (the same
@@ -36,6 +37,7 @@ from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import ROLE, USER
+from lakeledger.domain.tag import NoSuchTagDefinition
 from lakeledger.projections.access_history_queries import HeldGrant
 from lakeledger.services.grants import RELATIONS, Assignment, from_tuple, parse_assignment
 
@@ -53,6 +55,7 @@ _DOCUMENTED = {
                                          "its data."),
     "data_admin": ("administration", "Manages the project's warehouses and everything in them, without granting."),
     "role_creator": ("administration", "Creates roles in the project."),
+    "tag_creator": ("administration", "Creates governance tag definitions in the project."),
     "ownership": ("security", "Owns the object: every privilege on it, managing its grants included."),
     "pass_grants": ("security", "Hands on to others the privileges one holds on the object."),
     "manage_grants": ("security", "Grants and revokes every privilege on the object and what it contains."),
@@ -60,7 +63,12 @@ _DOCUMENTED = {
     "select": ("read", "Reads the object's data."),
     "create": ("create", "Creates objects inside the object."),
     "modify": ("write", "Changes the object and its contents."),
+    "manage_tags": ("write", "Attaches and removes governance tags on the object and what it contains (each tag's "
+                             "own apply privilege needed too)."),
+    "apply": ("write", "Attaches this tag definition to objects (and removes it) where one may also tag them."),
 }
+# what it takes to see an object, which is all one's own grants on it need (a tag definition has no metadata)
+_SEE = {"tag-definition": "can_read"}
 
 
 def descriptor(resource_type: str, privilege: str) -> dict[str, Any]:
@@ -70,7 +78,7 @@ def descriptor(resource_type: str, privilege: str) -> dict[str, Any]:
 
 
 def vocabulary(resource_type: str) -> tuple[str, ...]:
-    """The privileges a grant may give on an object of ``resource_type`` (none on a tag definition here)."""
+    """The privileges a grant may give on an object of ``resource_type`` (a role's are the role endpoints')."""
     return tuple(RELATIONS.get(resource_type, ())) if resource_type != "role" else ()
 
 
@@ -144,7 +152,7 @@ def _resource(object_: str, warehouse_id: UUID | str | None) -> dict[str, str]:
     kind, id_ = type_of(object_), id_of(object_)
     if kind == "server":
         return {"type": "server"}
-    if kind in ("project", "warehouse"):
+    if kind in ("project", "warehouse", "tag-definition"):  # addressed without a warehouse
         return {"type": kind, f"{kind}-id": id_}
     return {"type": kind, "warehouse-id": str(warehouse_id), f"{kind}-id": id_}
 
@@ -163,7 +171,7 @@ async def _may_read_grants(container: Container, request: Request, object_: str,
     """Every grant on the object needs ``can_read_assignments`` there; one's own only that the object is seen."""
     if grantee is not None and grantee == user(principal(request).id):
         if type_of(object_) != "server":
-            await require(container, request, "can_get_metadata", object_)
+            await require(container, request, _SEE.get(type_of(object_), "can_get_metadata"), object_)
         return
     await require(container, request, "can_read_assignments", object_)
 
@@ -252,26 +260,39 @@ _ROUTES = (
     ("table", "/warehouse/{warehouse_id}/table/{table_id}"),
     ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
     ("generic-table", "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"),
+    ("tag-definition", "/tag-definition/{tag_definition_id}"),
 )
+
+
+async def _located(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
+    """The object the path names, in the warehouse it names with it; a tag definition, in the project the
+    header names (another project's definition is missing here, as its own endpoints have it)."""
+    object_ = await located(container, kind, request, x_project_id)
+    if kind == "tag-definition":
+        project_id = project_id_of(x_project_id, container)
+        if await container.tag_queries.definition(project_id, UUID(id_of(object_))) is None:
+            raise NoSuchTagDefinition(f"Tag definition does not exist in project {project_id}: {id_of(object_)}")
+    return object_
 
 
 def _register(kind: str, path: str) -> None:
     async def get_grants(container: ContainerDep, request: Request, principalUser: str | None = Query(default=None),
                          principalRole: str | None = Query(default=None), paging: Page = Depends(always_paged),
                          x_project_id: str | None = Header(default=None)):
-        object_ = await located(container, kind, request, x_project_id)
+        object_ = await _located(container, kind, request, x_project_id)
         return JSONResponse(await list_grants(container, request, object_, request.path_params.get("warehouse_id"),
                                               principalUser, principalRole, paging))
 
     async def post_grants(container: ContainerDep, request: Request, body: ApplyGrantsRequest,
                           x_project_id: str | None = Header(default=None), by: Provenance = Depends(provenance)):
-        return await apply_grants(container, request, await located(container, kind, request, x_project_id), body, by)
+        object_ = await _located(container, kind, request, x_project_id)
+        return await apply_grants(container, request, object_, body, by)
 
     async def get_grantable(container: ContainerDep, request: Request,
                             principalUser: str | None = Query(default=None),
                             principalRole: str | None = Query(default=None),
                             x_project_id: str | None = Header(default=None)):
-        object_ = await located(container, kind, request, x_project_id)
+        object_ = await _located(container, kind, request, x_project_id)
         return JSONResponse(await grantable(container, request, object_, principalUser, principalRole))
 
     name = path.strip("/").replace("/", "_").replace("-", "_").replace("{", "").replace("}", "")
