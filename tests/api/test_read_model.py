@@ -8,10 +8,10 @@ from uuid import UUID
 
 from support import SCHEMA
 
-READ_MODEL = {
-    "ll_server": "id", "ll_projects": "id", "ll_warehouses": "id", "ll_namespaces": "id", "ll_tabulars": "id",
-    "ll_dropped_namespaces": "id", "ll_expiry_schedule": "entity_id",
-}
+from lakeledger.projections.catalog import TABLES
+
+# every table the catalog projection writes (its own list: a table left out would keep rows a replay writes again)
+READ_MODEL = {**{table: "id" for table in TABLES}, "ll_expiry_schedule": "entity_id"}
 POSITIONS = ("catalog", "expiry-schedule")
 CATALOG = [table for table in READ_MODEL if table != "ll_expiry_schedule"]  # applied inside each append
 
