@@ -18,6 +18,7 @@ from lakeledger.api.lakekeeper_actions import CATALOG_ACTIONS, USER_ACTIONS
 from lakeledger.api.openapi import errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.permissions import (
+    OBJECT_PATHS,
     allowed_names,
     identity_of,
     located,
@@ -50,16 +51,8 @@ def _kinds(names: list[str]) -> dict:
     return {"allowed-actions": [{"action": name} for name in names]}
 
 
-_ROUTES = (
-    ("server", "/server"),
-    ("project", "/project"),
-    ("role", "/role/{role_id}"),
-    ("warehouse", "/warehouse/{warehouse_id}"),
-    ("namespace", "/warehouse/{warehouse_id}/namespace/{namespace_id}"),
-    ("table", "/warehouse/{warehouse_id}/table/{table_id}"),
-    ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
-    ("generic-table", "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"),
-)
+# a tag definition's actions are the tags router's (/tag-definition/{id}/actions)
+_WITH_ACTIONS = ("server", "project", "role", "warehouse", "namespace", "table", "view", "generic-table")
 
 
 def _register(kind: str, path: str) -> None:
@@ -76,8 +69,8 @@ def _register(kind: str, path: str) -> None:
                                                           f"{kind}"), **errors(400, 403, 404)})
 
 
-for _kind, _path in _ROUTES:
-    _register(_kind, _path)
+for _kind in _WITH_ACTIONS:
+    _register(_kind, OBJECT_PATHS[_kind])
 
 
 @router.get("/user/{user_id}/actions",

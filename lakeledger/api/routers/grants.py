@@ -23,6 +23,7 @@ from lakeledger.api.openapi import errors, ok
 from lakeledger.api.pagination import Page, always_paged, fetch
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.permissions import (
+    OBJECT_PATHS,
     apply,
     asked_for,
     grant_relation,
@@ -252,16 +253,8 @@ async def grantable(container: Container, request: Request, object_: str, princi
 
 # ---- routes -----------------------------------------------------------------------------------------------------
 
-_ROUTES = (
-    ("server", "/server"),
-    ("project", "/project"),
-    ("warehouse", "/warehouse/{warehouse_id}"),
-    ("namespace", "/warehouse/{warehouse_id}/namespace/{namespace_id}"),
-    ("table", "/warehouse/{warehouse_id}/table/{table_id}"),
-    ("view", "/warehouse/{warehouse_id}/view/{view_id}"),
-    ("generic-table", "/warehouse/{warehouse_id}/generic-table/{generic_table_id}"),
-    ("tag-definition", "/tag-definition/{tag_definition_id}"),
-)
+# a role is no object of a grant (its members are its assignments)
+_KINDS = ("server", "project", "warehouse", "namespace", "table", "view", "generic-table", "tag-definition")
 
 
 async def _located(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
@@ -308,8 +301,8 @@ def _register(kind: str, path: str) -> None:
                                          "principal asked) may hand it on"), **errors(400, 403, 404)})
 
 
-for _kind, _path in _ROUTES:
-    _register(_kind, _path)
+for _kind in _KINDS:
+    _register(_kind, OBJECT_PATHS[_kind])
 
 
 @router.get("/grants/grantable-privileges",

@@ -236,6 +236,19 @@ async def located(container: Container, kind: str, request: Request, x_project_i
     return object_
 
 
+# Each object's own path under /management/v1 (Lakekeeper 0.14's /actions and /grants routes hang below it)
+OBJECT_PATHS = {
+    "server": "/server",
+    "project": "/project",
+    "role": "/role/{role_id}",
+    "warehouse": "/warehouse/{warehouse_id}",
+    "namespace": "/warehouse/{warehouse_id}/namespace/{namespace_id}",
+    "table": "/warehouse/{warehouse_id}/table/{table_id}",
+    "view": "/warehouse/{warehouse_id}/view/{view_id}",
+    "generic-table": "/warehouse/{warehouse_id}/generic-table/{generic_table_id}",
+    "tag-definition": "/tag-definition/{tag_definition_id}",
+}
+
 _ROUTES = (
     ("server", "/server"),
     ("project", "/project"),
