@@ -1,5 +1,4 @@
 import asyncio
-import contextlib
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -114,10 +113,15 @@ def create_app(container) -> FastAPI:
             pools.cancel()
             flushes.cancel()
             read_only.cancel()
-            # the last counts of this process; a stop does not wait long for an unreachable database
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(app.state.flush_endpoint_calls(), POOL_CLOSE_SECONDS * 10)
+            # the last counts of this process, if the database answers at once: a stop of every process within 5 s
+            # leaves no second to wait for a stalled one, nor for the cancellation of a statement it never answers
+            # (the pool's close ends that); counts are telemetry
+            last_counts = asyncio.create_task(app.state.flush_endpoint_calls())
+            await asyncio.wait({last_counts}, timeout=POOL_CLOSE_SECONDS)
             await pool.close(timeout=POOL_CLOSE_SECONDS)
+            if not last_counts.done():
+                last_counts.cancel()
+                await asyncio.wait({last_counts}, timeout=POOL_CLOSE_SECONDS)
             await container.authorizer.aclose()
 
     app = FastAPI(title="Lakeledger", version=__version__, lifespan=lifespan, default_response_class=JSONResponse,

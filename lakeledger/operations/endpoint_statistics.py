@@ -2,7 +2,8 @@
 
 On the request path a call costs one dictionary update in this process (no I/O, no lock: the event loop is one
 thread); ``flush`` adds what was counted since the last one to ``ll_endpoint_statistics`` in one statement, every
-``LAKELEDGER__ENDPOINT_STATISTICS_FLUSH_SECONDS`` and when the process stops. Counts are telemetry, not changes of
+``LAKELEDGER__ENDPOINT_STATISTICS_FLUSH_SECONDS`` and when the process stops (if the database answers within 0.1 s:
+a stop must end every process within 5 s, whatever Postgres does). Counts are telemetry, not changes of
 the catalog, so they never enter the event log. A flush that fails (Postgres away) keeps its counts for the next one.
 
 The endpoint is the matched route's template (never the raw path), so keys stay bounded; the warehouse is the one
