@@ -107,6 +107,32 @@ def create_database(pg_url: str, name: str) -> str:
         conn.execute(f"CREATE DATABASE {name}")
     return urlsplit(pg_url)._replace(path=f"/{name}").geturl()
 
+def openfga_server(database: str, home: Path, oidc, openfga, store: str, **env: str) -> Server:
+    """A server of its own on ``database`` whose callers sign in at ``oidc`` and whose decisions OpenFGA makes,
+    in a store named after ``store``; no default project and no workers (the tests decide what exists)."""
+    return Server(database, home, LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
+                  LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
+                  LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
+                  LAKELEDGER__OPENFGA__STORE_NAME=f"{store}-{uuid.uuid4().hex[:8]}",
+                  LAKELEDGER__ENABLE_DEFAULT_PROJECT="false", LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3",
+                  **env)
+
+
+def signed_in(api, oidc, who: str, project: str | None = None) -> httpx.Client:
+    """A client of ``api`` carrying ``who``'s token from ``oidc`` (and ``x-project-id`` when given)."""
+    headers = {"Authorization": f"Bearer {oidc.token(who)}"}
+    if project:
+        headers["x-project-id"] = project
+    return httpx.Client(base_url=api.url, timeout=60, headers=headers)
+
+
+def event_count(database: str) -> int:
+    import psycopg
+
+    with psycopg.connect(database) as conn:
+        return conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
+
+
 def wait_until(predicate, timeout: float, what: str = "the condition", interval: float = 0.05):
     """Polls ``predicate`` until it returns something truthy (returned) or ``timeout`` seconds pass (a failure
     naming ``what``)."""

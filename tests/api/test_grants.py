@@ -10,10 +10,8 @@ appends nothing."""
 
 import uuid
 
-import httpx
-import psycopg
 import pytest
-from support import SCHEMA, Server, create_database
+from support import SCHEMA, create_database, event_count, openfga_server, signed_in
 
 BOB = "oidc~bob"
 
@@ -228,32 +226,16 @@ def own_database(pg_url) -> str:
 
 @pytest.fixture(scope="module")
 def fga_api(oidc, openfga, own_database, tmp_path_factory):
-    s = Server(own_database, tmp_path_factory.mktemp("grants-serve"), LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
-               LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
-               LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
-               LAKELEDGER__OPENFGA__STORE_NAME=f"grants-{uuid.uuid4().hex[:8]}",
-               LAKELEDGER__ENABLE_DEFAULT_PROJECT="false", LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
+    s = openfga_server(own_database, tmp_path_factory.mktemp("grants-serve"), oidc, openfga, "grants")
     yield s
     s.stop()
-
-
-def _as(api, oidc, who: str, project: str | None = None) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {oidc.token(who)}"}
-    if project:
-        headers["x-project-id"] = project
-    return httpx.Client(base_url=api.url, timeout=60, headers=headers)
-
-
-def _events(database: str) -> int:
-    with psycopg.connect(database) as conn:
-        return conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
 
 
 @pytest.fixture(scope="module")
 def place(fga_api, oidc, tmp_path_factory):
     """Spark (the operator, owner of what it makes) builds a project with a warehouse, a namespace and a table;
     bob has a user and nothing else."""
-    with _as(fga_api, oidc, "spark") as spark:
+    with signed_in(fga_api, oidc, "spark") as spark:
         r = spark.post("/management/v1/bootstrap", json={"accept-terms-of-use": True, "is-operator": True})
         assert r.status_code == 204, r.text
         project = spark.post("/management/v1/project", json={"project-name": "grants"}).json()["project-id"]
@@ -267,7 +249,7 @@ def place(fga_api, oidc, tmp_path_factory):
         r = spark.post(f"/catalog/v1/{w}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA})
         assert r.status_code == 200, r.text
         table = r.json()["metadata"]["table-uuid"]
-    with _as(fga_api, oidc, "bob") as bob:
+    with signed_in(fga_api, oidc, "bob") as bob:
         assert bob.get("/management/v1/whoami").status_code == 200
     return {"project": project, "warehouse": w, "namespace": ns, "table": table,
             "grants": f"/management/v1/warehouse/{w}/table/{table}/grants",
@@ -277,20 +259,21 @@ def place(fga_api, oidc, tmp_path_factory):
 def test_a_grant_given_through_the_grants_api_decides_real_requests_and_shows_as_an_assignment(
         fga_api, oidc, place, own_database):
     select = {"privilege": "select", "principal": {"user": BOB}}
-    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
         assert bob.get(place["load"]).status_code == 404  # not even visible
-        before = _events(own_database)
+        before = event_count(own_database)
         r = bob.post(place["grants"], json={"writes": [select]})  # bob may not hand on what he lacks
         assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenException", r.text
         assert bob.get(place["grants"]).status_code in (403, 404)
-        assert _events(own_database) == before
+        assert event_count(own_database) == before
         grantable = bob.get(f"{place['grants']}/grantable-privileges").json()["privileges"]
         assert not any(p["allowed"] for p in grantable)
         assert all(p["allowed"] for p in spark.get(f"{place['grants']}/grantable-privileges").json()["privileges"])
 
         r = spark.post(place["grants"], json={"writes": [select]})
         assert r.status_code == 204, r.text
-        assert _events(own_database) == before + 1  # one Grant event, the assignments' own
+        assert event_count(own_database) == before + 1  # one Grant event, the assignments' own
         assignments = spark.get(f"/management/v1/permissions/warehouse/{place['warehouse']}/table/"
                                 f"{place['table']}/assignments").json()["assignments"]
         assert {"type": "select", "user": BOB} in assignments
@@ -323,7 +306,8 @@ def test_batch_check_answers_as_single_checks_do(fga_api, oidc, place, own_datab
              ("namespace", {"namespace-id": ns, "warehouse-id": w}, "create_table"),
              ("warehouse", {"warehouse-id": w}, "get_metadata"),
              ("server", {}, "create_project")]
-    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
         r = spark.post(f"/management/v1/warehouse/{w}/namespace/{ns}/grants",
                        json={"writes": [{"privilege": "select", "principal": {"user": BOB}}]})
         assert r.status_code == 204, r.text
@@ -339,11 +323,11 @@ def test_batch_check_answers_as_single_checks_do(fga_api, oidc, place, own_datab
                 {**c, "identity": {"user": BOB}} for c in checks]})
             assert [res["allowed"] for res in for_bob.json()["results"]] == singles
             # bob may not ask on spark's behalf; asking appended nothing
-            before = _events(own_database)
+            before = event_count(own_database)
             refused = bob.post("/management/v1/action/batch-check",
                                json={"checks": [{**checks[0], "identity": {"user": "oidc~spark"}}]})
             assert refused.status_code == 403, refused.text
-            assert _events(own_database) == before
+            assert event_count(own_database) == before
         finally:
             spark.post(f"/management/v1/warehouse/{w}/namespace/{ns}/grants",
                        json={"deletes": [{"privilege": "select", "principal": {"user": BOB}}]})
@@ -424,7 +408,8 @@ def test_role_metadata_and_source_system(client, log_length):
 
 def test_a_grant_to_a_role_reaches_its_members_and_actions_answer_per_principal(fga_api, oidc, place):
     w, table = place["warehouse"], place["table"]
-    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
         role = spark.post("/management/v1/role", json={"name": f"readers-{uuid.uuid4().hex[:6]}"}).json()["id"]
         r = spark.post(f"/management/v1/role/{role}/members", json={"members": [{"type": "user", "id": BOB}]})
         assert r.status_code == 200, r.text
@@ -461,7 +446,8 @@ def test_a_grant_to_a_role_reaches_its_members_and_actions_answer_per_principal(
 def test_apply_granted_on_a_tag_lets_its_holder_tag_what_they_may_modify(fga_api, oidc, place, own_database):
     w, table, ns = place["warehouse"], place["table"], place["namespace"]
     table_tags = f"/management/v1/warehouse/{w}/table/{table}/tags"
-    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
         name = f"certified-{uuid.uuid4().hex[:6]}"
         tag = _tag_definition(spark, name)
         tag_grants = f"/management/v1/tag-definition/{tag}/grants"
@@ -469,16 +455,16 @@ def test_apply_granted_on_a_tag_lets_its_holder_tag_what_they_may_modify(fga_api
         modify = {"privilege": "modify", "principal": {"user": BOB}}
         assert spark.post(place["grants"], json={"writes": [modify]}).status_code == 204
         try:
-            before = _events(own_database)
+            before = event_count(own_database)
             r = bob.put(f"{table_tags}/{name}", json={})  # modify on the table, no apply on the tag
             assert r.status_code in (403, 404), r.text
             assert bob.post(tag_grants, json={"writes": [apply]}).status_code == 403  # nor may he give it himself
             assert not any(p["allowed"] for p in bob.get(f"{tag_grants}/grantable-privileges").json()["privileges"])
-            assert _events(own_database) == before
+            assert event_count(own_database) == before
 
             r = spark.post(tag_grants, json={"writes": [apply]})
             assert r.status_code == 204, r.text
-            assert _events(own_database) == before + 1
+            assert event_count(own_database) == before + 1
             assigned = spark.get(f"/management/v1/permissions/tag/{tag}/assignments").json()["assignments"]
             assert {"type": "apply", "user": BOB} in assigned
             r = bob.put(f"{table_tags}/{name}", json={})
@@ -508,7 +494,8 @@ def test_manage_tags_and_tag_creator_are_lakekeepers_privileges_in_our_model(fga
     w, table, ns = place["warehouse"], place["table"], place["namespace"]
     project_grants = "/management/v1/project/grants"
     namespace_grants = f"/management/v1/warehouse/{w}/namespace/{ns}/grants"
-    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
         name = f"reviewed-{uuid.uuid4().hex[:6]}"
         tag = _tag_definition(spark, name)
         grants = [(place["grants"], {"privilege": "select", "principal": {"user": BOB}}),

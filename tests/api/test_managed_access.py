@@ -9,9 +9,8 @@ warehouse and a namespace, lets `bob` create in the namespace, and bob owns the 
 import uuid
 
 import httpx
-import psycopg
 import pytest
-from support import SCHEMA, Server, create_database
+from support import SCHEMA, create_database, event_count, openfga_server, signed_in
 from test_rebuild import _caught_up, _rebuild, _snapshot
 
 BOB, CAROL = "oidc~bob", "oidc~trino-reader"
@@ -115,32 +114,16 @@ def own_database(pg_url) -> str:
 
 @pytest.fixture(scope="module")
 def fga_api(oidc, openfga, own_database, tmp_path_factory):
-    s = Server(own_database, tmp_path_factory.mktemp("managed-serve"), LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
-               LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
-               LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
-               LAKELEDGER__OPENFGA__STORE_NAME=f"managed-{uuid.uuid4().hex[:8]}",
-               LAKELEDGER__ENABLE_DEFAULT_PROJECT="false", LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
+    s = openfga_server(own_database, tmp_path_factory.mktemp("managed-serve"), oidc, openfga, "managed")
     yield s
     s.stop()
-
-
-def _as(api, oidc, who: str, project: str | None = None) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {oidc.token(who)}"}
-    if project:
-        headers["x-project-id"] = project
-    return httpx.Client(base_url=api.url, timeout=60, headers=headers)
-
-
-def _events(database: str) -> int:
-    with psycopg.connect(database) as conn:
-        return conn.execute("SELECT count(*) FROM lakeledger_events").fetchone()[0]
 
 
 @pytest.fixture(scope="module")
 def place(fga_api, oidc, tmp_path_factory):
     """Spark makes a project, a warehouse and the namespace ``ns``, and grants bob ``create`` there; bob makes the
     table ``t`` in it (and owns it); carol (the client trino-reader) has a user and nothing else."""
-    with _as(fga_api, oidc, "spark") as spark:
+    with signed_in(fga_api, oidc, "spark") as spark:
         _ok(spark.post("/management/v1/bootstrap", json={"accept-terms-of-use": True, "is-operator": True}), 204)
         project = _ok(spark.post("/management/v1/project", json={"project-name": "managed"}), 201)["project-id"]
         location = tmp_path_factory.mktemp("managed-wh")
@@ -151,9 +134,9 @@ def place(fga_api, oidc, tmp_path_factory):
         _ok(spark.post(f"/management/v1/permissions/namespace/{ns}/assignments",
                        json={"writes": [{"type": "create", "user": BOB}, {"type": "describe", "user": BOB}]}), 204)
     for who in ("bob", "trino-reader"):
-        with _as(fga_api, oidc, who) as c:
+        with signed_in(fga_api, oidc, who) as c:
             _ok(c.get("/management/v1/whoami"))
-    with _as(fga_api, oidc, "bob", project) as bob:
+    with signed_in(fga_api, oidc, "bob", project) as bob:
         table = _ok(bob.post(f"/catalog/v1/{w}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}))[
             "metadata"]["table-uuid"]
     return {"project": project, "warehouse": w, "namespace": ns, "table": table,
@@ -179,27 +162,28 @@ def _switch(client: httpx.Client, props: str, on: bool) -> httpx.Response:
 
 def test_under_managed_access_an_owner_may_not_grant_and_grant_authority_still_may(fga_api, oidc, place,
                                                                                     own_database, tmp_path):
-    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
         # the owner of the table grants on it
         _ok(_grant(bob, place, CAROL), 204)
         _ok(_grant(bob, place, CAROL, revoke=True), 204)
         assert "manage_grants" in _bobs_rights(spark, place)
 
         # bob may not switch managed access on a namespace he does not manage; refused, nothing appended
-        before = _events(own_database)
+        before = event_count(own_database)
         r = _switch(bob, place["namespace_props"], True)
         assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenException", r.text
-        assert _events(own_database) == before
+        assert event_count(own_database) == before
 
         _ok(_switch(spark, place["namespace_props"], True))
-        assert _events(own_database) == before + 1
+        assert event_count(own_database) == before + 1
         assert _ok(bob.get(place["namespace_props"])) == {"managed-access": True, "managed-access-inherited": True}
         # the owner may no longer grant, nor hand ownership on; refused, nothing appended
-        before = _events(own_database)
+        before = event_count(own_database)
         for relation in ("select", "ownership"):
             r = _grant(bob, place, CAROL, relation)
             assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenException", r.text
-        assert _events(own_database) == before
+        assert event_count(own_database) == before
         # ... but still owns the table and uses it
         assert _ok(bob.get(f"/catalog/v1/{place['warehouse']}/namespaces/ns/tables/t"))
         rights = _bobs_rights(spark, place)
@@ -218,7 +202,8 @@ def test_under_managed_access_an_owner_may_not_grant_and_grant_authority_still_m
 
 def test_managed_access_on_the_warehouse_reaches_everything_inside_it_and_survives_a_rebuild(
         fga_api, oidc, place, own_database, tmp_path):
-    with _as(fga_api, oidc, "spark", place["project"]) as spark, _as(fga_api, oidc, "bob", place["project"]) as bob:
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
         assert _switch(bob, place["warehouse_props"], True).status_code == 403
         _ok(_switch(spark, place["warehouse_props"], True))
         try:
@@ -243,7 +228,7 @@ def test_managed_access_on_the_warehouse_reaches_everything_inside_it_and_surviv
 
 
 def test_reading_the_flag_takes_seeing_the_object(fga_api, oidc, place):
-    with _as(fga_api, oidc, "trino-reader", place["project"]) as carol:
+    with signed_in(fga_api, oidc, "trino-reader", place["project"]) as carol:
         for props in (place["warehouse_props"], place["namespace_props"]):
             r = carol.get(props)
             assert r.status_code == 403, r.text

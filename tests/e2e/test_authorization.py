@@ -16,7 +16,7 @@ import httpx
 import psycopg
 import pytest
 from botocore.exceptions import ClientError
-from support import SCHEMA, VIEW_VERSION, Server, create_database
+from support import SCHEMA, VIEW_VERSION, Server, create_database, openfga_server
 
 from lakeledger.authz.objects import RelationTuple, obj, user
 from lakeledger.authz.setup import authorizer
@@ -33,12 +33,8 @@ def own_database(pg_url) -> str:
 
 @pytest.fixture(scope="module")
 def api(oidc, openfga, own_database, tmp_path_factory):
-    s = Server(own_database, tmp_path_factory.mktemp("authz-serve"), LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
-               LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
-               LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
-               LAKELEDGER__OPENFGA__STORE_NAME=f"authz-{uuid.uuid4().hex[:8]}",
-               LAKELEDGER__AUTHZ_CACHE_SECONDS=str(CACHE_SECONDS), LAKELEDGER__ENABLE_DEFAULT_PROJECT="false",
-               LAKELEDGER__PG_ENCRYPTION_KEY=KEY, LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
+    s = openfga_server(own_database, tmp_path_factory.mktemp("authz-serve"), oidc, openfga, "authz",
+                       LAKELEDGER__AUTHZ_CACHE_SECONDS=str(CACHE_SECONDS), LAKELEDGER__PG_ENCRYPTION_KEY=KEY)
     yield s
     s.stop()
 
