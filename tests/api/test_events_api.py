@@ -15,7 +15,7 @@ import httpx
 import jsonschema
 import pytest
 import yaml
-from support import SCHEMA, VIEW_VERSION
+from support import SCHEMA, VIEW_VERSION, Server, create_database
 
 ROOT = Path(__file__).resolve().parents[2]
 ICEBERG = ROOT / "conformance/specs/iceberg-rest-catalog-open-api-1.10.2.yaml"
@@ -321,3 +321,55 @@ def test_a_resumed_consumer_sees_exactly_the_log(server, client, warehouse, db):
     assert resumes > 3 and len(log) >= 4 * (1 + 4 * 5)
     types = {e["operation"]["operation-type"] for e in seen}
     assert {"create-table", "update-table", "rename-table", "drop-table", "x-lakeledger.table.undropped"} <= types
+
+
+# ---- with OpenFGA: only the events of objects the caller may see ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fga_api(oidc, openfga, pg_url, tmp_path_factory):
+    database = create_database(pg_url, f"events_{uuid.uuid4().hex[:12]}")
+    s = Server(database, tmp_path_factory.mktemp("events-serve"), LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer,
+               LAKELEDGER__OPENID_AUDIENCE=oidc.audience, LAKELEDGER__AUTHZ_BACKEND="openfga",
+               LAKELEDGER__OPENFGA__ENDPOINT=openfga.endpoint,
+               LAKELEDGER__OPENFGA__STORE_NAME=f"events-{uuid.uuid4().hex[:8]}",
+               LAKELEDGER__ENABLE_DEFAULT_PROJECT="false", LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3")
+    yield s
+    s.stop()
+
+
+def _as(api, oidc, who: str, project: str | None = None) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {oidc.token(who)}", **({"x-project-id": project} if project else {})}
+    return httpx.Client(base_url=api.url, timeout=60, headers=headers)
+
+
+def test_a_caller_sees_only_the_events_of_objects_it_may_see(fga_api, oidc, tmp_path):
+    with _as(fga_api, oidc, "spark") as spark:
+        _ok(spark.post("/management/v1/bootstrap", json={"accept-terms-of-use": True, "is-operator": True}), 204)
+        project = _ok(spark.post("/management/v1/project", json={"project-name": "events"}), 201).json()["project-id"]
+        w = _ok(spark.post("/management/v1/warehouse", json={
+            "warehouse-name": "wh", "project-id": project,
+            "storage-profile": {"type": "file", "location": f"file://{tmp_path}"}}), 201).json()["warehouse-id"]
+        tables = {}
+        for ns in ("open", "closed"):
+            _ok(spark.post(f"/catalog/v1/{w}/namespaces", json={"namespace": [ns]}))
+            tables[ns] = _ok(spark.post(f"/catalog/v1/{w}/namespaces/{ns}/tables",
+                                        json={"name": "t", "schema": SCHEMA})).json()["metadata"]["table-uuid"]
+        _ok(spark.post(f"/management/v1/warehouse/{w}/table/{tables['open']}/grants",
+                       json={"writes": [{"privilege": "select", "principal": {"user": "oidc~bob"}}]}), 204)
+        everything = _ok(spark.post(f"/catalog/v1/{w}/events", json={})).json()["events"]
+    with _as(fga_api, oidc, "bob", project) as bob:
+        page = _ok(bob.post(f"/catalog/v1/{w}/events", json={})).json()
+        _conforms(page)
+        seen = {(e["operation"]["operation-type"], str(e["operation"].get("namespace") or
+                                                      e["operation"].get("identifier")))
+                for e in page["events"]}
+        # the table granted and the way down to it (its namespace, the warehouse); nothing of closed
+        assert seen == {("x-lakeledger.warehouse.created", "None"), ("create-namespace", "['open']"),
+                        ("create-table", str({"namespace": ["open"], "name": "t"}))}
+        assert len(everything) == 5
+        hidden = _ok(bob.post(f"/catalog/v1/{w}/events", json={"catalog-objects-by-uuid": [tables["closed"]]}))
+        assert hidden.json()["events"] == []
+    with _as(fga_api, oidc, "trino", project) as stranger:  # granted nothing: no warehouse to read
+        _ok(stranger.get("/management/v1/whoami"))
+        r = stranger.post(f"/catalog/v1/{w}/events", json={})
+        assert r.status_code == 404 and r.json()["error"]["code"] == 404, r.text
