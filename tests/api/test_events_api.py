@@ -356,7 +356,12 @@ def test_a_caller_sees_only_the_events_of_objects_it_may_see(fga_api, oidc, tmp_
                                         json={"name": "t", "schema": SCHEMA})).json()["metadata"]["table-uuid"]
         _ok(spark.post(f"/management/v1/warehouse/{w}/table/{tables['open']}/grants",
                        json={"writes": [{"privilege": "select", "principal": {"user": "oidc~bob"}}]}), 204)
+        # a hard drop forgets the table's tuples: who may read the warehouse's history still sees its events
+        _ok(spark.delete(f"/catalog/v1/{w}/namespaces/closed/tables/t"), 204)
         everything = _ok(spark.post(f"/catalog/v1/{w}/events", json={})).json()["events"]
+        assert [e["operation"]["operation-type"] for e in everything] == [
+            "x-lakeledger.warehouse.created", "create-namespace", "create-table", "create-namespace", "create-table",
+            "drop-table"]
     with _as(fga_api, oidc, "bob", project) as bob:
         page = _ok(bob.post(f"/catalog/v1/{w}/events", json={})).json()
         _conforms(page)
@@ -366,7 +371,6 @@ def test_a_caller_sees_only_the_events_of_objects_it_may_see(fga_api, oidc, tmp_
         # the table granted and the way down to it (its namespace, the warehouse); nothing of closed
         assert seen == {("x-lakeledger.warehouse.created", "None"), ("create-namespace", "['open']"),
                         ("create-table", str({"namespace": ["open"], "name": "t"}))}
-        assert len(everything) == 5
         hidden = _ok(bob.post(f"/catalog/v1/{w}/events", json={"catalog-objects-by-uuid": [tables["closed"]]}))
         assert hidden.json()["events"] == []
     with _as(fga_api, oidc, "trino", project) as stranger:  # granted nothing: no warehouse to read
