@@ -19,6 +19,7 @@ from lakeledger.api import authorization
 from lakeledger.api.authorization import SEE, Guard, guard
 from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.models import QueryEventsRequest
+from lakeledger.api.openapi import QueryEventsResponse, errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.bootstrap import Container
@@ -35,7 +36,9 @@ SCAN_LIMIT = 10_000  # events walked per request at most, served or not
 CUSTOM_FILTERS = ("actor",)
 
 
-@router.post("/{prefix}/events", summary="Get events for changes to catalog objects")
+@router.post("/{prefix}/events", summary="Get events for changes to catalog objects",
+             responses={**ok(QueryEventsResponse, "The warehouse's events after the token, in log order"),
+                        **errors(400, 403, 404)})
 async def get_events(prefix: str, body: QueryEventsRequest, container: ContainerDep,
                      az: Guard = Depends(guard)) -> JSONResponse:
     wh = await active_warehouse(container, prefix)
