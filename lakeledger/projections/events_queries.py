@@ -17,8 +17,10 @@ from uuid import UUID
 from psycopg.rows import class_row
 from psycopg_pool import AsyncConnectionPool
 
-# how many events the row's request appended: the history rows of that request id (index ll_history_by_request)
-_COUNT = "(SELECT count(*) FROM ll_history r WHERE r.request_id = h.request_id) AS request_event_count"
+# how many events the row's request appended: the warehouse's history rows of that request id (index
+# ll_history_by_request); a client reusing its request ids in another warehouse does not add to the count
+_COUNT = ("(SELECT count(*) FROM ll_history r WHERE r.request_id = h.request_id AND r.warehouse_id = h.warehouse_id)"
+          " AS request_event_count")
 COLUMNS = ("h.sequence, h.event_id, h.time, h.type, h.actor, h.request_id, h.entity_type, h.entity_id,"
            f" h.entity_name, h.change::text AS change, {_COUNT}")
 

@@ -26,6 +26,7 @@ ICEBERG = ROOT / "conformance/specs/iceberg-rest-catalog-open-api-1.10.2.yaml"
 # the PR's change to Iceberg's document, as the issue hands it over (/work/shared/specs/iceberg-events-endpoint.diff)
 PR = ROOT / "conformance/specs/iceberg-events-endpoint.diff"
 HOUR = {"type": "soft", "expiration-seconds": 3600}
+CREATE_T1 = "req-create-t1"  # the same in every warehouse the story is told in: counts are per warehouse
 
 
 @cache
@@ -95,7 +96,7 @@ def story(client, warehouse):
     for ns in (["acc"], ["acc", "tax"], ["accounting"]):
         _ok(client.post(f"{p}/namespaces", json={"namespace": ns, "properties": {"owner": "me"}}))
     table = _ok(client.post(f"{p}/namespaces/acc/tables", json={"name": "t1", "schema": SCHEMA},
-                            headers={"x-request-id": "req-create-t1"})).json()["metadata"]["table-uuid"]
+                            headers={"x-request-id": CREATE_T1})).json()["metadata"]["table-uuid"]
     _ok(client.post(f"{p}/namespaces/acc/tables/t1", json={"requirements": [{"type": "assert-table-uuid",
                                                                              "uuid": table}],
                                                            "updates": [{"action": "set-properties",
@@ -153,7 +154,7 @@ def test_every_event_in_log_order_with_the_prs_payloads(client, warehouse, story
     assert ops[11] == {"operation-type": "drop-view", "identifier": {"namespace": ["acc", "tax"], "name": "v"},
                        "view-uuid": view}
     first = events[4]
-    assert first["request-id"] == "req-create-t1" and first["request-event-count"] == 1
+    assert first["request-id"] == CREATE_T1 and first["request-event-count"] == 1
     assert first["actor"]["id"] and isinstance(first["timestamp-ms"], int)
     # the same event ids the history API carries
     r = _ok(client.get(f"/management/v1/warehouse/{warehouse['id']}/history"))
