@@ -392,3 +392,23 @@ def test_a_caller_sees_only_the_events_of_objects_it_may_see(fga_api, oidc, tmp_
         _ok(stranger.get("/management/v1/whoami"))
         r = stranger.post(f"/catalog/v1/{w}/events", json={})
         assert r.status_code == 404 and r.json()["error"]["code"] == 404, r.text
+
+
+def test_the_manuals_consumer_follows_a_warehouse(server, client, warehouse):
+    """docs/events-api.md's example, run as written against this server (its constants pointed here)."""
+    text = (ROOT / "docs/events-api.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    definitions, _, loop = code.rpartition("\nfor events, token in follow():")
+    assert "print(" in loop
+    scope: dict = {}
+    exec(compile(definitions, "docs/events-api.md", "exec"), scope)  # noqa: S102 - our own manual's code
+    scope.update(CATALOG=f"{server.url}/catalog/v1", WAREHOUSE_ID=warehouse["id"])
+    for ns in ("a", "b"):
+        _ok(client.post(f"{warehouse['prefix']}/namespaces", json={"namespace": [ns]}))
+    events, token = next(scope["follow"]())
+    assert [e["operation"]["operation-type"] for e in events] == [
+        "x-lakeledger.warehouse.created", "create-namespace", "create-namespace"]
+    _ok(client.post(f"{warehouse['prefix']}/namespaces", json={"namespace": ["c"]}))
+    events, _ = next(scope["follow"](token))  # resumed from the kept token: only what came after
+    assert [e["operation"] for e in events] == [{"operation-type": "create-namespace", "namespace": ["c"],
+                                                 "properties": {}}]
