@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from lakeledger.domain.names import EXACT, path_key
+
 STANDARD = ("create-table", "register-table", "drop-table", "update-table", "rename-table", "create-view",
             "drop-view", "update-view", "rename-view", "create-namespace", "update-namespace-properties",
             "drop-namespace")
@@ -83,9 +85,11 @@ def paths(event: StoredEvent) -> list[list[str]]:
     return found
 
 
-def matches_name(event: StoredEvent, entries: Sequence[Sequence[str]]) -> bool:
-    """Level-wise prefix matching: an entry matches an object whose path it equals or begins."""
-    return any(list(path[:len(entry)]) == list(entry) for path in paths(event) for entry in entries)
+def matches_name(event: StoredEvent, entries: Sequence[Sequence[str]], matching: str = EXACT) -> bool:
+    """Level-wise prefix matching: an entry matches an object whose path it equals or begins, each level compared
+    as the warehouse compares names (``matching``: case-insensitive by default, docs/names.md)."""
+    keys = [path_key(list(entry), matching) for entry in entries]
+    return any(path_key(path[:len(key)], matching) == key for path in paths(event) for key in keys)
 
 
 def operation(event: StoredEvent) -> dict[str, Any]:

@@ -182,6 +182,9 @@ def test_filters(client, warehouse, story):
     # ["accounting"]: the namespace, the table renamed into it, its drop; not acc's
     assert types(**{"catalog-objects-by-name": [["accounting"]]}) == ["create-namespace", "rename-table",
                                                                      "drop-table"]
+    # names compare as the warehouse compares them (case-insensitive by default)
+    assert types(**{"catalog-objects-by-name": [["ACCOUNTING"]]}) == ["create-namespace", "rename-table",
+                                                                     "drop-table"]
     assert types(**{"catalog-objects-by-name": [["acc", "tax", "v"]], "object-types": ["view"]}) == \
         ["create-view", "update-view", "drop-view"]
     assert types(**{"custom-filters": {"actor": "nobody-at-all"}}) == []

@@ -91,6 +91,8 @@ def test_names_match_level_wise_and_renames_on_both_sides():
     assert matches_name(renamed, [["a"]]) and matches_name(renamed, [["b"]]) and not matches_name(renamed, [["c"]])
     moved = _event("namespace.moved", "namespace", ["x", "a"], {"from_path": ["a"], "to_path": ["x", "a"]})
     assert matches_name(moved, [["a"]]) and matches_name(moved, [["x"]])
+    # as the warehouse compares names: case-insensitive by default, exact when it says so
+    assert matches_name(table, [["ACC", "Tax"]], "case-insensitive") and not matches_name(table, [["ACC"]], "exact")
 
 
 def test_tokens_resume_only_for_their_warehouse_and_filters():

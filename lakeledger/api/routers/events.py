@@ -61,8 +61,8 @@ async def get_events(prefix: str, body: QueryEventsRequest, container: Container
     else:
         after = 0
     size = min(body.page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-    served, after = await _page(container.event_queries, None if everything else az, wh.id, filters, body, after,
-                                size)
+    served, after = await _page(container.event_queries, None if everything else az, wh.id, wh.name_matching,
+                                filters, body, after, size)
     return JSONResponse({"continuation-token": event_tokens.encode(wh.id, after, digest),
                          "events": [_event(row, operation) for row, operation in served]})
 
@@ -85,7 +85,7 @@ def _position_before(container: Container, since_ms: int) -> int:
     return container.time_travel.position_at(datetime.fromtimestamp(since_ms / 1000, UTC) - timedelta(microseconds=1))
 
 
-async def _page(queries: EventQueries, az: Guard | None, warehouse_id: UUID, filters: EventFilters,
+async def _page(queries: EventQueries, az: Guard | None, warehouse_id: UUID, matching: str, filters: EventFilters,
                 body: QueryEventsRequest, after: int, size: int) -> tuple[list[tuple[EventRow, dict]], int]:
     """Up to ``size`` events after ``after`` that pass every filter and the caller may see, and the position
     the next page starts after. ``az`` None: every event may be seen."""
@@ -95,7 +95,7 @@ async def _page(queries: EventQueries, az: Guard | None, warehouse_id: UUID, fil
         want = size - len(served) + 1  # one more, to know whether a full page ends the log
         batch = await queries.events(warehouse_id, filters, after, max(want, 50))
         walked += len(batch)
-        kept = await _visible(az, warehouse_id, _kept(batch, body))
+        kept = await _visible(az, warehouse_id, _kept(batch, body, matching))
         for row, operation in kept:
             if len(served) == size:
                 return served, served[-1][0].sequence
@@ -108,12 +108,12 @@ async def _page(queries: EventQueries, az: Guard | None, warehouse_id: UUID, fil
     return served, after
 
 
-def _kept(batch: list[EventRow], body: QueryEventsRequest) -> list[tuple[EventRow, dict]]:
+def _kept(batch: list[EventRow], body: QueryEventsRequest, matching: str) -> list[tuple[EventRow, dict]]:
     kept = []
     for row in batch:
         stored = StoredEvent(row.type, row.entity_type, row.entity_id, row.entity_name, _change(row.change))
         if body.catalog_objects_by_name is not None and not event_operations.matches_name(
-                stored, body.catalog_objects_by_name):
+                stored, body.catalog_objects_by_name, matching):
             continue
         operation = event_operations.operation(stored)
         if body.operation_types is not None and operation["operation-type"] not in body.operation_types:
