@@ -50,7 +50,6 @@ async def get_events(prefix: str, body: QueryEventsRequest, container: Container
     digest = event_tokens.filter_digest(body.model_dump(by_alias=True, mode="json", exclude_none=True,
                                                         exclude={"continuation_token", "page_size",
                                                                  "since_timestamp_ms"}))
-    await run_in_threadpool(container.history_view.caught_up)
     if body.continuation_token is not None:
         try:
             after = event_tokens.decode(body.continuation_token, wh.id, digest)
@@ -60,6 +59,7 @@ async def get_events(prefix: str, body: QueryEventsRequest, container: Container
         after = await run_in_threadpool(_position_before, container, body.since_timestamp_ms)
     else:
         after = 0
+    await run_in_threadpool(container.history_view.caught_up)
     size = min(body.page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
     served, after = await _page(container.event_queries, None if everything else az, wh.id, wh.name_matching,
                                 filters, body, after, size)
