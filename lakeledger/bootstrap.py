@@ -24,6 +24,7 @@ from lakeledger.projections.catalog import CatalogProjection
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries, CatalogQueries
 from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.driver import ProjectionDriver
+from lakeledger.projections.events_queries import EventQueries
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.history_queries import HistoryQueries
@@ -69,6 +70,7 @@ class Container:
     # serves no API.
     queries: AsyncCatalogQueries
     history_queries: HistoryQueries
+    event_queries: EventQueries
     users_roles_queries: UsersRolesQueries
     token_roles: TokenRoles
     tag_queries: TagQueries

@@ -22,6 +22,7 @@ from lakeledger.api.routers import (
     actions,
     config,
     console,
+    events,
     generic_tables,
     grants,
     history,
@@ -55,6 +56,7 @@ from lakeledger.operations.metrics import observe_pools
 from lakeledger.operations.observed_requests import ObservedRequests, RecordRoute
 from lakeledger.projections.access_history_queries import AccessHistoryQueries
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
+from lakeledger.projections.events_queries import EventQueries
 from lakeledger.projections.history_queries import HistoryQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.tags_queries import TagQueries
@@ -87,6 +89,7 @@ def create_app(container) -> FastAPI:
         to_thread.current_default_thread_limiter().total_tokens = container.settings.api_threads
         container.queries = AsyncCatalogQueries(pool)
         container.history_queries = HistoryQueries(pool)
+        container.event_queries = EventQueries(pool)
         container.users_roles_queries = UsersRolesQueries(pool)
         container.token_roles = TokenRoles(container.users_roles_queries.roles_of_ident,
                                            container.settings.authz_cache_seconds)
@@ -137,7 +140,7 @@ def create_app(container) -> FastAPI:
     identifiers.route_on_segments()
     errors.install(app)
     openapi.install(app)
-    for router in (config.router, namespaces.router, tables.router, views.router):
+    for router in (config.router, namespaces.router, tables.router, views.router, events.router):
         app.include_router(router, prefix="/catalog/v1")
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)

@@ -2,7 +2,8 @@
 sort order are pyiceberg's own models; commit requirements and updates are kept as received and
 parsed by the domain with pyiceberg's unions (so the event log stores exactly what was sent)."""
 
-from typing import Any
+from typing import Any, Literal
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pyiceberg.partitioning import PartitionSpec
@@ -160,3 +161,19 @@ class CreateGenericTableRequest(_Body):
     properties: dict[str, str] | None = None
     table_schema: Any = Field(default=None, alias="schema")
     statistics: Any = None
+
+
+class QueryEventsRequest(BaseModel):
+    """The Events API's request (apache/iceberg PR #12584's QueryEventsRequest). Unknown members are refused: a
+    filter this server does not know would otherwise be ignored and widen the answer silently."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    continuation_token: str | None = Field(default=None, alias="continuation-token")
+    page_size: int | None = Field(default=None, alias="page-size", ge=1, le=2**31 - 1)
+    since_timestamp_ms: int | None = Field(default=None, alias="since-timestamp-ms", ge=0)
+    operation_types: list[str] | None = Field(default=None, alias="operation-types")
+    catalog_objects_by_name: list[list[str]] | None = Field(default=None, alias="catalog-objects-by-name")
+    catalog_objects_by_uuid: list[UUID] | None = Field(default=None, alias="catalog-objects-by-uuid")
+    object_types: list[Literal["namespace", "table", "view"]] | None = Field(default=None, alias="object-types")
+    custom_filters: dict[str, str] | None = Field(default=None, alias="custom-filters")

@@ -271,6 +271,31 @@ class HistoryPage(_Management):
     next_page_token: str | None = Field(alias="next-page-token")
 
 
+# --- Events API shapes (apache/iceberg PR #12584) ---------------------------------------------------------------
+
+class EventActor(_Management):
+    id: str
+
+
+class CatalogEvent(_Management):
+    """One event of the log as the Events API serves it. `operation` is one of the PR's operations, selected by
+    `operation-type`, or `x-lakeledger.<type>` for ours (docs/events-api.md)."""
+
+    event_id: str = Field(alias="event-id")
+    request_id: str = Field(alias="request-id")
+    request_event_count: int = Field(alias="request-event-count")
+    timestamp_ms: int = Field(alias="timestamp-ms")
+    actor: EventActor
+    operation: dict[str, Any]
+
+
+class QueryEventsResponse(_Management):
+    """Events in log order and the token to resume after them; an empty page still has one, to poll with."""
+
+    continuation_token: str = Field(alias="continuation-token")
+    events: list[CatalogEvent]
+
+
 # --- Soft deletion and protection shapes ---------------------------------------------------------------------
 
 class DeletedTabular(_Management):

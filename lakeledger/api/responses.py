@@ -1,14 +1,20 @@
+import json
+
 import orjson
 from starlette.responses import Response
 
 
 class JSONResponse(Response):
-    """JSON rendered by orjson (UUIDs and datetimes included)."""
+    """JSON rendered by orjson (UUIDs and datetimes included). Events recorded before numbers beyond 64 bits were
+    refused at the edge may hold some, which orjson refuses: those answers go the standard library's way."""
 
     media_type = "application/json"
 
     def render(self, content) -> bytes:
-        return orjson.dumps(content)
+        try:
+            return orjson.dumps(content)
+        except TypeError:
+            return json.dumps(content, default=str, separators=(",", ":")).encode()
 
 
 class CapturedResponse:

@@ -24,6 +24,8 @@ from lakeledger.eventstore.settings import PostgresSettings
 from lakeledger.projections import appended
 from lakeledger.projections import catalog_queries as live
 from lakeledger.projections import catalog_versions_queries as past
+from lakeledger.projections.events_queries import EventFilters
+from lakeledger.projections.events_queries import page_query as events_page
 from lakeledger.projections.history_queries import Filters, page_query
 from lakeledger.projections.statistics_queries import ENDPOINT_STATISTICS, NO_WAREHOUSE, WAREHOUSE_STATISTICS
 
@@ -127,6 +129,10 @@ def _queries(facts: dict) -> dict[str, tuple]:
         "warehouse history, mid-log page": page_query(w, Filters(since=facts["instant"]), None, 101),
         "warehouse history, until": page_query(w, Filters(until=facts["instant"]), p // 2, 101),
         "server history": page_query(None, Filters(), p, 101),
+        # the Events API: a page is one range walk of (warehouse_id, sequence), its request counts index lookups
+        "events, first page": events_page(w, EventFilters(), 0, 101),
+        "events, mid-log page": events_page(w, EventFilters(), p // 2, 101),
+        "events of a table": events_page(w, EventFilters(entity_ids=[facts["table_id"]]), 0, 101),
         "instant to position": (append_time._RESOLVE, {"t": facts["instant"]}),
         "an event's position": (appended.LOOKUP, (facts["event"]["originator_id"],
                                                   facts["event"]["originator_version"])),

@@ -102,6 +102,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer(f"POST {catalog}/tables/rename", {204}, body={"source": {"namespace": [NAMESPACE], "name": "second"},
                                                          "destination": {"namespace": [NAMESPACE], "name": "moved"}})
     answer(f"DELETE {table}", {204}, table="moved", query={"purgeRequested": "false"})
+    answer(f"POST {catalog}/events", {200}, body={"page-size": 5, "object-types": ["table"]})
     answer(f"POST {namespace}/register", {200},
            body={"name": "back", "metadata-location": created["metadata-location"]})
 
