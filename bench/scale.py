@@ -367,6 +367,17 @@ def measure(catalog: Catalog, args, tool: str, work: Path, say) -> Figures:
                 http, server, args.samples,
                 lambda h: h.get(history, params={"pageSize": 100, "since": middle.isoformat()}))
 
+            events = f"/catalog/v1/{prefix}/events"
+            with _connect(catalog.url) as conn:  # an instant just before the log's last 50 events
+                near_head = conn.execute("SELECT appended_at FROM lakeledger_events WHERE notification_id >= %s"
+                                         " ORDER BY notification_id LIMIT 1",
+                                         (max(1, f.log_length - 50),)).fetchone()[0]
+            for where, body in (("log start", {"page-size": 100}),
+                                ("mid-log", {"page-size": 100, "since-timestamp-ms": _ms(middle)}),
+                                ("log head", {"page-size": 100, "since-timestamp-ms": _ms(near_head)})):
+                f.series[f"Events API, page of 100, {where}"] = _series(
+                    http, server, args.samples, lambda h, body=body: h.post(events, json=body))
+
             say(f"{label}: catalog as of {args.positions} earlier log positions, cold and warm")
             _as_of(http, server, catalog, f, args)
 
@@ -392,6 +403,10 @@ def measure(catalog: Catalog, args, tool: str, work: Path, say) -> Figures:
     f.storage = _storage(catalog.url)
     f.load_average = os.getloadavg()
     return f
+
+
+def _ms(instant) -> int:
+    return int(instant.timestamp() * 1000)
 
 
 def _history_caught_up(http: httpx.Client, path: str, url: str, say) -> float:
@@ -498,7 +513,9 @@ def render(small: Figures, large: Figures, context: dict) -> tuple[str, bool]:
     rows.append(("history: first request after start (catch-up), ms", f"{small.history_catch_up_ms:,.0f}",
                  f"{large.history_catch_up_ms:,.0f}", ratio(small.history_catch_up_ms, large.history_catch_up_ms),
                  ""))
-    for name in ("history of one table", "warehouse history, first page", "warehouse history, page mid-log"):
+    for name in ("history of one table", "warehouse history, first page", "warehouse history, page mid-log",
+                 "Events API, page of 100, log start", "Events API, page of 100, mid-log",
+                 "Events API, page of 100, log head"):
         series_row(name, HISTORY_P99_MS)
     for what in ("config", "list (first read)", "load (first read)"):
         name = f"as of a position, cold: {what}"
