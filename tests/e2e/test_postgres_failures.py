@@ -172,6 +172,18 @@ def _check_log(url: str, load: Load) -> None:
             assert topics and all(count == 1 for _, count in topics), f"{key}: {topics}"
 
 
+def _api_children(server: Server) -> list[psutil.Process]:
+    """serve's API processes; the postmaster just killed is a zombie until serve reaps it, and has no command line."""
+    children = []
+    for child in psutil.Process(server.process.pid).children():
+        try:
+            if "lakeledger" in " ".join(child.cmdline()):
+                children.append(child)
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            continue
+    return children
+
+
 def _stopped_within(server: Server, seconds: float) -> int | None:
     """SIGTERM, then the exit code if `serve` exited within ``seconds`` (None if not; it is then killed)."""
     server.process.send_signal(signal.SIGTERM)
@@ -310,8 +322,7 @@ def test_sigterm_ends_serve_within_5_s_whatever_postgres_does(embedded_dir, fail
             else:
                 processes[0].kill()
                 time.sleep(0.3)  # the supervisor finds it gone and starts it again meanwhile
-            api_children = [p for p in psutil.Process(server.process.pid).children()
-                            if "lakeledger" in " ".join(p.cmdline())]
+            api_children = _api_children(server)
             assert len(api_children) == int(api_processes) - 1
             code = _stopped_within(server, 5)
             load.stop.set()
