@@ -201,6 +201,13 @@ def test_bob_is_refused_everything_of_sparks_as_if_it_did_not_exist(api, oidc, w
         assert bob.get(f"/management/v1/warehouse/{a['warehouse']}/history",
                        params={"tabular-id": a["tables"]["ns.t"]}).status_code == 404
         assert bob.get(f"/management/v1/warehouse/{a['warehouse']}/deleted-tabulars").status_code == 404
+        # what bob may do there would tell the table is there: an empty list of actions is an answer too
+        owned = f"/warehouse/{a['warehouse']}/table/{a['tables']['ns.t']}"
+        for path in (f"/management/v1/permissions{owned}/access",
+                     f"/management/v1/permissions{owned}/authorizer-actions", f"/management/v1{owned}/actions",
+                     f"/management/v1/warehouse/{a['warehouse']}/actions"):
+            r = bob.get(path)
+            assert r.status_code == 404, (path, r.text)
         assert bob.get("/catalog/v1/config", params={"warehouse": a["name"]}).status_code == 404
         # server-wide acts are refused outright: the server exists for everyone
         assert bob.post("/management/v1/project", json={"project-name": "bobs"}).status_code == 403

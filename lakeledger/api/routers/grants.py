@@ -38,7 +38,6 @@ from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.role import ROLE, USER
-from lakeledger.domain.tag import NoSuchTagDefinition
 from lakeledger.projections.access_history_queries import HeldGrant
 from lakeledger.services.grants import RELATIONS, Assignment, from_tuple, parse_assignment
 
@@ -257,35 +256,24 @@ async def grantable(container: Container, request: Request, object_: str, princi
 _KINDS = ("server", "project", "warehouse", "namespace", "table", "view", "generic-table", "tag-definition")
 
 
-async def _located(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
-    """The object the path names, in the warehouse it names with it; a tag definition, in the project the
-    header names (another project's definition is missing here, as its own endpoints have it)."""
-    object_ = await located(container, kind, request, x_project_id)
-    if kind == "tag-definition":
-        project_id = project_id_of(x_project_id, container)
-        if await container.tag_queries.definition(project_id, UUID(id_of(object_))) is None:
-            raise NoSuchTagDefinition(f"Tag definition does not exist in project {project_id}: {id_of(object_)}")
-    return object_
-
-
 def _register(kind: str, path: str) -> None:
     async def get_grants(container: ContainerDep, request: Request, principalUser: str | None = Query(default=None),
                          principalRole: str | None = Query(default=None), paging: Page = Depends(always_paged),
                          x_project_id: str | None = Header(default=None)):
-        object_ = await _located(container, kind, request, x_project_id)
+        object_ = await located(container, kind, request, x_project_id)
         return JSONResponse(await list_grants(container, request, object_, request.path_params.get("warehouse_id"),
                                               principalUser, principalRole, paging))
 
     async def post_grants(container: ContainerDep, request: Request, body: ApplyGrantsRequest,
                           x_project_id: str | None = Header(default=None), by: Provenance = Depends(provenance)):
-        object_ = await _located(container, kind, request, x_project_id)
+        object_ = await located(container, kind, request, x_project_id)
         return await apply_grants(container, request, object_, body, by)
 
     async def get_grantable(container: ContainerDep, request: Request,
                             principalUser: str | None = Query(default=None),
                             principalRole: str | None = Query(default=None),
                             x_project_id: str | None = Header(default=None)):
-        object_ = await _located(container, kind, request, x_project_id)
+        object_ = await located(container, kind, request, x_project_id)
         return JSONResponse(await grantable(container, request, object_, principalUser, principalRole))
 
     name = path.strip("/").replace("/", "_").replace("-", "_").replace("{", "").replace("}", "")

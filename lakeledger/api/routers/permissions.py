@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from lakeledger.api.authorization import active_lookup
+from lakeledger.api.authorization import SEE, active_lookup
 from lakeledger.api.context import principal, provenance
 from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.lakekeeper_actions import AUTHORIZER_ACTIONS, ENUMS, lakekeeper_action
@@ -31,6 +31,7 @@ from lakeledger.authz.objects import RelationTuple, id_of, obj, role_members, ty
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, Forbidden, NoSuchWarehouse, NotFound
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.tag import NoSuchTagDefinition
 from lakeledger.projections.catalog_queries import CATALOG_KINDS
 from lakeledger.services.grants import RELATIONS, Assignment, from_tuple, parse_assignment
 
@@ -184,10 +185,23 @@ async def allowed_names(container: Container, request: Request, object_: str, pr
     """The names of ``vocabulary`` ((name, our relation), in the order answered) the caller, or the principal
     asked, holds on the object: the one core of every "what may I do here" answer."""
     await must_exist(container, object_)
+    await _must_see(container, request, object_)
     who, context = await asked_for(container, request, object_, principal_user, principal_role)
     answers = await container.authorizer.check_many([Check(who, relation, object_, context)
                                                      for _, relation in vocabulary])
     return list(dict.fromkeys(name for (name, _), ok in zip(vocabulary, answers, strict=True) if ok))
+
+
+async def _must_see(container: Container, request: Request, object_: str) -> None:
+    """An object the caller may not see answers as missing, as its load and the lists hide it: an empty list of
+    actions would tell that it exists."""
+    kind = type_of(object_)
+    if kind not in CATALOG_KINDS:
+        return
+    [seen] = await _allowed(container, request, [(SEE, object_)])
+    if not seen:
+        raise (NoSuchWarehouse if kind == "warehouse" else NotFound)(f"{kind.capitalize()} does not exist: "
+                                                                     f"{id_of(object_)}")
 
 
 def _access_vocabulary(kind: str) -> list[tuple[str, str]]:
@@ -226,8 +240,13 @@ def object_of(container: Container, kind: str, request: Request, x_project_id: s
 
 async def located(container: Container, kind: str, request: Request, x_project_id: str | None) -> str:
     """``object_of``, which must be in the warehouse the path names with it (404 as missing otherwise: a table
-    of another warehouse is not this warehouse's table)."""
+    of another warehouse is not this warehouse's table); a tag definition, in the project the header names
+    (another project's definition is missing here, as its own endpoints have it)."""
     object_ = object_of(container, kind, request, x_project_id)
+    if kind == "tag-definition":
+        project_id = project_id_of(x_project_id, container)
+        if await container.tag_queries.definition(project_id, UUID(id_of(object_))) is None:
+            raise NoSuchTagDefinition(f"Tag definition does not exist in project {project_id}: {id_of(object_)}")
     warehouse_id = request.path_params.get("warehouse_id")
     if warehouse_id is not None and kind != "warehouse":
         held_by = await container.queries.warehouse_of(kind, UUID(id_of(object_)))
