@@ -341,6 +341,72 @@ def test_a_resumed_consumer_sees_exactly_the_log(server, client, warehouse, db, 
     assert replayed == ids
 
 
+# A consumer process of its own: after each page it keeps what it saw and the token in one file, replaced whole
+# (os.replace), so a SIGKILL at any instant leaves the state of a page boundary; it ends at an empty page once the
+# test says the writers are done.
+CONSUMER = textwrap.dedent("""
+    import json, os, sys, time
+    import httpx
+    url, state_path, done_path = sys.argv[1:4]
+    state = json.load(open(state_path)) if os.path.exists(state_path) else {"token": None, "ids": [], "starts": 0}
+    state["starts"] += 1
+    with httpx.Client(base_url=url, timeout=60) as client:
+        while True:
+            body = {"page-size": 3, **({"continuation-token": state["token"]} if state["token"] else {})}
+            page = client.post("/events", json=body).raise_for_status().json()
+            state["ids"] += [e["event-id"] for e in page["events"]]
+            state["token"] = page["continuation-token"]
+            with open(state_path + ".new", "w") as f:
+                json.dump(state, f)
+            os.replace(state_path + ".new", state_path)
+            if not page["events"]:
+                if os.path.exists(done_path):
+                    break
+                time.sleep(0.05)
+""")
+
+
+def test_a_consumer_killed_with_sigkill_resumes_from_its_token(server, client, warehouse, db, tmp_path):
+    """The proof with real kills: the consumer is a process, SIGKILLed at random instants while 8 writers work."""
+    import random
+
+    _ok(client.post(f"/management/v1/warehouse/{warehouse['id']}/delete-profile", json={"delete-profile": HOUR}))
+    state, done = tmp_path / "consumer.json", tmp_path / "writers-done"
+    failures: list = []
+    writers = [threading.Thread(target=_writer, args=(server.url, warehouse, n, 5, failures)) for n in range(8)]
+    for w in writers:
+        w.start()
+    command = [sys.executable, "-c", CONSUMER, f"{server.url}{warehouse['prefix']}", str(state), str(done)]
+    kills = 0
+
+    def started() -> int:
+        try:
+            return json.loads(state.read_text())["starts"]
+        except FileNotFoundError:
+            return 0
+
+    while any(w.is_alive() for w in writers):
+        consumer = subprocess.Popen(command)
+        deadline = time.monotonic() + 60
+        while started() <= kills and time.monotonic() < deadline:  # its first page is kept: it is under way
+            time.sleep(0.01)
+        time.sleep(random.uniform(0, 0.3))  # then a kill at any instant of its work
+        consumer.kill()
+        consumer.wait()
+        kills += 1
+    for w in writers:
+        w.join()
+    assert not failures, failures
+    done.touch()
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    kept = json.loads(state.read_text())
+    print(f"\nconsumer: {kills} SIGKILLs, {kept['starts']} starts, {len(kept['ids'])} events")
+    assert kills >= 3 and kept["starts"] == kills + 1
+    assert len(set(kept["ids"])) == len(kept["ids"]), "an event came twice"
+    assert kept["ids"] == _log_ids(db, warehouse), "the consumer's events are the log's, in its order"
+
+
 # ---- with OpenFGA: only the events of objects the caller may see ---------------------------------------------------
 
 @pytest.fixture(scope="module")
