@@ -155,7 +155,8 @@ class Container:
         self.tables = TableService(self.ledger, self.files, self.storages)
         self.views = ViewService(self.ledger, self.files, self.storages)
         self.generic_tables = GenericTableService(self.ledger, self.files, self.storages)
-        self.management = ManagementService(self.ledger, settings.server_id, self.secrets)
+        self.management = ManagementService(self.ledger, settings.server_id, self.secrets,
+                                            (self.users_roles_view, self.tags_view))
         self.storage_validation = StorageValidation(self.ledger, self.secrets)
         self.recycle_bin = RecycleBin(self.ledger)
         self.protection = ProtectionService(self.ledger)

@@ -15,7 +15,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from lakeledger.domain.names import CASE_INSENSITIVE, name_key, path_key
 from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
-from lakeledger.projections.users_roles_queries import like_pattern
+from lakeledger.projections.tags_queries import PROJECT_TAG_DEFINITIONS
+from lakeledger.projections.users_roles_queries import PROJECT_ROLES, like_pattern
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
                      " status, protected, created_at, updated_at, name_matching, allowed_format_versions,"
@@ -47,6 +48,9 @@ NAMESPACE_HAS_CHILDREN = (
 WAREHOUSE_HAS_NAMESPACES = "SELECT EXISTS (SELECT 1 FROM ll_namespaces WHERE warehouse_id = %(id)s)"
 
 PROJECT_HAS_WAREHOUSES = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE project_id = %(id)s)"
+# a role or tag definition came to the project after its deletion read what it holds
+PROJECT_GREW = ("SELECT EXISTS (SELECT 1 FROM ll_roles WHERE project_id = %(id)s AND id <> ALL(%(roles)s))"
+                " OR EXISTS (SELECT 1 FROM ll_tag_definitions WHERE project_id = %(id)s AND id <> ALL(%(tags)s))")
 
 WAREHOUSE_IS_ACTIVE = "SELECT EXISTS (SELECT 1 FROM ll_warehouses WHERE id = %(id)s AND status = 'active')"
 
@@ -399,6 +403,14 @@ def _warehouse_and_tabular(*columns: Any) -> WarehouseAndTabular:
     return WarehouseAndTabular(WarehouseRow(*warehouse), tabular_id, tabular_version)
 
 
+@dataclass(frozen=True)
+class ProjectHoldings:
+    """What a project holds besides its warehouses, which its deletion deletes with it."""
+
+    roles: list[UUID]
+    tag_definitions: list[UUID]
+
+
 class CatalogQueries:
     def __init__(self, pool: ConnectionPool):
         self.pool = pool
@@ -450,6 +462,12 @@ class CatalogQueries:
         with self._reading() as conn:
             row = conn.execute(OVERLAPPING_TABULAR, overlap_params(warehouse_id, location, exclude)).fetchone()
         return row[1] if row else None
+
+    def project_holdings(self, project_id: UUID) -> ProjectHoldings:
+        with self._reading() as conn:
+            roles = [row[0] for row in conn.execute(PROJECT_ROLES, {"id": project_id})]
+            definitions = [row[0] for row in conn.execute(PROJECT_TAG_DEFINITIONS, {"id": project_id})]
+        return ProjectHoldings(roles, definitions)
 
     def overlapping_warehouse(self, location: str) -> str | None:
         with self._reading() as conn:

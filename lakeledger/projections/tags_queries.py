@@ -39,6 +39,9 @@ _KEPT = ("(CASE t.target_type WHEN 'warehouse' THEN EXISTS (SELECT 1 FROM ll_war
          " ELSE EXISTS (SELECT 1 FROM ll_tabulars b WHERE b.id = t.target_id AND b.deleted_at IS NULL) END)")
 
 
+# the tag definitions of a project, which its deletion deletes with it
+PROJECT_TAG_DEFINITIONS = "SELECT id FROM ll_tag_definitions WHERE project_id = %(id)s ORDER BY id"
+
 @dataclass(frozen=True)
 class DefinitionRow:
     """A tag definition, in DEFINITION_COLUMNS' order."""

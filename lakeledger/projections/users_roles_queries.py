@@ -20,6 +20,9 @@ _AFTER = ("(%(after_time)s::timestamptz IS NULL OR ({prefix}created_at, {prefix}
           " (%(after_time)s, %(after_id)s::{id_type}))")
 
 
+# the live roles of a project, which its deletion deletes with it
+PROJECT_ROLES = "SELECT id FROM ll_roles WHERE project_id = %(id)s ORDER BY id"
+
 @dataclass(frozen=True)
 class UserRow:
     """A user, in USER_COLUMNS' order."""

@@ -14,6 +14,7 @@ from psycopg import Cursor
 from lakeledger.domain.errors import (
     NamespaceNotEmpty,
     NoSuchNamespace,
+    NoSuchProject,
     NoSuchWarehouse,
     ProjectNotEmpty,
     UnfinishedDeletions,
@@ -25,6 +26,8 @@ from lakeledger.projections.catalog_queries import (
     MOVED_TREE_GREW,
     NAMESPACE_HAS_CHILDREN,
     NAMESPACE_PATH,
+    OBJECT_EXISTS,
+    PROJECT_GREW,
     PROJECT_HAS_WAREHOUSES,
     TREE_GREW,
     WAREHOUSE_HAS_NAMESPACES,
@@ -75,6 +78,23 @@ def project_has_no_warehouses(project_id: UUID, label: str) -> Condition:
     def check(cur: Cursor) -> None:
         if _holds(cur, PROJECT_HAS_WAREHOUSES, {"id": project_id}):
             raise ProjectNotEmpty(f"Project {label} is not empty: delete its warehouses first")
+    return check
+
+
+def project_holds_only(project_id: UUID, roles: list[UUID], tag_definitions: list[UUID]) -> Condition:
+    """A project's deletion takes exactly the roles and tag definitions it read; one created meanwhile runs it
+    again."""
+    def check(cur: Cursor) -> None:
+        if _holds(cur, PROJECT_GREW, {"id": project_id, "roles": roles, "tags": tag_definitions}):
+            raise ConcurrentChange("The project gained a role or tag definition while it was being deleted")
+    return check
+
+
+def project_exists(project_id: UUID) -> Condition:
+    """What a project holds is created only while it exists: a deletion at the same moment comes first or after."""
+    def check(cur: Cursor) -> None:
+        if not _holds(cur, OBJECT_EXISTS["project"], {"id": project_id}):
+            raise NoSuchProject(f"Project does not exist: {project_id}")
     return check
 
 

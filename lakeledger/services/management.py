@@ -16,12 +16,14 @@ from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.grant import Grant, grant_aggregate_id
 from lakeledger.domain.maintenance import MaintenanceMode, maintenance_aggregate_id
 from lakeledger.domain.name_claim import WAREHOUSE
-from lakeledger.domain.names import server_aggregate_id
+from lakeledger.domain.names import CASE_INSENSITIVE, server_aggregate_id
 from lakeledger.domain.project import DEFAULT_PROJECT_ID, DEFAULT_PROJECT_NAME, Project
 from lakeledger.domain.provenance import ANONYMOUS, SYSTEM, Provenance
+from lakeledger.domain.role import ROLE_IDENT, Role
 from lakeledger.domain.server import Server
 from lakeledger.domain.storage_credential import SecretRef, StorageCredential, parse_storage_credential
 from lakeledger.domain.storage_profile import StorageProfile
+from lakeledger.domain.tag import TAG_NAME, TagDefinition
 from lakeledger.domain.warehouse import (
     SELF_MANAGED,
     Warehouse,
@@ -31,10 +33,12 @@ from lakeledger.domain.warehouse import (
     parse_storage_profile,
 )
 from lakeledger.eventstore.log import ConcurrentChange
+from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.secretstore import SecretStore
 from lakeledger.services import resolve
 from lakeledger.services.conditions import (
     project_has_no_warehouses,
+    project_holds_only,
     warehouse_has_no_namespaces,
     warehouse_has_no_pending_deletions,
 )
@@ -45,10 +49,12 @@ T = TypeVar("T")
 
 
 class ManagementService:
-    def __init__(self, ledger: Ledger, server_id: UUID, secrets: SecretStore):
+    def __init__(self, ledger: Ledger, server_id: UUID, secrets: SecretStore,
+                 project_views: tuple[ProjectionDriver, ...] = ()):
         self.ledger = ledger
         self.server_id = server_id
         self.secrets = secrets
+        self.project_views = project_views  # the users-roles and tags read models, which a project's deletion changes
 
     def set_read_only(self, read_only: bool, by: Provenance) -> None:
         """Read-only maintenance mode on or off, recorded as an event (the API processes follow the read model)."""
@@ -115,11 +121,27 @@ class ManagementService:
         return found
 
     def delete_project(self, project_id: UUID, by: Provenance) -> None:
-        """Refused (409 ProjectNotEmpty) while the project holds a warehouse, active or not, as Lakekeeper does."""
+        """Refused (409 ProjectNotEmpty) while the project holds a warehouse, active or not, as Lakekeeper does;
+        its roles and tag definitions (and their names' claims) are deleted with it, in the same append."""
         def command() -> None:
             project = self.project(project_id)
+            held = self.ledger.queries.project_holdings(project_id)
+            roles = [r for r in (self.ledger.log.get(Role, i) for i in held.roles) if r is not None and not r.deleted]
+            definitions = [d for d in (self.ledger.log.get(TagDefinition, i) for i in held.tag_definitions)
+                           if d is not None and not d.deleted]
+            released = []
+            for role in roles:
+                role.delete(by)
+                released.append(self.ledger.release(ROLE_IDENT, project_id, role.ident, role.id, by))
+            for definition in definitions:
+                definition.delete(by)
+                released.append(self.ledger.release(TAG_NAME, project_id, definition.name, definition.id, by,
+                                                    CASE_INSENSITIVE))
             project.delete(by)
-            self.ledger.append(project, conditions=[project_has_no_warehouses(project.id, project.name)])
+            self.ledger.append(*roles, *definitions, *released, project,
+                               conditions=[project_has_no_warehouses(project.id, project.name),
+                                           project_holds_only(project.id, held.roles, held.tag_definitions)],
+                               views=self.project_views)
 
         self.ledger.retrying(command)
 

@@ -18,7 +18,7 @@ from lakeledger.domain.user import NoSuchUser
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.users_roles_queries import contains, role_in_project, roles_holding, user_exists
-from lakeledger.services.conditions import Condition
+from lakeledger.services.conditions import Condition, project_exists
 from lakeledger.services.unit_of_work import Ledger
 
 
@@ -38,7 +38,7 @@ class RoleService:
             fresh = Role.create(role_id, project_id, role.name, role.description, role.provider_id,
                                 role.source_id, by)
             claim = self.ledger.claim(ROLE_IDENT, project_id, fresh.ident, role_id, "Role with ident", by)
-            self.ledger.append(claim, fresh, views=(self.view,))
+            self.ledger.append(claim, fresh, conditions=[project_exists(project_id)], views=(self.view,))
             return role_id
 
         return self.ledger.retrying(command, AlreadyExists, f"Role with ident {role.ident} already exists")

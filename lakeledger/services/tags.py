@@ -28,7 +28,7 @@ from lakeledger.domain.tag import (
 from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.tags_queries import kept_attachments, live_target
 from lakeledger.services import resolve
-from lakeledger.services.conditions import Condition
+from lakeledger.services.conditions import Condition, project_exists
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage.registry import Storages
@@ -62,7 +62,7 @@ class TagService:
             fresh = TagDefinition.create(definition_id, project_id, checked.name, checked.description, checked.scope,
                                          checked.value_kind, checked.allowed_values or None, by)
             claim = self._claim(project_id, fresh.name, definition_id, by)
-            self.ledger.append(claim, fresh, views=(self.view,))
+            self.ledger.append(claim, fresh, conditions=[project_exists(project_id)], views=(self.view,))
             return definition_id
 
         return self.ledger.retrying(command, TagNameAlreadyExists,

@@ -2,6 +2,7 @@
 project holds a warehouse, as Lakekeeper refuses it; otherwise one event (actor, request id) and the project is gone."""
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from lakekeeper_spec import check
 
@@ -60,3 +61,45 @@ def test_the_older_project_routes_answer_as_the_header_ones(client):
     assert r.status_code == 200, r.text
     assert client.get("/management/v1/project", headers={"x-project-id": project}).json()["project-name"] == "renamed"
     assert client.get("/management/v1/project/not-a-uuid").status_code in (400, 404)
+
+
+def test_a_projects_roles_and_tag_definitions_are_deleted_with_it(client, db):
+    project = _project(client)
+    headers = {"x-project-id": project}
+    outer, inner = (client.post("/management/v1/role", headers=headers, json={"name": name}).json()["id"]
+                    for name in ("outer", "inner"))
+    r = client.post(f"/management/v1/role/{outer}/members", headers=headers,
+                    json={"members": [{"type": "role", "id": inner}]})
+    assert r.status_code == 200, r.text
+    r = client.post("/management/v1/tag-definition", headers=headers,
+                    json={"name": "PII", "scope": ["table"], "value-kind": "marker"})
+    assert r.status_code == 201, r.text
+    tag = r.json()["id"]
+    request_id = str(uuid.uuid4())
+    assert client.delete("/management/v1/project", headers={**headers, "x-request-id": request_id}).status_code == 204
+    for kind, id_ in (("role", outer), ("role", inner), ("tag-definition", tag)):
+        assert client.get(f"/management/v1/{kind}/{id_}", headers=headers).status_code == 404
+    # one request: the project's deletion, its roles' and definition's, their members' and their names' claims
+    events = client.get("/management/v1/history", params={"pageSize": 100}).json()["events"]
+    types = {e["type"] for e in events if e["request-id"] == request_id}
+    assert {"project.deleted", "role.deleted", "role.member-removed", "tag-definition.deleted"} <= types, types
+    for table in ("ll_roles", "ll_role_members", "ll_tag_definitions"):
+        assert db.execute(f"SELECT count(*) FROM {table} WHERE project_id = %s", (project,)).fetchone()[0] == 0
+
+
+def test_a_role_created_while_its_project_is_deleted_is_deleted_with_it_or_refused(client, db):
+    """A role and a tag definition created at the moment of the deletion: either it is created first and deleted
+    with the project, or it finds no project (404); never one left behind in a deleted project."""
+    for _ in range(5):
+        project = _project(client)
+        headers = {"x-project-id": project}
+        with ThreadPoolExecutor(3) as pool:
+            role = pool.submit(client.post, "/management/v1/role", headers=headers, json={"name": "late"})
+            tag = pool.submit(client.post, "/management/v1/tag-definition", headers=headers,
+                              json={"name": "late", "scope": ["table"], "value-kind": "marker"})
+            deleted = pool.submit(client.delete, "/management/v1/project", headers=headers)
+        assert deleted.result().status_code == 204, deleted.result().text
+        assert role.result().status_code in (201, 404), role.result().text
+        assert tag.result().status_code in (201, 404), tag.result().text
+        for table in ("ll_roles", "ll_tag_definitions"):
+            assert db.execute(f"SELECT count(*) FROM {table} WHERE project_id = %s", (project,)).fetchone()[0] == 0

@@ -12,6 +12,7 @@ import pytest
 from lakeledger.domain.errors import (
     NamespaceNotEmpty,
     NoSuchNamespace,
+    NoSuchProject,
     NoSuchWarehouse,
     ProjectNotEmpty,
     UnfinishedDeletions,
@@ -88,6 +89,19 @@ CASES: dict[str, tuple[Callable, Callable, type[Exception], str]] = {
         lambda catalog: conditions.project_has_no_warehouses(_empty_project(catalog), "empty"),
         _warehouse_in_project,
         ProjectNotEmpty, "Project empty is not empty: delete its warehouses first"),
+    "project_holds_only": (
+        lambda catalog: conditions.project_holds_only(_empty_project(catalog), [], []),
+        lambda catalog: catalog.rival.roles.create(catalog.project_id, "late", None, None, None, RIVAL),
+        ConcurrentChange, "The project gained a role or tag definition while it was being deleted"),
+    "project_holds_only (tag definition)": (
+        lambda catalog: conditions.project_holds_only(_empty_project(catalog), [], []),
+        lambda catalog: catalog.rival.tags.create(catalog.project_id, "late", None, ["table"], "marker", None,
+                                                  RIVAL),
+        ConcurrentChange, "The project gained a role or tag definition while it was being deleted"),
+    "project_exists": (
+        lambda catalog: conditions.project_exists(_empty_project(catalog)),
+        lambda catalog: catalog.rival.management.delete_project(catalog.project_id, RIVAL),
+        NoSuchProject, "Project does not exist: {project_id}"),
     "tree_unchanged": (
         lambda catalog: conditions.tree_unchanged([catalog.namespace("ns")], []),
         lambda catalog: catalog.table("ns", "t", on=catalog.rival),
@@ -115,7 +129,7 @@ def test_a_condition_refuses_the_append_once_it_no_longer_holds(catalog, case):
     refused = _claim(catalog, "second")
     with pytest.raises(error) as raised:
         catalog.services.ledger.append(refused, conditions=[check])
-    assert str(raised.value) == message
+    assert str(raised.value) == message.format(project_id=getattr(catalog, "project_id", None))
     assert catalog.head() == start
     assert catalog.services.log.get(NameClaim, refused.id) is None
 
