@@ -280,3 +280,24 @@ def test_an_empty_table_plans_to_nothing(http, wh, planning_server):
     answer = _ok(_plan(http, wh, "empty", {}))
     assert answer["status"] == "completed" and answer["file-scan-tasks"] == []
     assert _catalog(planning_server, wh, "server").load_table("plans.empty").scan().to_arrow().num_rows == 0
+
+
+def test_a_table_is_planned_as_the_catalog_had_it_at_a_past_instant(server, client, warehouse, db):
+    """Under a time-travel prefix (<warehouse>@seq:<n>, from /config) the plan is of the table as it was then:
+    the snapshot current at that point of the log, whatever was committed after. The session's own server plans
+    in its default (client) mode too: the mode only tells clients what to do."""
+    catalog = RestCatalog("past", uri=f"{server.url}/catalog", warehouse=warehouse["name"])
+    catalog.create_namespace("plans")
+    table = catalog.create_table("plans.then", schema=SCHEMA, partition_spec=SPEC)
+    table.append(_batch(0, 4, "eu"))
+    position = db.execute("SELECT max(notification_id) FROM lakeledger_events").fetchone()[0]
+    table.append(_batch(4, 6, "us"))
+    past = _ok(client.get("/catalog/v1/config", params={"warehouse": f"{warehouse['name']}@seq:{position}"}))
+    assert "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan" in past["endpoints"]
+    prefix = f"/catalog/v1/{past['overrides']['prefix']}"
+    then = _ok(client.post(f"{prefix}/namespaces/plans/tables/then/plan", json={}))
+    assert [t["data-file"]["record-count"] for t in then["file-scan-tasks"]] == [4]
+    assert _ok(client.get(f"{prefix}/namespaces/plans/tables/then/plan/{then['plan-id']}"))["file-scan-tasks"] == \
+        then["file-scan-tasks"]
+    now = _ok(client.post(f"{warehouse['prefix']}/namespaces/plans/tables/then/plan", json={}))
+    assert sorted(t["data-file"]["record-count"] for t in now["file-scan-tasks"]) == [4, 6]
