@@ -150,6 +150,7 @@ class ScanPlanner:
             raise missing()  # expired since: the plan cannot be served any more
         self.schema = _schema(plan, metadata)
         self._listed: tuple[list[ManifestFile], list[ManifestFile]] | None = None
+        self._partition_types: dict[int, list[str]] = {}  # per spec: building one costs more than a file's JSON
 
     def _manifests(self) -> tuple[list[ManifestFile], list[ManifestFile]]:
         if self._listed is None:
@@ -216,15 +217,17 @@ class ScanPlanner:
             rendered: dict[str, Any] = {"data-file": self._content_file(task.file, stats_ids)}
             if references:
                 rendered["delete-file-references"] = references
-            rendered["residual-filter"] = _EXPRESSION.dump_python(task.residual, mode="json", by_alias=True)
+            rendered["residual-filter"] = True if isinstance(task.residual, AlwaysTrue) else \
+                _EXPRESSION.dump_python(task.residual, mode="json", by_alias=True)
             tasks.append(rendered)
         return {"delete-files": delete_files, "file-scan-tasks": tasks} if delete_files else {"file-scan-tasks": tasks}
 
     def _content_file(self, file: DataFile, stats_ids: set[int]) -> dict[str, Any]:
-        spec = self.metadata.specs()[file.spec_id]
-        partition_type = spec.partition_type(self.schema)
-        partition = [json_value(str(field.field_type), file.partition[i])
-                     for i, field in enumerate(partition_type.fields)]
+        types = self._partition_types.get(file.spec_id)
+        if types is None:
+            partition_type = self.metadata.specs()[file.spec_id].partition_type(self.schema)
+            types = self._partition_types[file.spec_id] = [str(field.field_type) for field in partition_type.fields]
+        partition = [json_value(type_name, file.partition[i]) for i, type_name in enumerate(types)]
         rendered: dict[str, Any] = {
             "spec-id": file.spec_id, "partition": partition, "content": _CONTENT[file.content],
             "file-path": file.file_path, "file-format": file.file_format.value.lower(),

@@ -301,3 +301,30 @@ def test_a_table_is_planned_as_the_catalog_had_it_at_a_past_instant(server, clie
         then["file-scan-tasks"]
     now = _ok(client.post(f"{warehouse['prefix']}/namespaces/plans/tables/then/plan", json={}))
     assert sorted(t["data-file"]["record-count"] for t in now["file-scan-tasks"]) == [4, 6]
+
+
+def test_an_s3_plan_is_read_from_minio_and_carries_credentials_when_asked(server, client, s3_warehouse, minio):
+    """The server reads an S3 table's manifests with the warehouse's credential; the plan carries vended
+    credentials for the table's location when the client asks for delegated access, and none otherwise."""
+    catalog = RestCatalog("s3plan", uri=f"{server.url}/catalog", warehouse=s3_warehouse["name"])
+    catalog.create_namespace("plans")
+    table = catalog.create_table("plans.remote", schema=SCHEMA, partition_spec=SPEC)
+    table.append(_batch(0, 6, "eu"))
+    table.append(_batch(6, 4, "us"))
+    server_side = RestCatalog("s3server", uri=f"{server.url}/catalog", warehouse=s3_warehouse["name"],
+                              **{"scan-planning-mode": "server"}).load_table("plans.remote")
+    assert server_side.scan()._should_use_server_side_planning()
+    for row_filter in (None, EqualTo("region", "us"), GreaterThan("id", 4)):
+        assert _rows(server_side, row_filter) == _rows(table, row_filter)
+
+    path = f"{s3_warehouse['prefix']}/namespaces/plans/tables/remote/plan"
+    plain = _ok(client.post(path, json={"filter": {"type": "eq", "term": "region", "value": "eu"}}))
+    assert "storage-credentials" not in plain
+    assert [t["data-file"]["file-path"].startswith(f"s3://{s3_warehouse['bucket']}/")
+            for t in plain["file-scan-tasks"]] == [True]
+    vended = _ok(client.post(path, json={}, headers={"X-Iceberg-Access-Delegation": "vended-credentials"}))
+    [credential] = vended["storage-credentials"]
+    assert credential["prefix"] == table.metadata.location
+    assert credential["config"]["s3.session-token"] and credential["config"]["s3.access-key-id"] != minio.user
+    _error(client.post(path, json={}, headers={"X-Iceberg-Access-Delegation": "carrier-pigeon"}), 400,
+           "BadRequestException")
