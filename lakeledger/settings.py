@@ -110,6 +110,12 @@ class Settings(BaseSettings):
     default_page_size: int = Field(default=100, ge=1)
     max_page_size: int = Field(default=1000, ge=1)
     idempotency_key_lifetime_minutes: int = Field(default=30, ge=1)
+    # what loadTable's config and /config tell clients: plan scans themselves ("client") or through planTableScan
+    scan_planning_mode: Literal["client", "server"] = "client"
+    # a plan of more data manifests than this answers plan tasks of this many each instead of its file scan tasks
+    scan_planning_manifests_per_task: int = Field(default=100, ge=1)
+    # a plan of more data manifests than this answers "submitted" (0: never; pyiceberg 0.12 cannot poll)
+    scan_planning_submit_above_manifests: int = Field(default=0, ge=0)
     # workers are woken by NOTIFY and their own timers; this is only how often they look anyway
     worker_poll_seconds: float = Field(default=30.0, gt=0)
     # after a wake-up, how long the background read models gather appends before each takes a pass over them

@@ -71,13 +71,15 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
     member = client.post(f"/management/v1/role/{role_id}/members", headers={"x-project-id": project_id},
                          json={"members": [{"type": "user", "id": user_id}]})
     assert member.status_code == 200, member.text
+    plan = client.post(f"{prefix}/namespaces/{NAMESPACE}/tables/{TABLE}/plan", json={})
+    assert plan.status_code == 200, plan.text
     return {"project_id": project_id, "user_id": user_id, "role_id": role_id, "member_type": "user",
             "member_id": user_id, "prefix": warehouse_id, "warehouse_id": warehouse_id,
             "namespace": NAMESPACE, "table": TABLE, "view": VIEW, "location": str(location),
             "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
             "view_id": view["metadata"]["view-uuid"], "generic_table_id": generic_table["id"],
             "scope": "not-a-signer-scope", "tag_definition_id": tag.json()["id"], "tag_name": "fuzz.tag",
-            "column_name": "id"}
+            "column_name": "id", "plan_id": plan.json()["plan-id"]}
 
 
 def fuzz(operation, mode: GenerationMode, objects: dict[str, str], base_url: str, session: requests.Session,

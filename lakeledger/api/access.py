@@ -1,6 +1,8 @@
 """Storage access in table responses: the ``config`` and ``storage-credentials`` of a LoadTableResult, and the
 ETag of a load, which names the access the client was given as well as the metadata file."""
 
+import dataclasses
+
 import orjson
 
 from lakeledger.api.etags import etag
@@ -8,6 +10,20 @@ from lakeledger.services.table_access import Access
 
 DELEGATION_HEADER = "x-iceberg-access-delegation"
 _EMPTY_CONFIG = b'"config":{}}'
+
+
+def planning_config(settings) -> dict[str, str]:
+    """What tells clients to plan scans on the server (lakeledger/api/routers/scan_planning.py): nothing in the
+    default ("client") mode, so that an installation that has not chosen server planning answers as before."""
+    return {"scan-planning-mode": "server"} if settings.scan_planning_mode == "server" else {}
+
+
+def with_planning(access: Access, settings) -> Access:
+    """``access`` with the planning mode in its config (and in its ETag variant: a changed mode is a new answer)."""
+    planning = planning_config(settings)
+    if not planning:
+        return access
+    return dataclasses.replace(access, config={**access.config, **planning}, variant=f"{access.variant}|planned")
 
 
 def with_access(body: bytes, access: Access) -> bytes:

@@ -35,6 +35,7 @@ from lakeledger.api.routers import (
     protection,
     recycle_bin,
     roles,
+    scan_planning,
     search,
     signer,
     statistics,
@@ -140,7 +141,7 @@ def create_app(container) -> FastAPI:
     identifiers.route_on_segments()
     errors.install(app)
     openapi.install(app)
-    for router in (config.router, namespaces.router, tables.router, views.router, events.router):
+    for router in (config.router, namespaces.router, tables.router, scan_planning.router, views.router, events.router):
         app.include_router(router, prefix="/catalog/v1")
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)

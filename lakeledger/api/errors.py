@@ -26,6 +26,8 @@ _MAPPING: list[tuple[type[e.CatalogError], int, str]] = [
     (e.NoSuchGenericTable, 404, "NoSuchGenericTableException"),
     (e.NoSuchWarehouse, 404, "NoSuchWarehouseException"),
     (e.NoSuchProject, 404, "NoSuchProjectException"),
+    (e.NoSuchPlanId, 404, "NoSuchPlanIdException"),
+    (e.NoSuchPlanTask, 404, "NoSuchPlanTaskException"),
     (e.NotFound, 404, "NotFoundException"),
     (e.AlreadyExists, 409, "AlreadyExistsException"),
     (e.InUse, 409, "ConflictException"),

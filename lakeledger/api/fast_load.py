@@ -9,7 +9,7 @@ from uuid import UUID
 
 from starlette.requests import Request
 
-from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
+from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access, with_planning
 from lakeledger.api.authorization import WRITE, guard_of_scope
 from lakeledger.api.authorization import table as table_object
 from lakeledger.api.errors import database_unavailable
@@ -22,6 +22,7 @@ from lakeledger.eventstore.postgres_failures import unavailable
 from lakeledger.operations.observed_requests import record_route
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 from lakeledger.services.resolve import storage_settings
+from lakeledger.services.table_access import NO_ACCESS
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
 _LOAD_TABLE = "/{prefix}/namespaces/{namespace}/tables/{table}"
@@ -91,6 +92,9 @@ class FastLoadTable:
                 # not visible to the caller, or no answer: the route says so (404 as if absent, or 503)
                 return None
         if location.startswith("file:") or rights is None:
+            if self.container.settings.scan_planning_mode == "server":
+                planned = with_planning(NO_ACCESS, self.container.settings)
+                return load_tag(metadata_location, ALL_SNAPSHOTS, planned), with_access(body, planned)
             return etag(metadata_location), body
         try:
             wh = storage_settings(UUID(parts[3]), profile_json, secret_json)
@@ -101,6 +105,7 @@ class FastLoadTable:
             return None
         if access is None:
             return None
+        access = with_planning(access, self.container.settings)
         return load_tag(metadata_location, ALL_SNAPSHOTS, access), with_access(body, access)
 
 

@@ -163,6 +163,29 @@ class CreateGenericTableRequest(_Body):
     statistics: Any = None
 
 
+class PlanTableScanRequest(BaseModel):
+    """planTableScan's request, as the spec names it; the filter is Iceberg's expression JSON, read by pyiceberg
+    (lakeledger/services/scan_planning.py)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    snapshot_id: int | None = Field(default=None, alias="snapshot-id")
+    select: list[str] | None = None
+    filter: Any = None
+    min_rows_requested: int | None = Field(default=None, alias="min-rows-requested")
+    case_sensitive: bool = Field(default=True, alias="case-sensitive")
+    use_snapshot_schema: bool = Field(default=False, alias="use-snapshot-schema")
+    start_snapshot_id: int | None = Field(default=None, alias="start-snapshot-id")
+    end_snapshot_id: int | None = Field(default=None, alias="end-snapshot-id")
+    stats_fields: list[str] | None = Field(default=None, alias="stats-fields")
+
+
+class FetchScanTasksRequest(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    plan_task: str = Field(alias="plan-task")
+
+
 class QueryEventsRequest(BaseModel):
     """The Events API's request (apache/iceberg PR #12584's QueryEventsRequest). Unknown members are refused: a
     filter this server does not know would otherwise be ignored and widen the answer silently."""

@@ -97,6 +97,26 @@ class StorageCredential(BaseModel):
     config: dict[str, str]
 
 
+class ScanTasks(BaseModel):
+    """File scan tasks (each a data file, the delete files that apply to it by index, its residual filter), and
+    plan tasks to fetch more with fetchScanTasks."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    delete_files: list[dict[str, Any]] | None = Field(default=None, alias="delete-files")
+    file_scan_tasks: list[dict[str, Any]] | None = Field(default=None, alias="file-scan-tasks")
+    plan_tasks: list[str] | None = Field(default=None, alias="plan-tasks")
+
+
+class PlanningResult(ScanTasks):
+    """A plan's status: `completed` with its tasks (and storage credentials when delegation was asked), or
+    `submitted` (fetch the result with the plan id)."""
+
+    status: Literal["completed", "submitted", "cancelled", "failed"]
+    plan_id: str | None = Field(default=None, alias="plan-id")
+    storage_credentials: list[StorageCredential] | None = Field(default=None, alias="storage-credentials")
+
+
 class LoadCredentialsResponse(BaseModel):
     """loadCredentials: short-lived credentials for the table's files."""
 

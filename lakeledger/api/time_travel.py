@@ -32,6 +32,10 @@ READ_ENDPOINTS = [
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
     "GET /v1/{prefix}/namespaces/{namespace}/views",
     "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
@@ -156,7 +160,8 @@ class PastQueries:
 class ReadOnlyPast:
     """Refuses every write to a past prefix before routing: the past cannot be changed, and refusing
     here means no route, service or idempotency record is ever involved. Metrics reports are let
-    through: engines send them after reading, and they change nothing."""
+    through: engines send them after reading, and they change nothing; so are scan planning's requests
+    (plan, fetch tasks, cancel a plan): they read, and a plan holds no state to change."""
 
     def __init__(self, app):
         self.app = app
@@ -164,8 +169,10 @@ class ReadOnlyPast:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD"):
             prefix, rest = _split(scope["path"])
-            is_metrics = len(rest) == 5 and rest[0] == "namespaces" and rest[2] == "tables" and rest[4] == "metrics"
-            if prefix is not None and MARK in prefix and not is_metrics:
+            on_table = len(rest) >= 5 and rest[0] == "namespaces" and rest[2] == "tables"
+            reads = on_table and (rest[4:] in (["metrics"], ["plan"], ["tasks"])
+                                  or (scope["method"] == "DELETE" and len(rest) == 6 and rest[4] == "plan"))
+            if prefix is not None and MARK in prefix and not reads:
                 response = error_response(
                     403, "ForbiddenException",
                     f"{prefix} is a read-only view of the catalog as it was: {scope['method']} is refused; "

@@ -66,6 +66,14 @@ class NoSuchGenericTable(NotFound):
     pass
 
 
+class NoSuchPlanId(NotFound):
+    """A scan plan id not issued for this table, or whose snapshot the table no longer has."""
+
+
+class NoSuchPlanTask(NotFound):
+    pass
+
+
 class AlreadyExists(CatalogError):
     pass
 

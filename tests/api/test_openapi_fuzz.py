@@ -97,6 +97,10 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer(f"GET {table}/credentials", {200})
     answer(f"POST {table}", {200}, body=set_property)
     answer(f"POST {table}/metrics", {204}, body={"report-type": "scan-report"})
+    plan = answer(f"POST {table}/plan", {200}, body={"filter": {"type": "gt", "term": "id", "value": 1}}).json()
+    answer(f"GET {table}/plan/{{plan_id}}", {200}, plan_id=plan["plan-id"])
+    answer(f"DELETE {table}/plan/{{plan_id}}", {204}, plan_id=plan["plan-id"])
+    answer(f"POST {table}/tasks", {404}, body={"plan-task": "unknown"})
     answer(f"POST {catalog}/transactions/commit", {204}, body={"table-changes": [
         {"identifier": {"namespace": [NAMESPACE], "name": TABLE}, **set_property}]})
     answer(f"POST {catalog}/tables/rename", {204}, body={"source": {"namespace": [NAMESPACE], "name": "second"},

@@ -3,6 +3,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Header, Query
 
 from lakeledger.api import authorization, time_travel
+from lakeledger.api.access import planning_config
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import ContainerDep
 from lakeledger.api.openapi import CatalogConfig, errors, ok
@@ -44,6 +45,10 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/register-view",
     "POST /v1/{prefix}/views/rename",
     "POST /v1/{prefix}/events",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
 ]
 
 
@@ -72,6 +77,8 @@ async def get_config(container: ContainerDep, warehouse: str | None = Query(defa
         prefix = time_travel.past_prefix(row.id, await time_travel.resolve(container, row.id, when))
         endpoints = time_travel.READ_ENDPOINTS
     defaults = catalog_defaults(parse_storage_profile(row.storage_profile), row.delete_profile.get("type") == "soft")
+    # pyiceberg reads the planning mode from its catalog properties; Java from loadTable's config (as well)
+    defaults.update(planning_config(container.settings))
     return JSONResponse({
         "defaults": defaults,
         # URL-encoded, as clients expect it; paths accept it and the unit separator 0x1F

@@ -3,7 +3,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.api import authorization, tabulars
-from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access
+from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access, with_planning
 from lakeledger.api.authorization import WRITE, Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import ContainerDep, boolean_param
@@ -49,12 +49,13 @@ async def _table_result(container: Container, prefix: str, state: TableState, re
     """A create's or register's answer, with the storage access the client asked for."""
     body = load_result_body(state.metadata_location, state.metadata)
     wh = settings_of(await active_warehouse(container, prefix))
+    access = NO_ACCESS
     if wh.profile().type != "file":
         assert state.table_id is not None and state.location is not None  # a create's or a register's state has them
         access = await run_in_threadpool(container.table_access.for_table, wh, state.table_id, state.location,
                                          request.headers.get(DELEGATION_HEADER), str(request.base_url),
                                          state.metadata_location is None)
-        body = with_access(body, access)
+    body = with_access(body, with_planning(access, container.settings))
     return Response(body, media_type=JSON, headers=_etag_header(state.metadata_location))
 
 
@@ -102,6 +103,7 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
         wh = settings_of(await active_warehouse(container, prefix))
         access = await run_in_threadpool(container.table_access.for_table, wh, table_id, location,
                                          x_iceberg_access_delegation, str(request.base_url), False, rights == WRITE)
+    access = with_planning(access, container.settings)
     tag = load_tag(metadata_location, snapshots, access)
     if matches(if_none_match, tag):
         return Response(status_code=304, headers={"etag": tag})
