@@ -82,7 +82,6 @@ LINES = (
          (Suite("rck-1.12-planning", "RCK 1.12 catalog, planning", CATALOG),),
          client=(("scan-planning-mode", "server"),)),
 )
-SUITES = [suite for line in LINES for suite in line.suites]
 
 
 def catalog_variable(prop: str) -> str:
