@@ -249,6 +249,11 @@ def test_a_dropped_view_is_registered_again_from_its_metadata_file(client, wareh
     history = client.get(f"/management/v1/warehouse/{warehouse_id}/history",
                          params={"type": "view.registered"}).json()["events"]
     assert [e["entity"]["id"] for e in history] == [view["metadata"]["view-uuid"]]
+    # the Events API has no register-view: ours, under its own type
+    page = client.post(f"{p}/events", json={"operation-types": ["x-lakeledger.view.registered"]})
+    assert page.status_code == 200, page.text
+    assert [(e["operation"]["operation-type"], e["operation"]["object-uuid"]) for e in page.json()["events"]] == [
+        ("x-lakeledger.view.registered", view["metadata"]["view-uuid"])]
     # it lives on: replaced, and registered once more only after another drop
     replaced = client.post(path, json={"updates": [{"action": "set-properties", "updates": {"x": "y"}}]})
     assert replaced.status_code == 200, replaced.text
