@@ -228,13 +228,15 @@ clean:
 	rm -rf $(VENV) .cache .pytest_cache
 
 # Iceberg's REST Compatibility Kit is built and run by Maven on a JDK (Debian's packages, installed when missing);
-# its jars come from Maven Central into .cache/m2.
+# its jars, for each line of Iceberg it runs (conformance/pom.xml's profiles), come from Maven Central into .cache/m2.
 rck-deps:
 	@command -v javac >/dev/null || { apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless >/dev/null; } \
 		|| { echo "a JDK is needed for the RCK: apt-get install openjdk-17-jdk-headless"; exit 1; }
 	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
 		|| { echo "Maven is needed for the RCK: apt-get install maven"; exit 1; }
 	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) test-compile
+	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) -P iceberg-1.11 test-compile
+	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) -P iceberg-1.12 test-compile
 
 # pyiceberg 0.12.0's suite drives Spark 4.0.1 over Spark Connect, as its harness (dev/spark/Dockerfile) does: the
 # server runs from the conformance venv's PySpark 4.0.1 (a Spark distribution, jars included) with Iceberg's Spark 4.0
@@ -250,8 +252,9 @@ $(CONFORMANCE_SPARK_RUNTIME):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(ICEBERG_VERSION) \
 		-DoutputDirectory=$(JARS_DIR)
 
-# Iceberg's REST Compatibility Kit (conformance/, scripts/rck.py) and pyiceberg 0.12.0's whole integration suite,
-# each against a `lakeledger serve` of its own (scripts/conformance.py), pyiceberg's with a Spark Connect server
+# Iceberg's REST Compatibility Kit of Iceberg 1.10, 1.11 and 1.12 (conformance/, scripts/rck.py) and pyiceberg
+# 0.12.0's whole integration suite, each against a `lakeledger serve` of its own (scripts/conformance.py), pyiceberg's
+# with a Spark Connect server
 # (scripts/conformance_spark.py), on a file and on an S3 default warehouse with MinIO (scripts/conformance_s3.py);
 # fails on any failure not in scripts/conformance.known-failures.txt. docs/conformance.md has the figures.
 conformance: setup conformance-spark-deps rck-deps minio-deps oidc-deps trino-deps

@@ -98,6 +98,7 @@ FAILURE_CLASSES = {
     "LAKELEDGER BUG": "ours",
     "ENVIRONMENT": "the test's environment",
     "UPSTREAM": "upstream",
+    "NOT YET": "not built yet",
 }
 
 # Tests that need the server started with other settings: run in passes of their own, each on a fresh server.
@@ -446,24 +447,26 @@ def summarise_rck(results: list, known: dict[str, str]) -> int:
 
 def print_suites(rows: list[tuple[str, int, int, int, int]]) -> None:
     """passed / failed / skipped per suite, then one closing line over all of them."""
-    header = f"{'suite':<20} {'passed':>8} {'failed':>8} {'(known)':>8} {'skipped':>8}"
+    header = f"{'suite':<28} {'passed':>8} {'failed':>8} {'(known)':>8} {'skipped':>8}"
     print("\n" + header + "\n" + "-" * len(header))
     for title, passed, failed, known, skipped in rows:
-        print(f"{title:<20} {passed:>8} {failed:>8} {known:>8} {skipped:>8}")
+        print(f"{title:<28} {passed:>8} {failed:>8} {known:>8} {skipped:>8}")
     print("(failed includes the known failures, each listed with its reason in scripts/conformance.known-failures.txt)")
     print(f"\nconformance: {sum(r[1] for r in rows)} passed, {sum(r[2] for r in rows)} failed, "
           f"{sum(r[4] for r in rows)} skipped")
 
 
-def run_rck(keep: bool) -> list:
-    """Iceberg's REST Compatibility Kit against a server of its own (scripts/rck.py)."""
+def run_rck(keep: bool, lines: list[str] | None = None) -> list:
+    """Iceberg's REST Compatibility Kit, each line against a server of its own (scripts/rck.py); ``lines``: the
+    names of the lines to run (None: all)."""
     import rck
 
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="rck-", dir=CACHE))  # outside /tmp: its catalog warehouse is /tmp
 
     try:
-        return rck.run(Serve.started, work, log)
+        return rck.run(Serve.started, work, log,
+                       tuple(line for line in rck.LINES if lines is None or line.name in lines))
     finally:
         if keep:
             log(f"kept {work}")
@@ -599,26 +602,29 @@ def s3_pass(python: Path, work: Path, pytest_args: list[str]) -> tuple[int, Coun
 
 
 def main() -> int:
+    import rck
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", choices=["all", "rck", "pyiceberg", "pyiceberg-file", "pyiceberg-s3"],
                         default="all",
                         help="run only Iceberg's REST Compatibility Kit, or only pyiceberg's suite (both passes), "
                              "or only its pass on the file or on the S3 default warehouse")
+    parser.add_argument("--rck-line", action="append", choices=[line.name for line in rck.LINES],
+                        help="run only this line of Iceberg's kit (repeatable; default: every line)")
     parser.add_argument("--keep", action="store_true", help="keep the servers' data directories and logs")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments for pyiceberg's suite (after --)")
     args = parser.parse_args()
-    import rck
 
     if args.suite in ("all", "rck") and (missing := rck.missing_tools()):
         fail(f"Iceberg's REST Compatibility Kit needs {missing} (a JDK and Maven): run `make rck-deps`")
     known = read_known_failures()
     rows, rc = [], 0
     if args.suite in ("all", "rck"):
-        results = run_rck(args.keep)
+        results = run_rck(args.keep, args.rck_line)
         for result in results:
             failed = result.count("failed")
             known_failed = sum(1 for name, outcome in result.outcomes.items()
-                               if outcome == "failed" and f"{result.suite.key}::{name}" in known)
+                               if outcome == "failed" and rck.listed(result.suite.key, name, known))
             rows.append((result.suite.title, result.count("passed"), failed, known_failed, result.count("skipped")))
         rc |= summarise_rck(results, known)
     if args.suite.startswith("pyiceberg") or args.suite == "all":

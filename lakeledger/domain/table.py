@@ -2,7 +2,7 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
-from lakeledger.domain.errors import AlreadyExists, NoSuchTable
+from lakeledger.domain.errors import NoSuchTable
 from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import TABLE, Tabular
@@ -71,13 +71,7 @@ class Table(Tabular):
 
     def register_again(self, warehouse_id: UUID, namespace_id: UUID, namespace: tuple[str, ...], name: str,
                        location: str, metadata_location: str, request: JsonObject, by: Provenance) -> None:
-        if not self.dropped:
-            raise AlreadyExists(f"A table with uuid {self.id} is already registered: {self.identifier}")
-        if self.deletion.soft_dropped:
-            raise AlreadyExists(f"The table with uuid {self.id} is soft-deleted; undrop it instead of registering it")
-        if self.purge_requested:
-            # its files are being deleted by the purge worker; registering them again would race it
-            raise AlreadyExists(f"The table with uuid {self.id} was dropped with purge and cannot be registered again")
+        self.ensure_registrable()
         self._registered(warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=list(namespace), name=name,
                          location=location, metadata_location=metadata_location, request=request,
                          actor=by.actor, request_id=by.request_id)

@@ -9,7 +9,7 @@ from eventsourcing.domain import event
 
 from lakeledger.domain.base import CatalogAggregate
 from lakeledger.domain.deletion import DeletionState
-from lakeledger.domain.errors import NotFound
+from lakeledger.domain.errors import AlreadyExists, NotFound
 from lakeledger.domain.json_types import JsonObject
 from lakeledger.domain.names import dotted
 from lakeledger.domain.provenance import Provenance
@@ -122,6 +122,19 @@ class Tabular(CatalogAggregate):
     def ensure_live(self) -> None:
         if self.dropped:
             raise self.not_found(f"{self.word} does not exist: {self.identifier}")
+
+    def ensure_registrable(self) -> None:
+        """A tabular the catalog knows can be registered again from one of its own metadata files only once it is
+        dropped for good, and only if its files were kept."""
+        word = self.word.lower()
+        if not self.dropped:
+            raise AlreadyExists(f"A {word} with uuid {self.id} is already registered: {self.identifier}")
+        if self.deletion.soft_dropped:
+            raise AlreadyExists(f"The {word} with uuid {self.id} is soft-deleted; undrop it instead of registering it")
+        if self.purge_requested:
+            # its files are being deleted by the purge worker; registering them again would race it
+            raise AlreadyExists(f"The {word} with uuid {self.id} was dropped with purge and cannot be registered "
+                                "again")
 
     def rename(self, to_namespace_id: UUID, to_namespace: tuple[str, ...], to_name: str, by: Provenance) -> None:
         self.ensure_live()

@@ -9,7 +9,7 @@ from lakeledger.domain.view import View
 
 
 def created_kind(e: Any) -> str:
-    """"table", "view" or "generic-table" for a Tabular.Created (or a Table.Registered, a table's)."""
+    """"table", "view" or "generic-table" for a Tabular.Created, or a Table.Registered or View.Registered."""
     if isinstance(e, GenericTable.Created):
         return GENERIC_TABLE
-    return VIEW if isinstance(e, View.Created) else TABLE
+    return VIEW if isinstance(e, (View.Created, View.Registered)) else TABLE

@@ -19,6 +19,17 @@ class View(Tabular):
     class Created(Tabular.Created):
         request: JsonObject
 
+    class Registered(Tabular.Event):
+        """A dropped view brought back by registering one of its metadata files (as Table.Registered)."""
+
+        warehouse_id: UUID
+        namespace_id: UUID
+        namespace: list[str]
+        name: str
+        location: str
+        metadata_location: str
+        request: JsonObject
+
     class Replaced(Tabular.Event):
         """v2 added ``location`` (a set-location update moves the view). v1 events were recorded when a
         replace could not move a view: they are read with ``location`` None, meaning unchanged."""
@@ -60,3 +71,15 @@ class View(Tabular):
         self.metadata_location = metadata_location
         if location is not None:
             self.location = location
+
+    def register_again(self, warehouse_id: UUID, namespace_id: UUID, namespace: tuple[str, ...], name: str,
+                       location: str, metadata_location: str, request: JsonObject, by: Provenance) -> None:
+        self.ensure_registrable()
+        self._registered(warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=list(namespace), name=name,
+                         location=location, metadata_location=metadata_location, request=request,
+                         actor=by.actor, request_id=by.request_id)
+
+    @event(Registered)
+    def _registered(self, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,
+                    metadata_location: str, request: JsonObject, actor: str, request_id: str) -> None:
+        self._init_tabular(warehouse_id, namespace_id, namespace, name, location, metadata_location)

@@ -27,7 +27,7 @@ EVENT_CLASSES = (
     Warehouse.Created,
     Namespace.Created, Namespace.PropertiesUpdated, Namespace.Moved, Namespace.Dropped, Namespace.Undropped,
     Table.Created, Table.Registered, Table.Committed, Table.Renamed, Table.Moved, Table.Dropped, Table.Undropped,
-    View.Created, View.Replaced, View.Renamed, View.Moved, View.Dropped, View.Undropped,
+    View.Created, View.Registered, View.Replaced, View.Renamed, View.Moved, View.Dropped, View.Undropped,
     GenericTable.Created, GenericTable.Renamed, GenericTable.Moved, GenericTable.Dropped, GenericTable.Undropped,
 )
 TOPICS = tuple(get_topic(cls) for cls in EVENT_CLASSES)
@@ -94,7 +94,7 @@ class WarehouseAsOf:
             ns = self.namespaces.get(e.originator_id) or self.dropped_namespaces.get(e.originator_id)
             if ns is not None:
                 ns.path, ns.parent_id = tuple(e.to_path), e.to_parent_id
-        elif isinstance(e, (Tabular.Created, Table.Registered)):
+        elif isinstance(e, (Tabular.Created, Table.Registered, View.Registered)):
             # A registration can bring a dropped table back in another warehouse: it is then not ours, and no
             # longer ours to undrop either (an undrop then restores it where it was registered).
             self.tabulars.pop(e.originator_id, None)

@@ -46,7 +46,7 @@ from lakeledger.domain.warehouse import Warehouse
 
 EVENTS = (Project.Created, Project.Deleted, Warehouse.Created, Warehouse.Deleted,
           Namespace.Created, Namespace.Moved, Namespace.Dropped, Namespace.Undropped, Namespace.Expired,
-          Table.Created, Table.Registered, View.Created, GenericTable.Created,
+          Table.Created, Table.Registered, View.Created, View.Registered, GenericTable.Created,
           Tabular.Renamed, Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
           Role.Created, Role.MemberAdded, Role.MemberRemoved, Role.Deleted,
           Grant.Added, Grant.Removed, TagDefinition.Created, TagDefinition.Deleted,
@@ -235,6 +235,10 @@ class AuthzTuplesProjection:
     @_apply.register
     def _(self, e: Table.Registered, cur: Cursor) -> None:
         self._created(cur, "table", e)
+
+    @_apply.register
+    def _(self, e: View.Registered, cur: Cursor) -> None:
+        self._created(cur, "view", e)
 
     @_apply.register
     def _(self, e: GenericTable.Created, cur: Cursor) -> None:

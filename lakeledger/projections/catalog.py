@@ -221,6 +221,10 @@ class CatalogProjection:
         self._tabular_created(e, "table", cur)
 
     @apply.register
+    def _(self, e: View.Registered, cur: Cursor) -> None:
+        self._tabular_created(e, "view", cur)
+
+    @apply.register
     def _(self, e: GenericTable.Created, cur: Cursor) -> None:
         self._tabular_created(e, GENERIC_TABLE, cur)
         cur.execute(
@@ -229,8 +233,8 @@ class CatalogProjection:
             (e.originator_id, e.format, e.doc, Jsonb(e.properties), _json_or_null(e.schema),
              _json_or_null(e.statistics)))
 
-    def _tabular_created(self, e: Table.Created | Table.Registered | View.Created | GenericTable.Created, typ: str,
-                         cur: Cursor) -> None:
+    def _tabular_created(self, e: Table.Created | Table.Registered | View.Created | View.Registered
+                         | GenericTable.Created, typ: str, cur: Cursor) -> None:
         cur.execute(
             "INSERT INTO ll_tabulars (id, typ, warehouse_id, namespace_id, namespace, namespace_key, name, name_key,"
             " location, metadata_location, created_at) VALUES (%(id)s, %(typ)s, %(w)s, %(ns_id)s, %(ns)s,"
@@ -358,7 +362,7 @@ class LastCommits:
         self.last = {}
 
 
-_CREATIONS = (Table.Created, View.Created, Table.Registered)
+_CREATIONS = (Table.Created, View.Created, Table.Registered, View.Registered)
 
 
 def _key(warehouse_id: str, exact: str, folded: str) -> str:

@@ -165,6 +165,10 @@ class CatalogVersionsProjection:
     def _(self, e: Table.Registered, cur: Cursor) -> None:
         self._placed(e, "table", cur)
 
+    @apply.register
+    def _(self, e: View.Registered, cur: Cursor) -> None:
+        self._placed(e, "view", cur)
+
     def _placed(self, e: Any, typ: str, cur: Cursor) -> None:
         cur.execute(_TABULAR_CREATED, {**_key(e), "warehouse_id": e.warehouse_id, "typ": typ,
                                        "namespace_id": e.namespace_id, "namespace": list(e.namespace),

@@ -165,8 +165,8 @@ class VersionsInMemory:
     def _tabular_created(self, e: Tabular.Created, at: int) -> None:
         self._placed(e, created_kind(e), at)
 
-    def _registered(self, e: Table.Registered, at: int) -> None:
-        self._placed(e, "table", at)
+    def _registered(self, e: Table.Registered | View.Registered, at: int) -> None:
+        self._placed(e, created_kind(e), at)
 
     def _placed(self, e: Any, typ: str, at: int) -> None:
         # wherever the tabular was placed (a registration of a dropped table in another warehouse), that ends here
@@ -225,6 +225,7 @@ _BY_CLASS = {
     Namespace.Moved: VersionsInMemory._namespace_moved,
     Tabular.Created: VersionsInMemory._tabular_created,
     Table.Registered: VersionsInMemory._registered,
+    View.Registered: VersionsInMemory._registered,
     Table.Committed: VersionsInMemory._committed,
     View.Replaced: VersionsInMemory._replaced,
     Tabular.Renamed: VersionsInMemory._renamed,

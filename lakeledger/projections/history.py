@@ -501,6 +501,12 @@ def _(e: Table.Registered, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: View.Registered, before: Entity | None) -> EventDigest:
+    entity = _tabular(e, "view", None)
+    return EventDigest(entity, f"registered view {dotted(entity.name)} again")
+
+
+@_digest.register
 def _(e: View.Created, before: Entity | None) -> EventDigest:
     entity = _tabular(e, "view", None)
     return EventDigest(entity, f"created view {dotted(entity.name)}")

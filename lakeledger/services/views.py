@@ -103,12 +103,20 @@ class ViewService(TabularService[View]):
             metadata = vm.parse(found.data)
             self.tabulars.ensure_name_free(found.wh, found.ns, found.name)
             view_id = vm.view_id(metadata)
-            if self.ledger.log.get(Tabular, view_id) is not None:
+            known = self.ledger.log.get(Tabular, view_id)
+            if known is not None and not isinstance(known, View):
                 raise AlreadyExists(f"A table or view with uuid {view_id} is already registered")
+            if known is not None:
+                known.ensure_registrable()
             location = placement.checked_location(self.ledger, found.wh, metadata.location, view_id)
             claim = self.tabulars.claim(found.wh, found.ns, found.levels, found.name, view_id, by)
-            view = View.create(view_id, found.wh.id, found.ns.id, found.levels, found.name, location,
-                               found.metadata_location, raw, by)
+            if known is None:
+                view = View.create(view_id, found.wh.id, found.ns.id, found.levels, found.name, location,
+                                   found.metadata_location, raw, by)
+            else:  # a dropped view, registered back from one of its own metadata files
+                view = known
+                view.register_again(found.wh.id, found.ns.id, found.levels, found.name, location,
+                                    found.metadata_location, raw, by)
             self.ledger.append(claim, view, conditions=in_namespace(found.ns, found.levels))
             return ViewState(found.metadata_location, found.data)
 

@@ -168,7 +168,7 @@ def test_register_refusals_in_order(world, log_length, kind):
     # a file whose uuid the catalog knows, under a free name
     own = world.file_of("t" if kind is TABLE else "v")
     known = (f"A table with uuid {world.uuid['t']} is already registered: ns.t" if kind is TABLE
-             else f"A table or view with uuid {world.uuid['v']} is already registered")
+             else f"A view with uuid {world.uuid['v']} is already registered: ns.v")
     refused(world, log_length, _register(world, kind, "ns", "free", own), (409, "AlreadyExistsException", known))
     if kind is TABLE:
         # overwrite: of a view's name still refused; of a table with another table's file refused
@@ -177,13 +177,10 @@ def test_register_refusals_in_order(world, log_length, kind):
         refused(world, log_length, _register(world, kind, "ns", "t", fresh, overwrite=True),
                 (409, "AlreadyExistsException",
                  "Cannot overwrite a table with metadata of another table (uuid differs)"))
-        # a dropped table comes back from its own file, under its old name
-        assert answer(_register(world, kind, "ns", "dt", world.file_of("dt"))())[0] == 200
-    else:
-        # a dropped view's uuid is still known: its file does not register
-        refused(world, log_length, _register(world, kind, "ns", "dv", world.file_of("dv")),
-                (409, "AlreadyExistsException",
-                 f"A table or view with uuid {world.uuid['dv']} is already registered"))
+    # a dropped table or view comes back from its own file, under its old name (Iceberg 1.11's
+    # ViewCatalogTests.registerView asks it of views)
+    dropped = "dt" if kind is TABLE else "dv"
+    assert answer(_register(world, kind, "ns", dropped, world.file_of(dropped))())[0] == 200
     # the other kind's name that was dropped is free
     assert answer(_register(world, kind, "ns", "dv" if kind is TABLE else "dt", fresh)())[0] == 200
 

@@ -226,6 +226,42 @@ def test_register_view(client, warehouse, view_path, log_length):
     assert log_length() == after_table and after_table == before + 2  # the table's claim and creation only
 
 
+
+def test_a_dropped_view_is_registered_again_from_its_metadata_file(client, warehouse, log_length):
+    """Iceberg 1.11's ViewCatalogTests.registerView: a dropped view (a drop never purges a view's files) comes back,
+    the same view (uuid, versions), by registering its last metadata file, as a dropped table does; an event of its
+    own."""
+    warehouse_id, p = warehouse["id"], warehouse["prefix"]
+    view = _create(client, p)
+    path = f"{p}/namespaces/ns/views/v"
+    assert client.delete(path).status_code == 204
+    _error(client.get(path), 404, "NoSuchViewException")
+
+    before = log_length()
+    registered = client.post(f"{p}/namespaces/ns/register-view",
+                             json={"name": "v", "metadata-location": view["metadata-location"]})
+    assert registered.status_code == 200, registered.text
+    assert registered.json()["metadata"] == view["metadata"]
+    assert registered.json()["metadata-location"] == view["metadata-location"]
+    assert _load(client, path) == registered.json()
+    assert [v["name"] for v in client.get(f"{p}/namespaces/ns/views").json()["identifiers"]] == ["v"]
+    assert log_length() == before + 2  # the name's claim and the view's registration
+    history = client.get(f"/management/v1/warehouse/{warehouse_id}/history",
+                         params={"type": "view.registered"}).json()["events"]
+    assert [e["entity"]["id"] for e in history] == [view["metadata"]["view-uuid"]]
+    # the Events API has no register-view: ours, under its own type
+    page = client.post(f"{p}/events", json={"operation-types": ["x-lakeledger.view.registered"]})
+    assert page.status_code == 200, page.text
+    assert [(e["operation"]["operation-type"], e["operation"]["object-uuid"]) for e in page.json()["events"]] == [
+        ("x-lakeledger.view.registered", view["metadata"]["view-uuid"])]
+    # it lives on: replaced, and registered once more only after another drop
+    replaced = client.post(path, json={"updates": [{"action": "set-properties", "updates": {"x": "y"}}]})
+    assert replaced.status_code == 200, replaced.text
+    _error(client.post(f"{p}/namespaces/ns/register-view",
+                       json={"name": "w", "metadata-location": view["metadata-location"]}),
+           409, "AlreadyExistsException")
+
+
 def test_views_and_tables_share_one_name_space(client, warehouse, log_length):
     p = warehouse["prefix"]
     _create(client, p, name="v")
