@@ -97,7 +97,8 @@ def parse_updates(raw: Any) -> list[ViewUpdate]:
         return _updates.validate_python(v3_types.in_updates(raw) if raw is not None else [])
     except ValidationError as e:
         raise BadRequest(f"Invalid view updates: {_describe(e)}") from None
-    except (TypeError, ValueError, KeyError) as e:  # pyiceberg's own validators fail with plain errors on some shapes
+    # pyiceberg's own validators fail with plain errors on some shapes (a geometry's default, an unknown algorithm)
+    except (TypeError, ValueError, KeyError, NotImplementedError, IcebergValidationError) as e:
         raise BadRequest(f"Invalid view updates: {e}") from None
 
 

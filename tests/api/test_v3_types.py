@@ -222,3 +222,22 @@ def test_a_rebuild_replays_a_log_of_v3_tables(client, warehouse, db, pg_url, dat
     _rebuild(pg_url, data_dir)
     assert _snapshot(db) == live
     assert _load(client, path)["metadata"]["schemas"][1]["fields"] == wider["fields"]
+
+
+@pytest.mark.parametrize("field", [
+    {"id": 3, "name": "g", "type": "geography(srid:4326, flat)", "required": False},
+    {"id": 3, "name": "g", "type": "geometry(srid:4326)", "required": False, "initial-default": "00"},
+    {"id": 3, "name": "u", "type": "unknown", "required": False, "initial-default": 1},
+], ids=["unknown algorithm", "geometry default", "unknown default"])
+def test_a_refused_v3_column_in_a_table_or_view_commit_is_a_bad_request(client, warehouse, log_length, field):
+    path, _ = _create(client, warehouse, "commits", schema=SCHEMA, properties=V3)
+    wider = {"type": "struct", "schema-id": 1, "fields": [*SCHEMA["fields"], field]}
+    _refused(client, log_length, "POST", path, {"requirements": [], "updates": [{"action": "add-schema",
+                                                                                 "schema": wider}]})
+    p = warehouse["prefix"]
+    version = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1_700_000_000_000, "summary": {"engine-name": "t"},
+               "default-namespace": ["v3"], "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
+    r = client.post(f"{p}/namespaces/v3/views", json={"name": "view", "schema": SCHEMA, "view-version": version})
+    assert r.status_code == 200, r.text
+    _refused(client, log_length, "POST", f"{p}/namespaces/v3/views/view", {"requirements": [], "updates": [
+        {"action": "add-schema", "schema": wider}]})
