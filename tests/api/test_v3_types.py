@@ -241,3 +241,22 @@ def test_a_refused_v3_column_in_a_table_or_view_commit_is_a_bad_request(client, 
     assert r.status_code == 200, r.text
     _refused(client, log_length, "POST", f"{p}/namespaces/v3/views/view", {"requirements": [], "updates": [
         {"action": "add-schema", "schema": wider}]})
+
+
+def test_nanosecond_timestamps_partition_and_sort_as_the_spec_allows(client, other, warehouse, log_length):
+    fields = [{"id": 1, "name": "at", "type": "timestamp_ns", "required": False},
+              {"id": 2, "name": "at_tz", "type": "timestamptz_ns", "required": False}]
+    spec = {"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "at_day", "transform": "day"},
+                                     {"source-id": 2, "field-id": 1001, "name": "at_tz_bucket",
+                                      "transform": "bucket[8]"}]}
+    order = {"order-id": 1, "fields": [{"source-id": 1, "transform": "hour", "direction": "desc",
+                                        "null-order": "nulls-last"}]}
+    path, _ = _create(client, warehouse, "nanos", schema={"type": "struct", "schema-id": 0, "fields": fields},
+                      properties=V3, **{"partition-spec": spec, "write-order": order})
+    meta = _loaded(client, other, path)
+    assert meta["schemas"][0]["fields"] == fields
+    assert meta["partition-specs"] == [spec] and meta["sort-orders"] == [order]
+    # truncate takes no timestamp
+    bad = {"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "t", "transform": "truncate[4]"}]}
+    _refused(client, log_length, "POST", f"{warehouse['prefix']}/namespaces/v3/tables",
+             {"name": "bad", "schema": {"type": "struct", "fields": fields}, "partition-spec": bad, "properties": V3})
