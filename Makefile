@@ -250,21 +250,6 @@ $(CONFORMANCE_SPARK_RUNTIME):
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(ICEBERG_VERSION) \
 		-DoutputDirectory=$(JARS_DIR)
 
-# PySpark 4 beside 3.5 for the Iceberg v3 type tests (tests/e2e/test_spark4_v3_types.py): PyPI's pyspark 4.0.1 (the
-# conformance venv's version, a whole Spark distribution) in a venv of its own, .cache/spark4, with Iceberg's Spark
-# 4.0 runtime (Scala 2.13) of the project's Iceberg version, the jar `make conformance` fetches.
-SPARK4_VERSION ?= 4.0.1
-SPARK4_VENV ?= .cache/spark4
-export LAKELEDGER_SPARK4_PYTHON ?= $(abspath $(SPARK4_VENV))/bin/python
-export LAKELEDGER_SPARK4_JARS ?= $(abspath $(CONFORMANCE_SPARK_RUNTIME))
-
-spark4-deps: java-check $(CONFORMANCE_SPARK_RUNTIME) $(SPARK4_VENV)/.installed-$(SPARK4_VERSION)
-
-$(SPARK4_VENV)/.installed-$(SPARK4_VERSION):
-	$(PYTHON) -m venv $(SPARK4_VENV)
-	$(SPARK4_VENV)/bin/python -m pip install --quiet "pyspark==$(SPARK4_VERSION)"
-	touch $@
-
 # Iceberg's REST Compatibility Kit (conformance/, scripts/rck.py) and pyiceberg 0.12.0's whole integration suite,
 # each against a `lakeledger serve` of its own (scripts/conformance.py), pyiceberg's with a Spark Connect server
 # (scripts/conformance_spark.py), on a file and on an S3 default warehouse with MinIO (scripts/conformance_s3.py);
@@ -279,3 +264,18 @@ conformance: setup conformance-spark-deps rck-deps minio-deps oidc-deps trino-de
 # failure not in scripts/conformance-lakekeeper.known-failures.txt. docs/conformance.md has the figures.
 conformance-lakekeeper: setup java-check minio-deps oidc-deps trino-deps
 	$(PY) scripts/conformance_lakekeeper.py
+
+# PySpark 4 beside 3.5 for the Iceberg v3 type tests (tests/e2e/test_spark4_v3_types.py): PyPI's pyspark 4.0.1 (the
+# conformance venv's version, a whole Spark distribution) in a venv of its own, .cache/spark4, with Iceberg's Spark
+# 4.0 runtime (Scala 2.13) of the project's Iceberg version, the jar `make conformance` fetches.
+SPARK4_VERSION ?= 4.0.1
+SPARK4_VENV ?= .cache/spark4
+export LAKELEDGER_SPARK4_PYTHON ?= $(abspath $(SPARK4_VENV))/bin/python
+export LAKELEDGER_SPARK4_JARS ?= $(abspath $(CONFORMANCE_SPARK_RUNTIME))
+
+spark4-deps: java-check $(CONFORMANCE_SPARK_RUNTIME) $(SPARK4_VENV)/.installed-$(SPARK4_VERSION)
+
+$(SPARK4_VENV)/.installed-$(SPARK4_VERSION):
+	$(PYTHON) -m venv $(SPARK4_VENV)
+	$(SPARK4_VENV)/bin/python -m pip install --quiet "pyspark==$(SPARK4_VERSION)"
+	touch $@
