@@ -41,7 +41,7 @@ export LAKELEDGER_AZURITE_MODULES ?= $(abspath $(AZURITE_DIR))
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance conformance-lakekeeper rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps
+.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance conformance-lakekeeper rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps spark4-deps
 
 setup: $(VENV)/.installed
 
@@ -192,7 +192,7 @@ docs: setup
 # PYTEST_ARGS narrows a run to some tests (make test PYTEST_ARGS="tests/api/test_tables.py -x"); CI passes none
 PYTEST_ARGS ?=
 test: lint docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps iceberg-go-deps \
-		iceberg-rust-deps azurite-deps fake-gcs-deps
+		iceberg-rust-deps azurite-deps fake-gcs-deps spark4-deps
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 unit: setup
@@ -267,3 +267,18 @@ conformance: setup conformance-spark-deps rck-deps minio-deps oidc-deps trino-de
 # failure not in scripts/conformance-lakekeeper.known-failures.txt. docs/conformance.md has the figures.
 conformance-lakekeeper: setup java-check minio-deps oidc-deps trino-deps
 	$(PY) scripts/conformance_lakekeeper.py
+
+# PySpark 4 beside 3.5 for the Iceberg v3 type tests (tests/e2e/test_spark4_v3_types.py): PyPI's pyspark 4.0.1 (the
+# conformance venv's version, a whole Spark distribution) in a venv of its own, .cache/spark4, with Iceberg's Spark
+# 4.0 runtime (Scala 2.13) of the project's Iceberg version, the jar `make conformance` fetches.
+SPARK4_VERSION ?= 4.0.1
+SPARK4_VENV ?= .cache/spark4
+export LAKELEDGER_SPARK4_PYTHON ?= $(abspath $(SPARK4_VENV))/bin/python
+export LAKELEDGER_SPARK4_JARS ?= $(abspath $(CONFORMANCE_SPARK_RUNTIME))
+
+spark4-deps: java-check $(CONFORMANCE_SPARK_RUNTIME) $(SPARK4_VENV)/.installed-$(SPARK4_VERSION)
+
+$(SPARK4_VENV)/.installed-$(SPARK4_VERSION):
+	$(PYTHON) -m venv $(SPARK4_VENV)
+	$(SPARK4_VENV)/bin/python -m pip install --quiet "pyspark==$(SPARK4_VERSION)"
+	touch $@

@@ -6,11 +6,13 @@ from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.view.metadata import ViewVersion
 
+from lakeledger.domain import v3_types
 from lakeledger.domain.partition_specs import numbered_partition_fields
 
 
@@ -20,11 +22,12 @@ class _Body(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _plain_errors_are_invalid_input(cls, data: Any, handler):
-        """pyiceberg's models fail on some malformed shapes (a default value of an unknown type) with a plain
-        TypeError, which pydantic would let escape as a 500; it is bad input like any other."""
+        """pyiceberg's models fail on some malformed shapes (a default value of an unknown type, a geometry's
+        default, a geography's unknown algorithm) with a plain TypeError, NotImplementedError or its own
+        ValidationError, which pydantic would let escape as a 500; it is bad input like any other."""
         try:
             return handler(_without_nulls_of_optional_fields(cls, data))
-        except (TypeError, KeyError, AttributeError) as e:
+        except (TypeError, KeyError, AttributeError, NotImplementedError, IcebergValidationError) as e:
             raise ValueError(f"{type(e).__name__}: {e}") from None
 
     @classmethod
@@ -63,7 +66,9 @@ def _without_nulls(data: Any, *keys: str) -> Any:
 
 
 def schema_without_nulls(schema: Any) -> Any:
-    return _without_nulls(schema, "schema-id", "identifier-field-ids")
+    """A schema as sent, ready for pyiceberg's model: without its `null`s, and with the v3 types pyiceberg lacks in
+    place (lakeledger/domain/v3_types.py)."""
+    return v3_types.in_struct(_without_nulls(schema, "schema-id", "identifier-field-ids"))
 
 
 class CreateNamespaceRequest(_Body):

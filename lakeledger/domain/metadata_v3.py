@@ -10,6 +10,7 @@ from pyiceberg.table.metadata import TableMetadataV3 as _PyicebergV3
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.typedef import IcebergBaseModel
 
+from lakeledger.domain import v3_types
 from lakeledger.domain.encryption_keys import EncryptedKey
 
 FORMAT_VERSION = 3
@@ -45,7 +46,8 @@ class TableMetadataV3(_PyicebergV3):
 
 def from_pyiceberg(metadata: _PyicebergV3) -> TableMetadataV3:
     """pyiceberg's own v3 metadata (as ``new_table_metadata`` builds it) as a writable one."""
-    return TableMetadataV3.model_validate({**metadata.model_dump(), "next-row-id": INITIAL_ROW_ID})
+    dumped = {**metadata.model_dump(), "next-row-id": INITIAL_ROW_ID}
+    return TableMetadataV3.model_validate(v3_types.in_metadata(dumped))  # the dump spells the v3 types out
 
 
 def upgraded(metadata: Any) -> TableMetadataV3:

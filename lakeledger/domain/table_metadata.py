@@ -3,6 +3,7 @@ commit's requirements and applying its updates. Format v3, which pyiceberg 0.12 
 completed by ``metadata_v3`` and the updates pyiceberg lacks by ``table_changes``. Pure functions;
 nothing here touches storage."""
 
+import json
 from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
@@ -25,7 +26,7 @@ from pyiceberg.table.update import (
 from pyiceberg.types import IcebergType, ListType, MapType, StructType
 from pyiceberg.utils.datetime import datetime_to_millis
 
-from lakeledger.domain import metadata_json, metadata_v3, schemas
+from lakeledger.domain import metadata_json, metadata_v3, schemas, v3_types
 from lakeledger.domain.errors import BadRequest, CommitFailed, ImmutableProperty, InvalidArgument
 from lakeledger.domain.pyiceberg_compat import empty_table_metadata, metadata_file_version, with_metadata_log_entry
 from lakeledger.domain.table_changes import CommitContext, TableRequirement, TableUpdate, apply_update
@@ -58,7 +59,7 @@ def parse_requirements(raw: Any) -> list[TableRequirement]:
 
 def parse_updates(raw: Any) -> list[TableUpdate]:
     try:
-        return _updates.validate_python(raw if raw is not None else [])
+        return _updates.validate_python(v3_types.in_updates(raw) if raw is not None else [])
     except ValidationError as e:
         raise InvalidArgument(f"Invalid updates: {_describe(e)}") from None
     except _INVALID as e:
@@ -98,6 +99,10 @@ def new_metadata(schema: Schema, partition_spec: PartitionSpec | None, sort_orde
             properties=dict(properties),
             table_uuid=table_uuid,
         ))
+        # pyiceberg's new_table_metadata does not check them (its commits do): a struct, a variant or a geometry
+        # would be a partition or sort source readers cannot use
+        created.spec().check_compatible(created.schema())
+        created.sort_order().check_compatible(created.schema())
         if isinstance(created, PyicebergV3):  # pyiceberg's v3 (format-version 3), which it cannot write
             return metadata_v3.from_pyiceberg(created)
         return created
@@ -203,7 +208,7 @@ def _updated(base: TableMetadata, updates: list[TableUpdate], base_location: str
     if base.last_updated_ms == new.last_updated_ms:
         new = new.model_copy(update={"last_updated_ms": datetime_to_millis(datetime.now().astimezone())})
     if validate:
-        new = _metadata.validate_python(new.model_dump())
+        new = _metadata.validate_python(v3_types.in_metadata(new.model_dump()))
     new.spec().check_compatible(new.schema())
     new.sort_order().check_compatible(new.schema())
     return new
@@ -235,6 +240,10 @@ def serialize(metadata: TableMetadata, base: TableMetadata | None = None) -> byt
 def parse(data: bytes) -> TableMetadata:
     """Metadata as stored in a metadata file; the inverse of ``serialize``."""
     try:
+        if v3_types.may_hold(data):
+            return _metadata.validate_python(v3_types.in_metadata(json.loads(data)))
         return _metadata.validate_json(data)
+    except json.JSONDecodeError as e:
+        raise IcebergValidationError(e) from e
     except ValidationError as e:
         raise IcebergValidationError(e) from e

@@ -18,6 +18,7 @@ are ``InvalidArgument`` here, so a Java client raises the exception it raises ag
 Those it raises as ValidationException stay plain bad requests (the Java client makes both of that type and
 plain 400s a BadRequestException)."""
 
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import IcebergBaseModel
 from pyiceberg.view.metadata import ViewHistoryEntry, ViewMetadata, ViewVersion
 
-from lakeledger.domain import metadata_v3
+from lakeledger.domain import metadata_v3, v3_types
 from lakeledger.domain.errors import BadRequest, CommitFailed, InvalidArgument
 from lakeledger.domain.pyiceberg_compat import metadata_file_version
 from lakeledger.domain.schemas import check_schema
@@ -93,10 +94,11 @@ _requirements = TypeAdapter(list[ViewRequirement])
 
 def parse_updates(raw: Any) -> list[ViewUpdate]:
     try:
-        return _updates.validate_python(raw if raw is not None else [])
+        return _updates.validate_python(v3_types.in_updates(raw) if raw is not None else [])
     except ValidationError as e:
         raise BadRequest(f"Invalid view updates: {_describe(e)}") from None
-    except (TypeError, ValueError, KeyError) as e:  # pyiceberg's own validators fail with plain errors on some shapes
+    # pyiceberg's own validators fail with plain errors on some shapes (a geometry's default, an unknown algorithm)
+    except (TypeError, ValueError, KeyError, NotImplementedError, IcebergValidationError) as e:
         raise BadRequest(f"Invalid view updates: {e}") from None
 
 
@@ -123,8 +125,11 @@ def parse(data: bytes) -> ViewMetadata:
     """View metadata as stored in a metadata file; the inverse of ``serialize``. Anything that is not
     valid view metadata (a table's metadata file, say) is a bad request."""
     try:
-        metadata = ViewMetadata.model_validate_json(data)
-    except (ValidationError, ValueError) as e:
+        if v3_types.may_hold(data):
+            metadata = ViewMetadata.model_validate(v3_types.in_metadata(json.loads(data)))
+        else:
+            metadata = ViewMetadata.model_validate_json(data)
+    except (ValidationError, ValueError) as e:  # a JSONDecodeError is a ValueError
         raise BadRequest(f"Not valid view metadata: {e}") from None
     _uuid_of(metadata)
     _check_consistent(metadata)

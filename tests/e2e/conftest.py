@@ -2,6 +2,7 @@
 (starting one costs ~20 s), configured as an Iceberg REST catalog on a live Lakeledger, with its own
 warehouse. The prerequisites (Java, the Iceberg Spark runtime jar) fail loudly, never skip."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -91,6 +92,69 @@ def spark(server, spark_warehouse):
             SparkContext._gateway.proc.stdin.close()
             SparkContext._gateway.proc.wait(60)
             SparkContext._gateway = SparkContext._jvm = None
+
+
+SPARK4_PYTHON = Path(__file__).resolve().parents[2] / ".cache/spark4/bin/python"
+SPARK4_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-4.0_2.13-1.10.0.jar"
+
+
+class Spark4:
+    """A PySpark 4 session in an interpreter of its own (tests/e2e/spark4_sql.py), the catalog ``lakeledger``
+    pointed at the server as the 3.5 ``spark`` fixture's is."""
+
+    def __init__(self, python: str, settings: dict[str, str]):
+        self.process = subprocess.Popen([python, str(Path(__file__).with_name("spark4_sql.py")), json.dumps(settings)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.version = self._answer()["ready"]
+
+    def _answer(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            pytest.fail(f"the PySpark 4 session ended (exit code {self.process.wait(60)}); its log is above")
+        return json.loads(line)
+
+    def answer(self, statement: str) -> dict:
+        """``{"rows": [...]}`` or ``{"error": "..."}``."""
+        self.process.stdin.write(json.dumps({"sql": statement}) + "\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def sql(self, statement: str) -> list[list]:
+        answer = self.answer(statement)
+        assert "error" not in answer, f"{statement}: {answer['error']}"
+        return answer["rows"]
+
+    def stop(self) -> None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(120)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(60)
+
+
+@pytest.fixture(scope="session")
+def spark4(server, spark_warehouse):
+    """PySpark 4.0 with Iceberg's Spark 4.0 runtime (`make spark4-deps`) for the whole session."""
+    python = os.environ.get("LAKELEDGER_SPARK4_PYTHON", "").strip() or str(SPARK4_PYTHON)
+    jars = os.environ.get("LAKELEDGER_SPARK4_JARS", "").strip() or str(SPARK4_RUNTIME)
+    missing = [p for p in (python, *jars.split(",")) if not Path(p).is_file()]
+    if missing:
+        pytest.fail(f"PySpark 4 or Iceberg's Spark 4.0 runtime is missing ({', '.join(missing)}): "
+                    "run `make spark4-deps`")
+    _check_java()
+    catalog = f"spark.sql.catalog.{SPARK_CATALOG}"
+    session = Spark4(python, {
+        "spark.jars": jars, "spark.ui.enabled": "false", "spark.driver.memory": "1g",
+        "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.sql.session.timeZone": "UTC",
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest",
+        f"{catalog}.uri": f"{server.url}/catalog", f"{catalog}.warehouse": spark_warehouse["name"],
+        f"{catalog}.cache-enabled": "false"})
+    try:
+        yield session
+    finally:
+        session.stop()
 
 
 @pytest.fixture
