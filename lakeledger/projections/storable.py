@@ -13,10 +13,10 @@ live projections and a rebuild see the same values and write the same rows:
 * NaN, Infinity and -Infinity read back as the strings ``"nan"``, ``"inf"`` and ``"-inf"`` (as Python writes them,
   and as the history always stored them);
 * an event's text fields that read models index (``INDEXED``: names, namespace paths, user and member ids, actors,
-  tuple ends, locations), and the items of such list fields, longer than ``IDENTIFIER_CHARS`` characters (the
-  API's own limit for a name, so nothing it accepts is changed; ``LOCATION_CHARS`` for a location) read back as
-  their longest prefix that fits with ``…`` and the first 16 hex digits of the SHA-256 of the whole value, so two
-  long values still differ. Every other text (requests, updates, properties, descriptions, metadata file
+  request ids, tuple ends, locations), and the items of such list fields, longer than ``IDENTIFIER_CHARS``
+  characters (the API's own limit for a name, so nothing it accepts is changed; ``LOCATION_CHARS`` for a location)
+  read back as their longest prefix that fits with ``…`` and the first 16 hex digits of the SHA-256 of the whole
+  value, so two long values still differ. Every other text (requests, updates, properties, descriptions, metadata file
   locations) is kept whole: nothing indexes it;
 * integers of any size are kept (jsonb numbers are arbitrary precision), as is nesting (nothing here recurses:
   the walk keeps its own stack).
@@ -39,7 +39,7 @@ IDENTIFIER_CHARS = MAX_NAME_LENGTH
 LOCATION_CHARS = 2600
 # the event fields read models index: a megabyte in one of them would fail the index, not the read model's logic
 INDEXED = frozenset({"name", "new_name", "path", "to_path", "namespace", "to_namespace", "to_name", "location",
-                     "user_id", "member_id", "member_type", "actor", "object", "relation", "grantee",
+                     "user_id", "member_id", "member_type", "actor", "request_id", "object", "relation", "grantee",
                      "target_type"})
 _DIGEST_HEX = 16
 
