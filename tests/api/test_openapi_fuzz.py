@@ -96,7 +96,10 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer(f"HEAD {table}", {204})
     answer(f"GET {table}/credentials", {200})
     answer(f"POST {table}", {200}, body=set_property)
-    answer(f"POST {table}/metrics", {204}, body={"report-type": "scan-report"})
+    answer(f"POST {table}/metrics", {204}, body={
+        "report-type": "commit-report", "table-name": "ns.t", "snapshot-id": 1, "sequence-number": 1,
+        "operation": "append", "metrics": {"added-records": {"unit": "count", "value": 3}}})
+    answer("GET /management/v1/warehouse/{warehouse_id}/table/{table_id}/metrics-reports", {200})
     answer(f"POST {catalog}/transactions/commit", {204}, body={"table-changes": [
         {"identifier": {"namespace": [NAMESPACE], "name": TABLE}, **set_property}]})
     answer(f"POST {catalog}/tables/rename", {204}, body={"source": {"namespace": [NAMESPACE], "name": "second"},
