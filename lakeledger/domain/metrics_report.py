@@ -116,18 +116,26 @@ _MS_PER = {"nanoseconds": 1e-6, "microseconds": 1e-3, "milliseconds": 1.0, "seco
            "hours": 3.6e6, "days": 8.64e7}
 # what a person asks of a report first, as (files, bytes, records, duration) metric names of each kind (Iceberg's
 # ScanMetricsResult and CommitMetricsResult): a scan's result files and their size and its planning time; a
-# commit's added files, their size and records, and its whole duration
-_FIGURES = {SCAN: (("result-data-files", "result-delete-files"), ("total-file-size-bytes",
-                                                                   "total-delete-file-size-bytes"),
+# commit's added files, their size and records, and its whole duration. Each figure sums its parts; a part is the
+# first of its names the report has: Java writes a scan's sizes as "total-file-size-in-bytes", the REST spec's
+# example as "total-file-size-bytes"
+_FIGURES = {SCAN: ((("result-data-files",), ("result-delete-files",)),
+                   (("total-file-size-in-bytes", "total-file-size-bytes"),
+                    ("total-delete-file-size-in-bytes", "total-delete-file-size-bytes")),
                    (), "total-planning-duration"),
-            COMMIT: (("added-data-files", "added-delete-files"), ("added-files-size-bytes",), ("added-records",),
-                     "total-duration")}
+            COMMIT: ((("added-data-files",), ("added-delete-files",)), (("added-files-size-bytes",),),
+                     (("added-records",),), "total-duration")}
 
 
-def _counted(metrics: dict[str, Any], names: tuple[str, ...]) -> int | None:
-    values = [m["value"] for n in names if isinstance(m := metrics.get(n), dict)
-              and isinstance(m.get("value"), int) and not isinstance(m.get("value"), bool)]
-    return sum(values) if values else None
+def _count(metric: Any) -> int | None:
+    value = metric.get("value") if isinstance(metric, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _counted(metrics: dict[str, Any], parts: tuple[tuple[str, ...], ...]) -> int | None:
+    values = [next((v for n in names if (v := _count(metrics.get(n))) is not None), None) for names in parts]
+    found = [v for v in values if v is not None]
+    return sum(found) if found else None
 
 
 def _milliseconds(timer: Any) -> float | None:

@@ -31,8 +31,8 @@ SCAN = {
         "total-delete-manifests": {"unit": "count", "value": 0},
         "scanned-data-manifests": {"unit": "count", "value": 2},
         "skipped-data-manifests": {"unit": "count", "value": 0},
-        "total-file-size-bytes": {"unit": "bytes", "value": 10240},
-        "total-delete-file-size-bytes": {"unit": "bytes", "value": 512},
+        "total-file-size-in-bytes": {"unit": "bytes", "value": 10240},  # Java's name
+        "total-delete-file-size-bytes": {"unit": "bytes", "value": 512},  # the spec example's name
     },
     "metadata": {"engine-name": "spark", "engine-version": "3.5.6"},
 }
