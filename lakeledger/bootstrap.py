@@ -28,6 +28,8 @@ from lakeledger.projections.events_queries import EventQueries
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.metrics_reports import DEFAULT_PER_TABLE, MetricsReportsProjection
+from lakeledger.projections.metrics_reports_queries import MetricsReportsQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.tags import TagsProjection
 from lakeledger.projections.tags_queries import TagQueries
@@ -41,6 +43,7 @@ from lakeledger.services.grants import GrantService
 from lakeledger.services.managed_access import ManagedAccessService
 from lakeledger.services.management import ManagementService
 from lakeledger.services.metadata_files import MetadataFiles
+from lakeledger.services.metrics_reports import MetricsReports
 from lakeledger.services.namespace_moves import NamespaceMoves
 from lakeledger.services.namespaces import NamespaceService
 from lakeledger.services.protection import ProtectionService
@@ -75,6 +78,7 @@ class Container:
     token_roles: TokenRoles
     tag_queries: TagQueries
     access_queries: AccessHistoryQueries
+    metrics_report_queries: MetricsReportsQueries
     statistics_queries: StatisticsQueries
 
     def __init__(self, settings: Settings, url: str | None = None, statement_timeout_seconds: float | None = None):
@@ -114,10 +118,14 @@ class Container:
         # the catalog with validity ranges, for read-only past prefixes: brought up to the position a read asks for
         # (lakeledger/services/time_travel.py) and kept near the head by the workers
         self.catalog_versions = ProjectionDriver(CatalogVersionsProjection(), self.log, self.pool)
+        # the scan and commit reports engines send, newest per table: caught up by the reports endpoint before it
+        # answers, never inside an append (a report's request pays for its own event only)
+        self.metrics_reports_view = ProjectionDriver(
+            MetricsReportsProjection(settings.metrics_reports_per_table or DEFAULT_PER_TABLE), self.log, self.pool)
         # what `rebuild` replays
         self.read_models: tuple[ProjectionDriver, ...] = (
             self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view, self.access_history,
-            self.catalog_versions, self.tags_view)
+            self.catalog_versions, self.tags_view, self.metrics_reports_view)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
         # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog
@@ -166,6 +174,8 @@ class Container:
         self.tags = TagService(self.ledger, self.tags_view, self.files, self.storages)
         self.grants = GrantService(self.ledger, self.roles, self.access_history)
         self.holder_history = HolderHistory(self.log, self.pool, self.access_history)
+        self.metrics_reports = MetricsReports(self.ledger, self.metrics_reports_view,
+                                              settings.metrics_reports_per_table)
 
     def start(self) -> None:
         """Makes sure the default project (and the default warehouse, when one is configured) exist;

@@ -125,6 +125,8 @@ class Settings(BaseSettings):
     read_model_wait_seconds: float = Field(default=60.0, gt=0)
     # from this many events in the log, `rebuild` fills the history in a process of its own (0: always)
     rebuild_apart_from_events: int = Field(default=100_000, ge=0)
+    # the metrics reports (scan, commit) the read model keeps per table, newest first; 0: checked, not kept
+    metrics_reports_per_table: int = Field(default=1000, ge=0)
     nats_address: str | None = None
     nats_stream: str = Field(default="LAKELEDGER", pattern=r"^[A-Za-z0-9_-]+$")
     nats_subject: str = Field(default="lakeledger", pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")

@@ -28,6 +28,7 @@ from lakeledger.api.routers import (
     history,
     maintenance,
     management,
+    metrics_reports,
     namespace_moves,
     namespaces,
     operations,
@@ -59,6 +60,7 @@ from lakeledger.projections.access_history_queries import AccessHistoryQueries
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
 from lakeledger.projections.events_queries import EventQueries
 from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.metrics_reports_queries import MetricsReportsQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.tags_queries import TagQueries
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
@@ -96,6 +98,7 @@ def create_app(container) -> FastAPI:
                                            container.settings.authz_cache_seconds)
         container.tag_queries = TagQueries(pool)
         container.access_queries = AccessHistoryQueries(pool)
+        container.metrics_report_queries = MetricsReportsQueries(pool)
         container.statistics_queries = StatisticsQueries(pool)
         calls: EndpointCalls = app.state.endpoint_calls
         app.state.flush_endpoint_calls = lambda: calls.flush(container.statistics_queries.add_calls)
@@ -162,6 +165,7 @@ def create_app(container) -> FastAPI:
     app.include_router(tags.router)
     app.include_router(permissions.router)
     app.include_router(access_history.router)
+    app.include_router(metrics_reports.router)
     app.include_router(statistics.router)
     app.include_router(storage_validation.router)
     app.include_router(operations.router)

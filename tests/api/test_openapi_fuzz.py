@@ -96,7 +96,10 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer(f"HEAD {table}", {204})
     answer(f"GET {table}/credentials", {200})
     answer(f"POST {table}", {200}, body=set_property)
-    answer(f"POST {table}/metrics", {204}, body={"report-type": "scan-report"})
+    answer(f"POST {table}/metrics", {204}, body={
+        "report-type": "commit-report", "table-name": "ns.t", "snapshot-id": 1, "sequence-number": 1,
+        "operation": "append", "metrics": {"added-records": {"unit": "count", "value": 3}}})
+    answer("GET /management/v1/warehouse/{warehouse_id}/table/{table_id}/metrics-reports", {200})
     plan = answer(f"POST {table}/plan", {200}, body={"filter": {"type": "gt", "term": "id", "value": 1}}).json()
     answer(f"GET {table}/plan/{{plan_id}}", {200}, plan_id=plan["plan-id"])
     answer(f"DELETE {table}/plan/{{plan_id}}", {204}, plan_id=plan["plan-id"])

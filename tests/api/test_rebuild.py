@@ -18,11 +18,12 @@ from lakeledger.projections.catalog import CatalogProjection
 from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
+from lakeledger.projections.metrics_reports import MetricsReportsProjection
 from lakeledger.projections.tags import TagsProjection
 from lakeledger.projections.users_roles import UsersRolesProjection
 
 READ_MODELS = (CatalogProjection, HistoryProjection, ExpirySchedule, UsersRolesProjection, AccessHistoryProjection,
-               CatalogVersionsProjection, TagsProjection)
+               CatalogVersionsProjection, TagsProjection, MetricsReportsProjection)
 TABLES = [t for projection in READ_MODELS for t in projection.tables]
 # numbered by a sequence that keeps counting across rebuilds: the row's content is what the log decides
 SURROGATE_KEYS = {"ll_access_ranges": {"id"}}
@@ -76,6 +77,10 @@ def test_a_rebuild_writes_exactly_what_the_projections_wrote_event_by_event(clie
     assert client.post(f"{p}/namespaces", json={"namespace": ["same"], "properties": {"k": "v"}}).status_code == 200
     r = client.post(f"{p}/namespaces/same/tables", json={"name": "t", "schema": SCHEMA, "properties": {"n": "1"}})
     assert r.status_code == 200, r.text
+    r = client.post(f"{p}/namespaces/same/tables/t/metrics", json={
+        "report-type": "commit-report", "table-name": "same.t", "snapshot-id": 1, "sequence-number": 1,
+        "operation": "append", "metrics": {"added-records": {"unit": "count", "value": 3}}})
+    assert r.status_code == 204, r.text
     _caught_up(db)
     live, indexes = _snapshot(db), _indexes(db)
     assert live["ll_history"] and live["ll_history_entities"] and live["ll_tabular_placements"]

@@ -38,6 +38,7 @@ from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
+from lakeledger.projections.metrics_reports import MetricsReportsProjection
 from lakeledger.projections.rebuild import Rebuild
 from lakeledger.projections.tags import TagsProjection
 from lakeledger.projections.users_roles import UsersRolesProjection
@@ -48,7 +49,7 @@ SERVER_ID = UUID("00000000-0000-4000-8000-000000000027")
 # TupleProjectionRunner's, tested with OpenFGA in tests/e2e)
 PROJECTIONS = (CatalogProjection(), HistoryProjection(), ExpirySchedule(), UsersRolesProjection(),
                AccessHistoryProjection(SERVER_ID), CatalogVersionsProjection(), AuthzTuplesProjection(SERVER_ID),
-               TagsProjection())
+               TagsProjection(), MetricsReportsProjection(per_table=2))
 SURROGATE_KEYS = {"ll_access_ranges": {"id"}}  # numbered by a sequence that keeps counting across rebuilds
 
 
@@ -127,7 +128,16 @@ requests = st.one_of(json_objects, st.fixed_dictionaries(
 
 # a field holding a list of JSON objects (a commit's updates and requirements); every other list is of names
 OBJECT_LISTS = {"updates": st.lists(updates, max_size=3), "requirements": st.lists(json_objects, max_size=1)}
-OBJECT_FIELDS = {"request": requests}
+# a metrics report (lakeledger/domain/metrics_report.py) shaped as the spec's, every value hostile
+_metric = st.fixed_dictionaries({}, optional={"unit": hostile_text, "value": hostile_numbers, "time-unit": hostile_text,
+                                             "count": hostile_numbers, "total-duration": hostile_numbers})
+reports = st.one_of(json_objects, st.fixed_dictionaries({}, optional={
+    "report-type": hostile_text, "table-name": hostile_text, "snapshot-id": hostile_numbers, "filter": json_values,
+    "schema-id": hostile_numbers, "sequence-number": hostile_numbers, "operation": hostile_text,
+    "projected-field-names": st.lists(st.one_of(hostile_text, hostile_numbers), max_size=2),
+    "metrics": st.one_of(st.dictionaries(hostile_text, _metric, max_size=2), json_values),
+    "metadata": st.one_of(json_objects, json_values)}))
+OBJECT_FIELDS = {"request": requests, "report": reports}
 _times = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(UTC))
 
 

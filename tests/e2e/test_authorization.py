@@ -288,6 +288,27 @@ def test_a_grant_of_select_lets_bob_read_but_not_change(api, oidc, world, own_da
         assert bob.get(table).status_code == 404
 
 
+def test_metrics_reports_are_sent_and_read_by_whoever_may_see_the_table(api, oidc, world, own_database):
+    """A report on a table bob may not see is the missing table's 404, nothing appended; so is the table's reports list.
+    With select he may report, and read the reports, his own among them under his name."""
+    a = world["A"]
+    table_id = a["tables"]["ns.t"]
+    table = f"{a['prefix']}/namespaces/ns/tables/t"
+    reports = f"/management/v1/warehouse/{a['warehouse']}/table/{table_id}/metrics-reports"
+    report = {"report-type": "commit-report", "table-name": "ns.t", "snapshot-id": 1, "sequence-number": 1,
+              "operation": "append", "metrics": {"added-records": {"unit": "count", "value": 3}}}
+    with _client(api, oidc, "bob", a["project"]) as bob:
+        before = log_length(own_database)
+        assert bob.post(f"{table}/metrics", json=report).status_code == 404
+        assert bob.get(reports).status_code == 404
+        assert log_length(own_database) == before
+    with table_grant(api, oidc, a, "ns.t"), _client(api, oidc, "bob", a["project"]) as bob:
+        assert bob.post(f"{table}/metrics", json=report).status_code == 204
+        listed = bob.get(reports)
+        assert listed.status_code == 200, listed.text
+        assert [r["actor"] for r in listed.json()["reports"]][:1] == ["oidc~bob"]
+
+
 def test_a_change_made_behind_the_servers_back_is_honoured_within_the_cache_lifetime(api, oidc, world, fga):
     """A tuple another process writes (its own grant, or OpenFGA changed by hand) reaches this server's remembered
     decisions once they are older than LAKELEDGER__AUTHZ_CACHE_SECONDS: the lag a revoke may have."""

@@ -121,6 +121,10 @@ def test_every_event_is_a_cloudevent_in_log_order(tmp_path, database, nats_serve
             r = client.post(f"{prefix}/namespaces/sales/tables", json={"name": "big", "schema": SCHEMA})
             assert r.status_code == 200, r.text
             table_id = r.json()["metadata"]["table-uuid"]
+            # a metrics report is an event of the log like any other (docs/metrics-reports.md): published too
+            report = {"report-type": "commit-report", "table-name": "sales.big", "snapshot-id": 1, "sequence-number": 1,
+                      "operation": "append", "metrics": {"added-records": {"unit": "count", "value": 3}}}
+            assert client.post(f"{prefix}/namespaces/sales/tables/big/metrics", json=report).status_code == 204
             r = client.post(f"{prefix}/tables/rename", json={"source": {"namespace": ["sales"], "name": "big"},
                                                               "destination": {"namespace": ["sales"], "name": "large"}})
             assert r.status_code == 204, r.text
@@ -154,6 +158,9 @@ def test_every_event_is_a_cloudevent_in_log_order(tmp_path, database, nats_serve
                 "io.lakeledger.table.dropped",
             ]
             assert all(e["warehouseid"] == wh["id"] for e in table_events)
+            [reported] = [m["event"] for m in messages if m["event"]["type"] == "io.lakeledger.metrics-report.received"]
+            assert reported["warehouseid"] == wh["id"] and reported["data"]["table_id"] == table_id
+            assert reported["data"]["report"] == report and reported["data"]["kind"] == "commit-report"
             assert table_events[0]["data"]["name"] == "big"
 
             config = asyncio.run(_stream_config(nats_server.url))

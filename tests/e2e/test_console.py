@@ -422,6 +422,8 @@ def test_a_tables_timeline_grows_after_a_spark_commit(browser, server, spark, sp
     after = browser.find_elements(By.CSS_SELECTOR, "#table-history .event")
     assert len(after) == len(before) + 1
     newest = after[-1]
+    # Spark's commit reports (Iceberg's Java RESTCatalog sends one per commit), listed as the table's page shows them
+    assert "commit append" in browser.find_element(By.ID, "table-reports").text
     assert newest.get_attribute("data-type") == "table.committed"
     assert re.search(r"\+ snapshot \d+ \(append\): 1 records", newest.text), newest.text
     # the plot: one point per snapshot, the last at 3 records
@@ -437,6 +439,43 @@ def test_a_tables_timeline_grows_after_a_spark_commit(browser, server, spark, sp
     snapshots = httpx.get(f"{server.url}/catalog/v1/{spark_warehouse['id']}/namespaces/console/tables/{table}").json()
     for snapshot in snapshots["metadata"]["snapshots"]:
         assert str(snapshot["snapshot-id"]) in main.text
+    assert _errors_on_page(browser) == []
+
+
+def test_a_tables_scan_and_commit_reports_are_shown(browser, console_server, tmp_path):
+    """The reports an engine sent about a table (docs/metrics-reports.md), newest first, with their figures; a 64-bit
+    snapshot id exactly."""
+    from selenium.webdriver.common.by import By
+
+    base = console_server.url
+    made = httpx.post(f"{base}/management/v1/warehouse", json={
+        "warehouse-name": "reported", "storage-profile": {"type": "file", "location": f"file://{tmp_path}/wh"}})
+    assert made.status_code == 201, made.text
+    wh = {"id": made.json()["warehouse-id"]}
+    prefix = f"{base}/catalog/v1/{wh['id']}"
+    assert httpx.post(f"{prefix}/namespaces", json={"namespace": ["shop"]}).status_code == 200
+    assert httpx.post(f"{prefix}/namespaces/shop/tables", json={"name": "sales", "schema": SCHEMA}).status_code == 200
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop/table/sales")
+    assert "No scan or commit reports yet" in browser.find_element(By.ID, "table-reports").text
+    scan = {"report-type": "scan-report", "table-name": "lakeledger.shop.sales", "snapshot-id": 3497810964824022504,
+            "filter": {"type": "gt", "term": "id", "value": 5}, "schema-id": 0, "projected-field-ids": [1],
+            "projected-field-names": ["id"], "metrics": {
+                "total-planning-duration": {"count": 1, "time-unit": "nanoseconds", "total-duration": 12_500_000},
+                "result-data-files": {"unit": "count", "value": 7},
+                "total-file-size-bytes": {"unit": "bytes", "value": 90210}}}
+    commit = {"report-type": "commit-report", "table-name": "lakeledger.shop.sales", "snapshot-id": 11,
+              "sequence-number": 1, "operation": "append", "metrics": {
+                  "added-data-files": {"unit": "count", "value": 2}, "added-records": {"unit": "count", "value": 4242},
+                  "added-files-size-bytes": {"unit": "bytes", "value": 3333}}}
+    for report in (commit, scan):
+        assert httpx.post(f"{prefix}/namespaces/shop/tables/sales/metrics", json=report).status_code == 204
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop/table/sales", "table-reports")
+    rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#table-reports tbody tr")]
+    assert len(rows) == 2, rows
+    newest, older = rows
+    assert "scan" in newest and '"term":"id"' in newest and "3497810964824022504" in newest, newest
+    assert "7" in newest and "90210" in newest and "12.5" in newest, newest
+    assert "commit append" in older and "4242" in older and "3333" in older, older
     assert _errors_on_page(browser) == []
 
 

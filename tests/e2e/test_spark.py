@@ -206,3 +206,35 @@ def test_drop_table(spark, ns, client, db, spark_warehouse):
     assert [t for t, _ in history] == [f"{TABLE_TOPIC}.Created", f"{TABLE_TOPIC}.Committed",
                                        f"{TABULAR_TOPIC}.Dropped", f"{TABULAR_TOPIC}.Purged"]
     assert history[2][1]["name"] == "doomed" and history[2][1]["purge_requested"] is True
+
+
+def test_spark_s_scan_and_commit_reports_are_kept(spark, ns, client, spark_warehouse):
+    """Iceberg's Java RESTCatalog sends a CommitReport after Spark's INSERT and a ScanReport after planning a SELECT
+    (POST .../metrics); the catalog keeps both, and the table's reports list them with the figures Spark measured."""
+    spark.sql(f"CREATE TABLE {ns}.reported (id BIGINT, name STRING) USING iceberg")
+    spark.sql(f"INSERT INTO {ns}.reported VALUES (1, 'ada'), (2, 'grace'), (3, 'edsger')")
+    assert rows(spark, f"SELECT name FROM {ns}.reported WHERE id > 1 ORDER BY id") == [("grace",), ("edsger",)]
+    table_id = table_uuid(client, spark_warehouse, "reported")
+    snapshot_id = client.get(f"{spark_warehouse['prefix']}/namespaces/{NAMESPACE}/tables/reported").json()[
+        "metadata"]["current-snapshot-id"]
+    path = f"/management/v1/warehouse/{spark_warehouse['id']}/table/{table_id}/metrics-reports"
+
+    def both() -> dict | None:
+        kinds = {r["report-type"]: r for r in reversed(client.get(path).json()["reports"])}  # the newest of each
+        return kinds if {"scan-report", "commit-report"} <= kinds.keys() else None
+
+    deadline = time.monotonic() + 30
+    while (found := both()) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert found is not None, client.get(path).text
+    commit, scan = found["commit-report"], found["scan-report"]
+    assert commit["operation"] == "append" and commit["snapshot-id"] == snapshot_id
+    assert commit["table-name"].endswith("e2e.reported")
+    assert commit["figures"]["records"] == 3 and commit["figures"]["files"] >= 1 and commit["figures"]["bytes"] > 0
+    assert commit["metrics"]["added-records"] == {"unit": "count", "value": 3}
+    assert scan["snapshot-id"] == snapshot_id and scan["table-name"].endswith("e2e.reported")
+    assert scan["figures"]["files"] >= 1 and scan["figures"]["bytes"] > 0
+    assert scan["figures"]["duration-ms"] is not None and scan["metrics"]["total-planning-duration"]["count"] == 1
+    assert "id" in scan["projected-field-names"] and "name" in scan["projected-field-names"]
+    assert "id" in json.dumps(scan["filter"])  # the pushed-down WHERE id > 1
+    assert scan["actor"] == commit["actor"]

@@ -8,7 +8,7 @@ from lakeledger.api.authorization import WRITE, Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import ContainerDep, boolean_param
 from lakeledger.api.etags import etag, matches
-from lakeledger.api.identifiers import parse_namespace
+from lakeledger.api.identifiers import parse_namespace, warehouse_id_of
 from lakeledger.api.keyed_locks import KeyedLocks, keyed_locks
 from lakeledger.api.models import (
     CommitTableRequest,
@@ -33,6 +33,7 @@ from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.api.time_travel import as_of
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import InvalidArgument
+from lakeledger.domain.metrics_report import check_report
 from lakeledger.domain.provenance import Provenance
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
 from lakeledger.services.resolve import settings_of
@@ -188,9 +189,16 @@ async def register_table(prefix: str, namespace: str, body: RegisterTableRequest
 
 
 @router.post("/{prefix}/namespaces/{namespace}/tables/{table}/metrics", status_code=204)
-async def report_metrics(prefix: str, namespace: str, table: str, body: ReportMetricsRequest,
-                         container: ContainerDep, az: Guard = Depends(guard)):
-    return await tabulars.found(container, prefix, namespace, table, TABLE, az)
+async def report_metrics(prefix: str, namespace: str, table: str, body: ReportMetricsRequest, request: Request,
+                         container: ContainerDep, by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """Kept as an event of its own (docs/metrics-reports.md): whoever may see the table may report on it, also
+    through a past prefix (the report is about the table, now)."""
+    report = await request.json()  # as the client sent it: the model only names report-type
+    check_report(report)  # a bad report is refused before anything is looked up
+    past, plain = await as_of(container, prefix)
+    table_id = (await tabulars.find(past, plain, namespace, table, TABLE, az))[0]
+    await run_in_threadpool(container.metrics_reports.record, warehouse_id_of(plain), table_id, report, by)
+    return Response(status_code=204)
 
 
 @router.post("/{prefix}/tables/rename", status_code=204)

@@ -669,6 +669,7 @@ async function tablePage(prefix, levels, name) {
   const series = (key) => snapshots.filter((s) => s.summary && s.summary[key] !== undefined)
     .map((s) => [s["timestamp-ms"], Number(s.summary[key])]);
   const history = h("div", { id: "table-history" });
+  const reports = h("div", { id: "table-reports" });
   const wid = warehouseId(prefix);
   page(crumbs(prefix, levels, name), h("h1", {}, `Table ${nsName(levels)}.${name}`),
     table(["Format", "Location", "Table uuid", "Protection"], [[`v${m["format-version"]}`, m.location,
@@ -691,10 +692,26 @@ async function tablePage(prefix, levels, name) {
     h("h2", {}, "Refs"), table(["Name", "Type", "Snapshot"], Object.entries(m.refs || {}).map(([k, r]) =>
       [k, r.type, String(r["snapshot-id"])])),
     h("h2", {}, "History"), history,
-    past ? null : [tagsSection("table", wid, m["table-uuid"]),
+    past ? null : [h("h2", {}, "Scans and commits reported"), reports, tagsSection("table", wid, m["table-uuid"]),
       h("h2", {}, "Drop or rename"), tabularActions("table", prefix, levels, name),
       accessSection(wid, { kind: "table", id: m["table-uuid"] }, `warehouse/${wid}/table/${m["table-uuid"]}`)]);
+  if (!past) {
+    await pagedList(`/management/v1/warehouse/${wid}/table/${m["table-uuid"]}/metrics-reports`, "reports", reportRows,
+      reports).catch((e) => reports.replaceChildren(fail(e)));
+  }
   await timeline(`/management/v1/warehouse/${wid}/history?tabular-id=${m["table-uuid"]}`, history, wid);
+}
+
+// The scan and commit reports engines sent (docs/metrics-reports.md): who read or wrote what, and how much.
+function reportRows(reports) {
+  const figure = (v) => (v === null || v === undefined ? "" : String(v));
+  const what = (r) => (r["report-type"] === "scan-report"
+    ? `scan ${r.filter === true ? "(no filter)" : JSON.stringify(r.filter)}` : `commit ${r.operation || ""}`);
+  return table(["Time", "Who", "What", "Snapshot", "Files", "Bytes", "Records", "Duration (ms)"],
+    reports.map((r) => [r["reported-at"], r.actor, what(r), figure(r["snapshot-id"]), figure(r.figures.files),
+      figure(r.figures.bytes), figure(r.figures.records),
+      r.figures["duration-ms"] === null ? "" : r.figures["duration-ms"].toFixed(1)]),
+    "No scan or commit reports yet (Spark and other Java engines send them; pyiceberg does not).");
 }
 
 function protectionToggleLoaded(path) {
