@@ -2,6 +2,9 @@
 ETag of a load, which names the access the client was given as well as the metadata file."""
 
 import dataclasses
+from collections.abc import MutableMapping
+from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -42,3 +45,14 @@ def with_access(body: bytes, access: Access) -> bytes:
 
 def load_tag(metadata_location: str, snapshots: str, access: Access) -> str:
     return etag(metadata_location, f"{snapshots}|{access.variant}" if access.variant else snapshots)
+
+
+def credentials_endpoint(scope: MutableMapping[str, Any], created: str | None = None) -> str:
+    """A table path's loadCredentials endpoint relative to the catalog URI the client was given (``.../catalog``, or
+    the root for the ``/v1`` alias), as the client spelt the path (its namespace encoding, its prefix): Iceberg Java
+    resolves a relative refresh endpoint against its catalog URI. ``created``: the name of the table that a create
+    or register request (``.../namespaces/{namespace}/tables`` or ``.../register``) made."""
+    path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+    if created is not None:
+        path = f"{path.rpartition('/')[0]}/tables/{quote(created, safe='')}"
+    return f"{path.removeprefix('/catalog/').removeprefix('/')}/credentials"

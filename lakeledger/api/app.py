@@ -144,7 +144,8 @@ def create_app(container) -> FastAPI:
     identifiers.route_on_segments()
     errors.install(app)
     openapi.install(app)
-    for router in (config.router, namespaces.router, tables.router, scan_planning.router, views.router, events.router):
+    for router in (config.router, namespaces.router, tables.router, scan_planning.router, views.router, events.router,
+                   signer.table_router):
         app.include_router(router, prefix="/catalog/v1")
         # Zero-config clients (uri = the server's root) find the same API at /v1.
         app.include_router(router, prefix="/v1", include_in_schema=False)

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from starlette.requests import Request
 
-from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access, with_planning
+from lakeledger.api.access import DELEGATION_HEADER, credentials_endpoint, load_tag, with_access, with_planning
 from lakeledger.api.authorization import WRITE, guard_of_scope
 from lakeledger.api.authorization import table as table_object
 from lakeledger.api.errors import database_unavailable
@@ -100,7 +100,8 @@ class FastLoadTable:
             wh = storage_settings(UUID(parts[3]), profile_json, secret_json)
             access = self.container.table_access.cached_for_table(
                 wh, table_id, location, _header(scope, DELEGATION_HEADER.encode()),
-                lambda: str(Request(scope).base_url), rights == WRITE)  # only a signer URL needs the base URL
+                lambda: str(Request(scope).base_url), rights == WRITE,  # only a signer URL needs the base URL
+                credentials_endpoint(scope))
         except BadRequest:
             return None
         if access is None:

@@ -11,6 +11,9 @@ The twelve standard operations carry the PR's payloads. Decisions the PR leaves 
 - A drop is ``drop-table``/``drop-view`` whether soft or hard: for every Iceberg client the object left the catalog
   when dropTable answered, and a consumer that skipped an ``x-`` type would keep serving a table that is gone. A
   soft drop adds ``x-lakeledger-expires-at``; the undrop that may follow is ``x-lakeledger.table.undropped``.
+- An unregister (``table.unregistered``; the PR has no operation for it) is ``drop-table`` with ``purge`` false and
+  ``x-lakeledger-unregistered``: the table left the catalog and kept its files, which is what a drop without purge
+  tells a consumer; registering it again is the ``register-table`` that may follow.
 - A commit without updates (a registration over the live table, which only moves the metadata pointer) is
   ``register-table``.
 - Everything else (undrop, expiry, purge, protection, namespace moves, generic tables, warehouse changes, tags) is
@@ -37,6 +40,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "table.committed": ("update-table", "register-table"),
     "table.renamed": ("rename-table",),
     "table.dropped": ("drop-table",),
+    "table.unregistered": ("drop-table",),
     "view.created": ("create-view",),
     "view.replaced": ("update-view",),
     "view.renamed": ("rename-view",),
@@ -129,6 +133,9 @@ def operation(event: StoredEvent) -> dict[str, Any]:
         if change.get("expires_at") is not None:
             dropped["x-lakeledger-expires-at"] = str(change["expires_at"])
         return dropped
+    if typ == "table.unregistered":
+        return {"operation-type": "drop-table", "identifier": ident, "table-uuid": uuid, "purge": False,
+                "x-lakeledger-unregistered": True}
     if typ == "namespace.created":
         return {"operation-type": "create-namespace", "namespace": name,
                 "properties": change.get("properties") or {}}

@@ -43,6 +43,18 @@ class Table(Tabular):
         metadata_location: str
         request: JsonObject
 
+    class Unregistered(Tabular.Dropped):
+        """Taken out of the catalog with every file left in place (unregisterTable), so that another catalog can
+        register it: a final drop that never purges, whatever the warehouse's delete profile. It carries a drop's
+        fields, and every projection applies it as that drop (they dispatch on the class's bases); only its type
+        (``table.unregistered``) tells it apart. It is new at the drop's class version 2, so the drop's upcast
+        never applies to it."""
+
+        def apply(self, aggregate: "Table") -> None:
+            # the drop's own apply calls the method decorated for exactly its class, which this is not
+            aggregate.deletion.drop(None, None)
+            aggregate.purge_requested = False
+
     @event(Created)
     def __init__(self, id: UUID, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str,
                  location: str, metadata_location: str, origin: str, request: JsonObject,
@@ -75,6 +87,15 @@ class Table(Tabular):
         self._registered(warehouse_id=warehouse_id, namespace_id=namespace_id, namespace=list(namespace), name=name,
                          location=location, metadata_location=metadata_location, request=request,
                          actor=by.actor, request_id=by.request_id)
+
+    def unregister(self, by: Provenance) -> None:
+        """A protected table is refused as its drop would be: the catalog would lose it just the same."""
+        self.ensure_live()
+        self.deletion.check_droppable(self.kind, self.identifier, force=False)
+        self.trigger_event(self.Unregistered, typ=self.kind, warehouse_id=self.warehouse_id,
+                           namespace_id=self.namespace_id, namespace=self.namespace, name=self.name,
+                           location=self.location, metadata_location=self.metadata_location, purge_requested=False,
+                           expires_at=None, with_namespace=None, actor=by.actor, request_id=by.request_id)
 
     @event(Registered)
     def _registered(self, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,

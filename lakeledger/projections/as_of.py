@@ -27,6 +27,7 @@ EVENT_CLASSES = (
     Warehouse.Created,
     Namespace.Created, Namespace.PropertiesUpdated, Namespace.Moved, Namespace.Dropped, Namespace.Undropped,
     Table.Created, Table.Registered, Table.Committed, Table.Renamed, Table.Moved, Table.Dropped, Table.Undropped,
+    Table.Unregistered,
     View.Created, View.Registered, View.Replaced, View.Renamed, View.Moved, View.Dropped, View.Undropped,
     GenericTable.Created, GenericTable.Renamed, GenericTable.Moved, GenericTable.Dropped, GenericTable.Undropped,
 )

@@ -60,8 +60,13 @@ def _with_subclasses(classes) -> list[type]:
     while pending:
         cls = pending.pop(0)
         if cls not in found:
-            found.append(cls)
-            pending.extend(cls.__subclasses__())
+            subclasses = cls.__subclasses__()
+            # an event class declared in an aggregate's body (Table.Unregistered) is redefined by eventsourcing under
+            # the same name: the redefinition is the one recorded, and a topic names one class
+            if not any(sub.__qualname__ == cls.__qualname__ and sub.__module__ == cls.__module__
+                       for sub in subclasses):
+                found.append(cls)
+            pending.extend(subclasses)
     return found
 
 

@@ -18,7 +18,8 @@ from lakeledger.domain.view import View
 NAMESPACE = "namespace"
 
 _EVENTS = (Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
-           Table.Dropped, Table.Undropped, Table.Expired, View.Dropped, View.Undropped, View.Expired,
+           Table.Dropped, Table.Unregistered, Table.Undropped, Table.Expired,
+           View.Dropped, View.Undropped, View.Expired,
            Namespace.Dropped, Namespace.Undropped, Namespace.Expired)
 
 

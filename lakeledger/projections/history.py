@@ -562,6 +562,14 @@ def _(e: Tabular.Dropped, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Table.Unregistered, before: Entity | None) -> EventDigest:
+    entity = _known(before, e.typ, e)
+    entity.warehouse_id, entity.namespace, entity.name = e.warehouse_id, list(e.namespace), [*e.namespace, e.name]
+    return EventDigest(entity, f"unregistered table {dotted(entity.name)} (its files are kept, last metadata "
+                               f"{e.metadata_location})")
+
+
+@_digest.register
 def _(e: Tabular.Undropped, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
     entity.namespace, entity.name = list(e.namespace), [*e.namespace, e.name]

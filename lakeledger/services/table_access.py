@@ -39,6 +39,11 @@ SIGNER_ENDPOINT = "v1/aws/s3/sign"
 # these holds no keys and fails on every read and write. The table's config picks the FileIO that can (Lakekeeper
 # sends the same), and names the signer it asks for; other engines ignore both keys.
 PYICEBERG_SIGNING_IO = {"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO", "s3.signer": "S3V4RestSigner"}
+# Where Iceberg Java's FileIOs (AwsClientProperties, AzureProperties, GCPProperties; 1.10 to main) find the
+# credentials endpoint to refresh vended credentials from before they expire, and the switch that enables it.
+S3_REFRESH = ("client.refresh-credentials-endpoint", "client.refresh-credentials-enabled")
+ADLS_REFRESH = ("adls.refresh-credentials-endpoint", "adls.refresh-credentials-enabled")
+GCS_REFRESH = ("gcs.oauth2.refresh-credentials-endpoint", "gcs.oauth2.refresh-credentials-enabled")
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ class Vendor(Protocol[P, C]):
     def cached(self, secret_key: object, profile: P, location: str, write: bool) -> C | None: ...
 
     def vend(self, secret_key: object, profile: P, credential: StorageCredential | None, location: str,
-             write: bool = True) -> C: ...
+             write: bool = True, renew: bool = False) -> C: ...
 
 
 class TableAccess:
@@ -89,30 +94,37 @@ class TableAccess:
         self.gcs_vendor = gcs_vendor or GcsTokenVendor()
 
     def for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                  request_base_url: str, staged: bool = False, write: bool = True, kind: str = TABLE) -> Access:
+                  request_base_url: str, staged: bool = False, write: bool = True, kind: str = TABLE,
+                  refresh_endpoint: str | None = None) -> Access:
         """Access to the table at ``location`` (may call STS). A ``staged`` table is not in the catalog yet.
         Without ``write`` (a caller who may only read the table's data) vended credentials are read-only; a
         signer checks each request against its caller's rights itself (on the ``kind`` of tabular: a table, a
-        generic table)."""
-        access = self._access(wh, table_id, location, delegation, request_base_url, staged, False, write, kind)
+        generic table). ``refresh_endpoint``: the table's loadCredentials path, relative to the catalog's URI,
+        named in the config of vended credentials so that engines renew them there before they expire."""
+        access = self._access(wh, table_id, location, delegation, request_base_url, staged, False, write, kind,
+                              refresh_endpoint)
         assert access is not None  # only a cached-only lookup comes back without one
         return access
 
     def cached_for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
-                         request_base_url: str | Callable[[], str], write: bool = True) -> Access | None:
+                         request_base_url: str | Callable[[], str], write: bool = True,
+                         refresh_endpoint: str | None = None) -> Access | None:
         """The same without any I/O, or None when that would need STS (loadTable's fast path). The base URL may
         be given as a function: only a signer URL needs it, so a vended load does not pay for working it out."""
-        return self._access(wh, table_id, location, delegation, request_base_url, False, True, write)
+        return self._access(wh, table_id, location, delegation, request_base_url, False, True, write,
+                            refresh_endpoint=refresh_endpoint)
 
     def _access(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
                 request_base_url: str | Callable[[], str], staged: bool, cached_only: bool,
-                write: bool, kind: str = TABLE) -> Access | None:
+                write: bool, kind: str = TABLE, refresh_endpoint: str | None = None,
+                renew: bool = False) -> Access | None:
         modes = requested_modes(delegation)
         profile = wh.profile()
+        vending = _Vending(cached_only, write, refresh_endpoint, renew)
         if isinstance(profile, AdlsStorageProfile):
-            return self._adls_access(wh, profile, location, modes, cached_only, write)
+            return self._adls_access(wh, profile, location, modes, vending)
         if isinstance(profile, GcsStorageProfile):
-            return self._gcs_access(wh, profile, location, modes, cached_only, write)
+            return self._gcs_access(wh, profile, location, modes, vending)
         if not isinstance(profile, S3StorageProfile):
             return NO_ACCESS
         config = _s3_client_config(profile)
@@ -132,42 +144,62 @@ class TableAccess:
                            "s3.signer.endpoint": f"signer/{token}/{SIGNER_ENDPOINT}",
                            **PYICEBERG_SIGNING_IO})
             return Access(config, [], "remote-signing")
-        return self._vended(wh, self.vendor, profile, location, cached_only, write, config, _session_config)
+        return self._vended(wh, self.vendor, profile, location, vending, config, _session_config, S3_REFRESH)
 
     def _adls_access(self, wh: WarehouseSettings, profile: AdlsStorageProfile, location: str,
-                     modes: tuple[str, ...], cached_only: bool, write: bool) -> Access | None:
+                     modes: tuple[str, ...], vending: "_Vending") -> Access | None:
         config = _adls_client_config(profile)
         if not profile.sas_enabled or (modes and VENDED_CREDENTIALS not in modes):
             return Access(config, [], "")
-        return self._vended(wh, self.sas_vendor, profile, location, cached_only, write, config,
-                            lambda sas: _sas_config(profile, sas))
+        return self._vended(wh, self.sas_vendor, profile, location, vending, config,
+                            lambda sas: _sas_config(profile, sas), ADLS_REFRESH)
 
     def _gcs_access(self, wh: WarehouseSettings, profile: GcsStorageProfile, location: str, modes: tuple[str, ...],
-                    cached_only: bool, write: bool) -> Access | None:
+                    vending: "_Vending") -> Access | None:
         config = _gcs_client_config(profile)
         if not (profile.sts_enabled and (VENDED_CREDENTIALS in modes or not modes)):
             return Access(config)
-        return self._vended(wh, self.gcs_vendor, profile, location, cached_only, write, config, _token_config)
+        return self._vended(wh, self.gcs_vendor, profile, location, vending, config, _token_config, GCS_REFRESH)
 
-    def _vended(self, wh: WarehouseSettings, vendor: Vendor[P, C], profile: P, location: str, cached_only: bool,
-                write: bool, config: dict[str, str], credential_config: Callable[[C], dict[str, str]]) -> Access | None:
+    def _vended(self, wh: WarehouseSettings, vendor: Vendor[P, C], profile: P, location: str, vending: "_Vending",
+                config: dict[str, str], credential_config: Callable[[C], dict[str, str]],
+                refresh_keys: tuple[str, str]) -> Access | None:
         """Credentials for the table's location from the storage kind's vendor, cached or made now (None: not
         cached and ``cached_only``), under the keys its engines read them from."""
         secret_key = _secret_key(wh.secret())
-        credential = vendor.cached(secret_key, profile, location, write)
+        write = vending.write
+        credential = None if vending.renew else vendor.cached(secret_key, profile, location, write)
         if credential is None:
-            if cached_only:
+            if vending.cached_only:
                 return None
-            credential = vendor.vend(secret_key, profile, self.storages.credential(wh), location, write)
+            credential = vendor.vend(secret_key, profile, self.storages.credential(wh), location, write,
+                                     renew=vending.renew)
         vended = {**config, **credential_config(credential)}
+        if vending.refresh_endpoint:
+            vended.update({refresh_keys[0]: vending.refresh_endpoint, refresh_keys[1]: "true"})
         # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
         variant = f"vended:{credential.expires_at_ms}" if write else f"vended-read:{credential.expires_at_ms}"
         return Access(vended, [{"prefix": location, "config": vended}], variant)
 
     def credentials(self, wh: WarehouseSettings, table_id: UUID, location: str, request_base_url: str,
                     write: bool = True, kind: str = TABLE) -> Access:
-        """loadCredentials: vended credentials for the table, if its warehouse vends them."""
-        return self.for_table(wh, table_id, location, VENDED_CREDENTIALS, request_base_url, write=write, kind=kind)
+        """loadCredentials: new vended credentials for the table, if its warehouse vends them. Never the cached
+        ones a load hands out: an engine calls this when its own are about to expire, and those may be the very
+        ones the cache holds."""
+        access = self._access(wh, table_id, location, VENDED_CREDENTIALS, request_base_url, False, False, write,
+                              kind, renew=True)
+        assert access is not None
+        return access
+
+
+@dataclass(frozen=True)
+class _Vending:
+    """How a load asks for vended credentials: only from the cache; read-only or not; the endpoint engines refresh
+    them from; new ones whatever the cache holds."""
+    cached_only: bool
+    write: bool
+    refresh_endpoint: str | None
+    renew: bool
 
 
 def _secret_key(secret: SecretRef | None) -> object:

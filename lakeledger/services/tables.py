@@ -221,6 +221,20 @@ class TableService(TabularService[Table]):
         ``purge_requested`` None (the client did not say) follows the warehouse's drop-purge-default."""
         self.tabulars.drop(warehouse_id, namespace, name, purge_requested, force, by)
 
+    def unregister(self, warehouse_id: str, namespace: list[str], name: str, by: Provenance) -> TableState:
+        """Takes the table out of the catalog and leaves every file in place (unregisterTable); its last metadata
+        file and metadata are the answer, so that another catalog can register it."""
+        levels, name = check_namespace(namespace), check_name(name, "Table")
+
+        def unregister(wh: WarehouseSettings, table: Table) -> dict[str, Any]:
+            table.unregister(by)
+            return {"purge_requested": False, "expires_at": None, "unregister": True}
+
+        table = self.tabulars.remove(warehouse_id, levels, name, unregister, by)
+        wh = resolve.warehouse(self.ledger, warehouse_id)
+        data = self.files.data(table.metadata_location, self.storages.of(wh))
+        return TableState(table.metadata_location, data, table.id, table.location)
+
     def register(self, warehouse_id: str, namespace: list[str], name: str, metadata_location: str,
                  overwrite: bool, raw: dict[str, Any], by: Provenance) -> TableState:
         def adopt(found: Registration) -> TableState:

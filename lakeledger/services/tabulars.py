@@ -186,9 +186,7 @@ class Tabulars(Generic[T]):
         if self.kind.drop_checks_name:
             name = check_name(name, self.kind.word)
 
-        def command() -> None:
-            wh = resolve.warehouse(self.ledger, warehouse_id)
-            ns, tabular = self.live(wh, levels, name)
+        def drop(wh: WarehouseSettings, tabular: T) -> dict[str, Any]:
             expires_at = deletion.expiry(wh.delete_profile, self.ledger.now())
             options: dict[str, Any] = {}
             purge = False
@@ -196,11 +194,25 @@ class Tabulars(Generic[T]):
                 purge = purge_requested if purge_requested is not None else wh.drop_purge_default == PURGE
                 options["purge_requested"] = purge
             tabular.drop(purge, expires_at, force, by)  # refuses a protected one first
-            self.ledger.approval.review(proposed_drop(tabular, by, **options, expires_at=expires_at))
+            return {**options, "expires_at": expires_at}
+
+        self.remove(warehouse_id, levels, name, drop, by)
+
+    def remove(self, warehouse_id: str, levels: tuple[str, ...], name: str,
+               change: Callable[[WarehouseSettings, T], dict[str, Any]], by: Provenance) -> T:
+        """Takes the live object named ``levels.name`` out of the catalog: ``change`` records how on it (a drop, an
+        unregister) and says the options the approval review sees; the name is released with it. Returns the
+        object as it was taken out."""
+        def command() -> T:
+            wh = resolve.warehouse(self.ledger, warehouse_id)
+            ns, tabular = self.live(wh, levels, name)
+            options = change(wh, tabular)
+            self.ledger.approval.review(proposed_drop(tabular, by, **options))
             claim = self.ledger.release(TABULAR, ns.id, name, tabular.id, by, wh.name_matching)
             self.ledger.append(claim, tabular)
+            return tabular
 
-        self.ledger.retrying(command)
+        return self.ledger.retrying(command)
 
     # -- names --------------------------------------------------------------------------------
 

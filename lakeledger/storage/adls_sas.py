@@ -65,8 +65,9 @@ class AdlsSasVendor:
         return self._cache.get(secret_key, profile, location, write)
 
     def vend(self, secret_key: object, profile: AdlsStorageProfile, credential: StorageCredential | None,
-             location: str, write: bool = True) -> SasToken:
-        found = self._cache.get(secret_key, profile, location, write)
+             location: str, write: bool = True, renew: bool = False) -> SasToken:
+        """``renew``: made now even if the cache holds fresh ones (a client refreshing its credentials)."""
+        found = None if renew else self._cache.get(secret_key, profile, location, write)
         if found is not None:
             return found
         # an ADLS warehouse always has an az credential (parse_storage_credential)

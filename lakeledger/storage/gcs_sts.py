@@ -113,8 +113,9 @@ class GcsTokenVendor:
         return self._cache.get(secret_key, profile, location, write)
 
     def vend(self, secret_key: object, profile: GcsStorageProfile, credential: StorageCredential | None,
-             location: str, write: bool = True) -> DownscopedToken:
-        found = self._cache.get(secret_key, profile, location, write)
+             location: str, write: bool = True, renew: bool = False) -> DownscopedToken:
+        """``renew``: made now even if the cache holds fresh ones (a client refreshing its credentials)."""
+        found = None if renew else self._cache.get(secret_key, profile, location, write)
         if found is not None:
             return found
         assert isinstance(credential, GcsServiceAccountKeyCredential | GcsSystemIdentityCredential)

@@ -75,8 +75,9 @@ class S3CredentialVendor:
         return self._cache.get(secret_key, profile, location, write)
 
     def vend(self, secret_key: object, profile: S3StorageProfile, credential: StorageCredential | None,
-             location: str, write: bool = True) -> SessionCredentials:
-        found = self._cache.get(secret_key, profile, location, write)
+             location: str, write: bool = True, renew: bool = False) -> SessionCredentials:
+        """``renew``: made now even if the cache holds fresh ones (a client refreshing its credentials)."""
+        found = None if renew else self._cache.get(secret_key, profile, location, write)
         if found is not None:
             return found
         assert isinstance(credential, S3AccessKeyCredential)  # an S3 warehouse's only kind (parse_storage_credential)

@@ -112,6 +112,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer(f"POST {catalog}/events", {200}, body={"page-size": 5, "object-types": ["table"]})
     answer(f"POST {namespace}/register", {200},
            body={"name": "back", "metadata-location": created["metadata-location"]})
+    answer(f"POST {table}/unregister", {200}, table="back")
 
     answer(f"GET {namespace}/views", {200})
     second = answer(f"POST {namespace}/views", {200}, body={
@@ -354,6 +355,9 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     scope = signing["config"]["s3.signer.endpoint"].split("/")[1]
     answer("POST /catalog/signer/{scope}/v1/aws/s3/sign", {200}, scope=scope, body={
         "region": "us-east-1", "method": "GET", "headers": {},
+        "uri": f"{minio.endpoint}/{bucket}/{signing['metadata-location'].split('/', 3)[3]}"})
+    answer(f"POST {table}/sign", {200}, prefix=s3, namespace="ns", table="t", body={
+        "region": "us-east-1", "method": "GET", "headers": {}, "provider": "s3",
         "uri": f"{minio.endpoint}/{bucket}/{signing['metadata-location'].split('/', 3)[3]}"})
 
     documented = {result.ok().label for result in schema.get_all_operations()}

@@ -74,6 +74,14 @@ def test_namespace_operations_and_our_own_types():
     assert undrop["object-uuid"] == str(T) and undrop["change"] == {"typ": "table"}
 
 
+def test_an_unregister_is_a_drop_that_keeps_the_files():
+    change = {"typ": "table", "purge_requested": False, "expires_at": None, "metadata_location": "s3://b/t/m.json"}
+    op = operation(_event("table.unregistered", "table", ["a", "t"], change))
+    assert op == {"operation-type": "drop-table", "identifier": {"namespace": ["a"], "name": "t"},
+                  "table-uuid": str(T), "purge": False, "x-lakeledger-unregistered": True}
+    assert "table.unregistered" in history_types_of(["drop-table"])
+
+
 def test_operation_types_name_the_events_to_read():
     assert history_types_of(["update-table"]) == ["table.committed"]
     assert history_types_of(["register-table"]) == ["table.committed", "table.created", "table.registered"]

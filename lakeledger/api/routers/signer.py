@@ -1,18 +1,28 @@
 """Iceberg's S3 signer REST API (``s3.signer.uri`` + ``s3.signer.endpoint`` of a table's config): engines
-configured for remote signing send each S3 request here instead of holding keys."""
+configured for remote signing send each S3 request here instead of holding keys. Two doors to one signer
+(lakeledger/services/remote_signing.py): the sealed signer URL a load hands out, which works for every Iceberg
+client since 1.x and for a while after a drop (an engine's own purge); and the REST spec's per-table endpoint
+(``POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign``, Iceberg 1.11), which newer clients derive from
+the table's path themselves and which signs for the live table that path names."""
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
-from lakeledger.api import authorization
+from lakeledger.api import authorization, tabulars
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.dependencies import ContainerDep
+from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.openapi import SignedRequest, errors, ok
 from lakeledger.api.responses import JSONResponse
+from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.domain.errors import BadRequest
+from lakeledger.domain.tabular import TABLE
 from lakeledger.services.table_access import SIGNER_ENDPOINT
 
 router = APIRouter(prefix="/catalog/signer", tags=["S3 signer API"])
+# the per-table endpoint, under the catalog's own prefixes (/catalog/v1 and /v1)
+table_router = APIRouter(tags=["Catalog API"])
 
 
 class SignRequest(BaseModel):
@@ -24,6 +34,8 @@ class SignRequest(BaseModel):
     headers: dict[str, list[str]] = Field(default_factory=dict)
     properties: dict[str, str] = Field(default_factory=dict)
     body: str | None = Field(default=None, max_length=4 * 1024 * 1024)
+    # Iceberg 1.11: the storage the request is for, by its URI scheme; absent means s3
+    provider: str | None = Field(default=None, max_length=64)
 
 
 @router.post(f"/{{scope}}/{SIGNER_ENDPOINT}",
@@ -43,4 +55,24 @@ async def sign(container: ContainerDep, scope: str, body: SignRequest, az: Guard
         may_write = can_write
     signed = await run_in_threadpool(container.signing.sign, scope, body.region, body.method, body.uri, body.headers,
                                      body.body, may_write)
+    return JSONResponse(signed)
+
+
+@table_router.post("/{prefix}/namespaces/{namespace}/tables/{table}/sign",
+                   responses={**ok(SignedRequest, "The request, signed"), **errors(400, 403, 404)})
+async def sign_for_table(prefix: str, namespace: str, table: str, body: SignRequest, request: Request,
+                         container: ContainerDep, az: Guard = Depends(guard)):
+    """signRequest: signs an S3 request inside the table's location for a caller who may read its data (writes:
+    who may write it), as the sealed signer URL does."""
+    if body.provider not in (None, "s3"):
+        raise BadRequest(f"Remote signing is for S3 only, not {body.provider!r}")
+    table_id, _, location = (await tabulars.find(container, prefix, namespace, table, TABLE, az, None))[:3]
+    rights = await az.storage_rights(
+        authorization.table(table_id), authorization.no_tabular(TABLE, parse_namespace(namespace), table)
+    )
+    if rights is None:
+        raise az.forbidden("can_read_data", authorization.table(table_id))
+    wh = await active_warehouse(container, prefix)
+    signed = await run_in_threadpool(container.signing.sign_for_table, wh.id, table_id, location, body.region,
+                                     body.method, body.uri, body.headers, body.body, rights == authorization.WRITE)
     return JSONResponse(signed)

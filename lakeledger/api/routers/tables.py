@@ -3,7 +3,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.api import authorization, tabulars
-from lakeledger.api.access import DELEGATION_HEADER, load_tag, with_access, with_planning
+from lakeledger.api.access import DELEGATION_HEADER, credentials_endpoint, load_tag, with_access, with_planning
 from lakeledger.api.authorization import WRITE, Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import ContainerDep, boolean_param
@@ -46,7 +46,8 @@ JSON = "application/json"
 TABLE = "table"
 
 
-async def _table_result(container: Container, prefix: str, state: TableState, request: Request) -> Response:
+async def _table_result(container: Container, prefix: str, state: TableState, request: Request,
+                        name: str) -> Response:
     """A create's or register's answer, with the storage access the client asked for."""
     body = load_result_body(state.metadata_location, state.metadata)
     wh = settings_of(await active_warehouse(container, prefix))
@@ -55,7 +56,8 @@ async def _table_result(container: Container, prefix: str, state: TableState, re
         assert state.table_id is not None and state.location is not None  # a create's or a register's state has them
         access = await run_in_threadpool(container.table_access.for_table, wh, state.table_id, state.location,
                                          request.headers.get(DELEGATION_HEADER), str(request.base_url),
-                                         state.metadata_location is None)
+                                         state.metadata_location is None,
+                                         refresh_endpoint=credentials_endpoint(request.scope, name))
     body = with_access(body, with_planning(access, container.settings))
     return Response(body, media_type=JSON, headers=_etag_header(state.metadata_location))
 
@@ -78,7 +80,7 @@ async def create_table(prefix: str, namespace: str, body: CreateTableRequest, re
     requested_modes(request.headers.get(DELEGATION_HEADER))  # a bad header is refused before anything is done
     raw = await tabulars.creation(container, az, prefix, namespace, TABLE, request)
     state = await run_in_threadpool(container.tables.create, prefix, parse_namespace(namespace), body, raw, by)
-    return await _table_result(container, prefix, state, request)
+    return await _table_result(container, prefix, state, request, body.name)
 
 
 @router.get("/{prefix}/namespaces/{namespace}/tables/{table}",
@@ -103,7 +105,8 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
     if not location.startswith("file:") and rights is not None:
         wh = settings_of(await active_warehouse(container, prefix))
         access = await run_in_threadpool(container.table_access.for_table, wh, table_id, location,
-                                         x_iceberg_access_delegation, str(request.base_url), False, rights == WRITE)
+                                         x_iceberg_access_delegation, str(request.base_url), False, rights == WRITE,
+                                         refresh_endpoint=credentials_endpoint(request.scope))
     access = with_planning(access, container.settings)
     tag = load_tag(metadata_location, snapshots, access)
     if matches(if_none_match, tag):
@@ -120,7 +123,13 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
             responses=ok(LoadCredentialsResponse, "Credentials for the table's files (none for a file warehouse, "
                                                   "or one whose engines sign remotely)"))
 async def load_credentials(prefix: str, namespace: str, table: str, request: Request, container: ContainerDep,
+                           planId: str | None = Query(default=None, max_length=1024,
+                                                      description="The plan the credentials are for (server-side "
+                                                                  "scan planning): a plan reads only the table's "
+                                                                  "files, so they are the table's own"),
                            az: Guard = Depends(guard)):
+    """Fresh credentials on every call (never a cached set, which may be the very one about to expire): engines
+    call this before theirs expire, named in loadTable's config (``client.refresh-credentials-endpoint`` ...)."""
     container, prefix = await as_of(container, prefix)
     table_id, _, location = (await tabulars.find(container, prefix, namespace, table, TABLE, az, None))[:3]
     rights = await az.storage_rights(
@@ -174,6 +183,18 @@ async def drop_table(prefix: str, namespace: str, table: str, container: Contain
     return Response(status_code=204)
 
 
+@router.post("/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+             responses=ok(CommitTableResponse, "The table left the catalog; every file of it is kept. Its last "
+                                               "metadata file and metadata, to register it elsewhere", etag=False))
+async def unregister_table(prefix: str, namespace: str, table: str, container: ContainerDep,
+                           by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """unregisterTable (Iceberg's REST spec after 1.11): a drop that never purges, recorded as an unregister."""
+    await authorization.tabular_action(container, az, prefix, parse_namespace(namespace), table, TABLE, "can_drop")
+    state = await run_in_threadpool(container.tables.unregister, prefix, parse_namespace(namespace), table, by)
+    return Response(b'{"metadata-location":' + orjson.dumps(state.metadata_location) + b',"metadata":'
+                    + state.metadata + b"}", media_type=JSON)
+
+
 @router.post("/{prefix}/namespaces/{namespace}/register",
              responses=ok(LoadTableResult, "The table was registered", etag=False))
 async def register_table(prefix: str, namespace: str, body: RegisterTableRequest, request: Request,
@@ -185,7 +206,7 @@ async def register_table(prefix: str, namespace: str, body: RegisterTableRequest
                                            "can_commit")
     state = await run_in_threadpool(container.tables.register, prefix, parse_namespace(namespace), body.name,
                                     body.metadata_location, body.overwrite, raw, by)
-    return await _table_result(container, prefix, state, request)
+    return await _table_result(container, prefix, state, request, body.name)
 
 
 @router.post("/{prefix}/namespaces/{namespace}/tables/{table}/metrics", status_code=204)

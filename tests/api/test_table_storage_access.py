@@ -1,0 +1,112 @@
+"""Iceberg 1.11's table-scoped storage endpoints on a real MinIO: credential refresh (loadTable's config names the
+table's loadCredentials endpoint; each call answers new credentials confined to the table) and the per-table
+signer (``POST .../tables/{table}/sign``), which shares the sealed signer URL's checks."""
+
+import uuid
+
+import httpx
+from support import SCHEMA
+
+VENDED = {"X-Iceberg-Access-Delegation": "vended-credentials"}
+SIGNING = {"X-Iceberg-Access-Delegation": "remote-signing"}
+
+
+def _table(client, warehouse, name="t", headers=None, ns="ns"):
+    client.post(f"{warehouse['prefix']}/namespaces", json={"namespace": [ns]})
+    r = client.post(f"{warehouse['prefix']}/namespaces/{ns}/tables", json={"name": name, "schema": SCHEMA},
+                    headers=headers or {})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _key(location: str) -> str:
+    return location.split("/", 3)[3]
+
+
+def test_a_vended_load_names_the_tables_credentials_endpoint_and_it_answers_fresh_credentials(
+        client, server, minio, s3_warehouse):
+    created = _table(client, s3_warehouse, headers=VENDED)
+    other = _table(client, s3_warehouse, name="other")
+    path = f"{s3_warehouse['prefix']}/namespaces/ns/tables/t"
+    endpoint = f"v1/{s3_warehouse['id']}/namespaces/ns/tables/t/credentials"
+    fast = client.get(path, headers=VENDED).json()
+    routed = client.get(f"{path}?snapshots=all", headers=VENDED).json()
+    for answer in (created, fast, routed):
+        for config in (answer["config"], answer["storage-credentials"][0]["config"]):
+            assert config["client.refresh-credentials-endpoint"] == endpoint
+            assert config["client.refresh-credentials-enabled"] == "true"
+    held = fast["config"]["s3.session-token"]
+    # what Iceberg Java's VendedCredentialsProvider asks: the endpoint resolved against the catalog URI
+    tokens = set()
+    for plan in (None, "plan-1"):
+        r = httpx.get(f"{server.url}/catalog/{endpoint}", params={"planId": plan} if plan else None)
+        assert r.status_code == 200, r.text
+        [credential] = r.json()["storage-credentials"]
+        assert credential["prefix"] == created["metadata"]["location"]
+        config = credential["config"]
+        tokens.add(config["s3.session-token"])
+        as_refreshed = minio.client(key=config["s3.access-key-id"], secret=config["s3.secret-access-key"],
+                                    token=config["s3.session-token"])
+        bucket = s3_warehouse["bucket"]
+        assert as_refreshed.get_object(Bucket=bucket, Key=_key(created["metadata-location"]))["Body"].read()
+        try:
+            as_refreshed.get_object(Bucket=bucket, Key=_key(other["metadata-location"]))
+            raise AssertionError("refreshed credentials reached another table")
+        except Exception as denied:  # botocore's ClientError
+            assert "AccessDenied" in str(denied)
+    assert len(tokens) == 2 and held not in tokens  # new ones each call, never the ones about to expire
+    # a remote-signing load holds no credentials, so it names nothing to refresh
+    signing = client.get(path, headers=SIGNING).json()["config"]
+    assert "client.refresh-credentials-endpoint" not in signing
+
+
+def test_the_refresh_endpoint_keeps_the_clients_spelling_of_the_path(client, server, s3_warehouse):
+    """A namespace of two levels, sent with the unit separator, by the root alias: the endpoint comes back as the
+    client spelt the path, relative to the catalog URI it uses."""
+    for ns in (["a"], ["a", "b"]):
+        assert client.post(f"{s3_warehouse['prefix']}/namespaces", json={"namespace": ns}).status_code == 200
+    r = client.post(f"{s3_warehouse['prefix']}/namespaces/a%1Fb/tables", json={"name": "t", "schema": SCHEMA})
+    assert r.status_code == 200, r.text
+    loaded = httpx.get(f"{server.url}/v1/{s3_warehouse['id']}/namespaces/a%1Fb/tables/t", headers=VENDED)
+    assert loaded.status_code == 200, loaded.text
+    endpoint = loaded.json()["config"]["client.refresh-credentials-endpoint"]
+    assert endpoint == f"v1/{s3_warehouse['id']}/namespaces/a%1Fb/tables/t/credentials"
+    assert httpx.get(f"{server.url}/{endpoint}").status_code == 200
+
+
+def test_credentials_of_a_missing_table_are_404(client, s3_warehouse):
+    _table(client, s3_warehouse)
+    r = client.get(f"{s3_warehouse['prefix']}/namespaces/ns/tables/nope/credentials", params={"planId": "p"})
+    assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchTableException"
+
+
+def _sign(client, warehouse, table, method, uri, **extra):
+    return client.post(f"{warehouse['prefix']}/namespaces/ns/tables/{table}/sign",
+                       json={"region": "us-east-1", "method": method, "uri": uri, "headers": {}, **extra})
+
+
+def test_the_per_table_signer_signs_inside_its_table_only(client, minio, s3_warehouse, log_length):
+    a = _table(client, s3_warehouse, name="a", headers=SIGNING)
+    b = _table(client, s3_warehouse, name="b")
+    bucket = s3_warehouse["bucket"]
+    own = f"{minio.endpoint}/{bucket}/{_key(a['metadata-location'])}"
+    signed = _sign(client, s3_warehouse, "a", "GET", own, provider="s3", properties={"any": "thing"})
+    assert signed.status_code == 200, signed.text
+    got = httpx.get(signed.json()["uri"], headers={k: v[0] for k, v in signed.json()["headers"].items()})
+    assert got.status_code == 200 and b'"table-uuid"' in got.content
+    put_uri = f"{minio.endpoint}/{bucket}/{_key(a['metadata']['location'])}/data/f.parquet"
+    signed_put = _sign(client, s3_warehouse, "a", "PUT", put_uri).json()
+    assert httpx.put(put_uri, content=b"data",
+                     headers={k: v[0] for k, v in signed_put["headers"].items()}).status_code == 200
+    before = log_length()
+    for uri in (f"{minio.endpoint}/{bucket}/{_key(b['metadata-location'])}",  # another table
+                f"{minio.endpoint}/{bucket}/{s3_warehouse['key-prefix']}/x"):  # outside any table
+        r = _sign(client, s3_warehouse, "a", "GET", uri)
+        assert r.status_code == 403 and r.json()["error"]["type"] == "ForbiddenException", r.text
+    gcs = _sign(client, s3_warehouse, "a", "GET", own, provider="gcs")
+    assert gcs.status_code == 400 and "gcs" in gcs.json()["error"]["message"]
+    missing = _sign(client, s3_warehouse, "nope", "GET", own)
+    assert missing.status_code == 404 and missing.json()["error"]["type"] == "NoSuchTableException"
+    assert client.post(f"/catalog/v1/{uuid.uuid4()}/namespaces/ns/tables/a/sign",
+                       json={"region": "us-east-1", "method": "GET", "uri": own, "headers": {}}).status_code == 404
+    assert log_length() == before
