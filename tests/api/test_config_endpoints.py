@@ -81,8 +81,10 @@ def _good_request(objects: Objects, endpoint: str) -> tuple[str, str, object] | 
                                                                           "updates": [SET_PROPERTY]}),
         "POST /v1/{prefix}/namespaces/{namespace}/register": (
             url, {"name": "again", "metadata-location": o.table["metadata-location"]}),
-        "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics": (
-            url, {"report-type": "scan-report", "table-name": f"{o.ns}.t"}),
+        "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics": (url, {
+            "report-type": "commit-report", "table-name": f"{o.ns}.t", "snapshot-id": 1, "sequence-number": 1,
+            "operation": "append", "metrics": {"added-records": {"unit": "count", "value": 3}}}),
+        "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan": (url, {}),
         "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign": (url, {
             "region": "us-east-1", "method": "GET", "headers": {},
             "uri": f"{o.minio.endpoint}/{o.warehouse['bucket']}/{o.table['metadata-location'].split('/', 3)[3]}"}),
@@ -103,6 +105,10 @@ def _good_request(objects: Objects, endpoint: str) -> tuple[str, str, object] | 
         # its metadata is the live table's: unregistered first, so that registering it is a good request
         assert o.client.post(f"{o.url('/v1/{prefix}/namespaces/{namespace}/tables/{table}')}/unregister") \
             .status_code == 200
+    if "{plan-id}" in template:  # a plan of the table's, planned first
+        plan = o.client.post(o.url("/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan"), json={})
+        assert plan.status_code == 200, plan.text
+        return method, o.url(template, **{"plan-id": plan.json()["plan-id"]}), None
     if endpoint in recipes:
         return (method, *recipes[endpoint])
     if method in ("GET", "HEAD", "DELETE") or endpoint.endswith("/unregister"):
@@ -126,8 +132,8 @@ def test_every_advertised_endpoint_answers_a_good_request(client, minio, s3_ware
         method, url, body = good
         r = client.request(method, url, json=body) if body is not None else client.request(method, url)
         assert r.status_code < 300, (endpoint, r.status_code, r.text)
-    # only endpoints added by other parts of the catalog go without a recipe here
-    assert all("/plan" in e or "/tasks" in e for e in unknown), unknown
+    # only fetchScanTasks goes without a recipe: a table this small is planned in one answer, with no plan task
+    assert unknown == ["POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks"], unknown
 
 
 def _spec_endpoints() -> list[str]:
