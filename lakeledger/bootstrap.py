@@ -157,7 +157,8 @@ class Container:
         self.secrets = SecretStore(self.pool, key)
         self.storages = Storages(self.secrets)
         self.signing = RemoteSigning(self.ledger, self.storages, self.secrets)
-        self.table_access = TableAccess(self.storages, S3CredentialVendor(), self.signing, settings.base_uri)
+        self.table_access = TableAccess(self.storages, S3CredentialVendor(), self.signing, settings.base_uri,
+                                        renewal_margin_seconds=settings.vended_credentials_renewal_margin_seconds)
         self.namespaces = NamespaceService(self.ledger, settings.max_namespace_depth)
         self.namespace_moves = NamespaceMoves(self.ledger, settings.max_namespace_depth)
         self.tables = TableService(self.ledger, self.files, self.storages)

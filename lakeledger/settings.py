@@ -153,6 +153,9 @@ class Settings(BaseSettings):
     pg_encryption_key: SecretStr | None = None
     # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's
     base_uri: str | None = None
+    # vended credentials are said to expire this many seconds before they do, so engines renew them that much sooner
+    # through the table's refresh endpoint; less than the shortest validity a warehouse vends (STS: 900 s)
+    vended_credentials_renewal_margin_seconds: int = Field(default=0, ge=0, lt=900)
     # who may do what: allowall (every caller may do everything) or openfga (LAKELEDGER__OPENFGA__*)
     authz_backend: Literal["allowall", "openfga"] = "allowall"
     openfga: OpenFgaSettings = Field(default_factory=OpenFgaSettings)

@@ -14,6 +14,7 @@ or remote signing asked for) engines sign remotely, unless the warehouse has rem
 with SAS enabled vends a SAS token scoped to the table's directory (lakeledger/storage/adls_sas.py) unless only
 remote signing is asked for, which Azure does not have. File warehouses need nothing."""
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -85,8 +86,11 @@ class Vendor(Protocol[P, C]):
 class TableAccess:
     def __init__(self, storages: Storages, vendor: S3CredentialVendor, signing: RemoteSigning,
                  base_uri: str | None = None, sas_vendor: AdlsSasVendor | None = None,
-                 gcs_vendor: GcsTokenVendor | None = None):
+                 gcs_vendor: GcsTokenVendor | None = None, renewal_margin_seconds: int = 0):
         self.storages = storages
+        # clients are told the vended credentials expire this much earlier than they do, so they renew that much
+        # sooner (clock skew between the client, the catalog and the storage; a long task started near expiry)
+        self.renewal_margin_ms = renewal_margin_seconds * 1000
         self.vendor = vendor
         self.sas_vendor = sas_vendor or AdlsSasVendor()
         self.signing = signing
@@ -174,7 +178,11 @@ class TableAccess:
                 return None
             credential = vendor.vend(secret_key, profile, self.storages.credential(wh), location, write,
                                      renew=vending.renew)
-        vended = {**config, **credential_config(credential)}
+        told = credential
+        if self.renewal_margin_ms:
+            told = dataclasses.replace(credential,  # type: ignore[type-var]  # every vendor's credential is one
+                                       expires_at_ms=credential.expires_at_ms - self.renewal_margin_ms)
+        vended = {**config, **credential_config(told)}
         if vending.refresh_endpoint:
             vended.update({refresh_keys[0]: vending.refresh_endpoint, refresh_keys[1]: "true"})
         # the ETag names the kind too: a caller whose rights changed is never told its old credentials still do
