@@ -44,7 +44,9 @@ def test_a_slash_in_names_is_reachable_by_every_table_and_namespace_endpoint(cli
     assert _ok(client.get(tables)).json()["identifiers"] == [{"namespace": inner, "name": "t/1"}]
     _ok(client.post(table, json={"requirements": [], "updates": [
         {"action": "set-properties", "updates": {"p": "1"}}]}))
-    _ok(client.post(f"{table}/metrics", json={"report-type": "scan-report", "table-name": "t/1"}), 204)
+    _ok(client.post(f"{table}/metrics", json={
+        "report-type": "scan-report", "table-name": "t/1", "snapshot-id": -1, "filter": True, "schema-id": 0,
+        "projected-field-ids": [1], "projected-field-names": ["id"], "metrics": {}}), 204)
     _ok(client.post(f"{p}/transactions/commit", json={"table-changes": [{
         "identifier": {"namespace": inner, "name": "t/1"}, "requirements": [],
         "updates": [{"action": "set-properties", "updates": {"p": "2"}}]}]}), 204)

@@ -227,7 +227,9 @@ def test_locations_outside_the_warehouse_or_overlapping_are_refused(client, ware
 
 def test_metrics_are_accepted(client, table_factory):
     path = table_factory()
-    r = client.post(path + "/metrics", json={"report-type": "scan-report", "table-name": "ns.t"})
+    r = client.post(path + "/metrics", json={
+        "report-type": "scan-report", "table-name": "ns.t", "snapshot-id": -1, "filter": True, "schema-id": 0,
+        "projected-field-ids": [1], "projected-field-names": ["id"], "metrics": {}})
     assert r.status_code == 204
 
 
