@@ -1,6 +1,7 @@
 """Server-side scan planning (Iceberg REST ``planTableScan``, ``fetchPlanningResult``, ``fetchScanTasks``) with
 pyiceberg's own planner: manifests pruned by their partition summaries, data files by partition and column
-statistics, a residual filter per file, and the position delete files that apply to each data file.
+statistics, a residual filter per file, and the position delete files that apply to each data file; the equality
+delete files that apply to each (which pyiceberg's planner refuses) are paired by lakeledger/domain/equality_deletes.py.
 
 Work is split by data manifest: a snapshot with at most ``manifests_per_task`` data manifests is planned at once and
 its file scan tasks answered inline; a larger one answers plan tasks, each a range of its data manifests that
@@ -21,6 +22,7 @@ from pyiceberg.conversions import from_bytes
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression, SerializableBooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.manifest import (
+    INITIAL_SEQUENCE_NUMBER,
     DataFile,
     DataFileContent,
     ManifestContent,
@@ -34,7 +36,8 @@ from pyiceberg.table.snapshots import Operation, Snapshot, ancestors_between_ids
 from pyiceberg.types import PrimitiveType
 
 from lakeledger.domain import scan_plans
-from lakeledger.domain.errors import InvalidArgument, NoSuchPlanId, NoSuchPlanTask, NotFound, Unsupported
+from lakeledger.domain.equality_deletes import EqualityDelete, EqualityDeleteIndex
+from lakeledger.domain.errors import InvalidArgument, NoSuchPlanId, NoSuchPlanTask, NotFound
 from lakeledger.domain.scan_plans import PlanRequest, json_value
 from lakeledger.domain.table_metadata import TableMetadata
 from lakeledger.storage.base import Storage
@@ -186,15 +189,9 @@ class ScanPlanner:
         if self.schema is not metadata.schema():
             metadata = metadata.model_copy(update={"current_schema_id": self.schema.schema_id})
         planner = ManifestGroupPlanner(metadata, self.io, _bound(self.schema, self.plan), self.plan.case_sensitive)
-        entry_filter = self._incremental_filter()
-        try:
-            planned = planner.plan_files(data[first:end] + deletes, entry_filter)
-        except ValueError as e:
-            if "equality deletes" in str(e):
-                raise Unsupported("Server-side planning of tables with equality delete files is not supported yet: "
-                                  "plan this table on the client") from None
-            raise
-        return self._render(planned)
+        pairing = _EqualityDeletePairing(metadata, self._incremental_filter())
+        planned = planner.plan_files(data[first:end] + deletes, pairing.keep)
+        return self._render(pairing.attach(planned))
 
     def _incremental_filter(self) -> Callable[[ManifestEntry], bool]:
         if self.plan.start_snapshot_id is None or self.plan.snapshot_id is None:
@@ -269,6 +266,42 @@ class ScanPlanner:
             if keys:
                 out[name] = {"keys": keys, "values": values}
         return out
+
+
+class _EqualityDeletePairing:
+    """pyiceberg's planner refuses equality delete files: this takes them out of its manifest entries as they are
+    read (with every data file's data sequence number, which its tasks do not carry) and adds them to the tasks of
+    the data files they apply to (lakeledger/domain/equality_deletes.py)."""
+
+    def __init__(self, metadata: TableMetadata, entry_filter: Callable[[ManifestEntry], bool]):
+        self.specs = metadata.specs()
+        self.entry_filter = entry_filter
+        self.equality: list[EqualityDelete[DataFile]] = []
+        self.data_sequence_numbers: dict[str, int] = {}
+
+    def keep(self, entry: ManifestEntry) -> bool:
+        """The planner's manifest entry filter: the entries it should plan itself."""
+        if not self.entry_filter(entry):
+            return False
+        file = entry.data_file
+        sequence_number = entry.sequence_number if entry.sequence_number is not None else INITIAL_SEQUENCE_NUMBER
+        if file.content == DataFileContent.EQUALITY_DELETES:
+            self.equality.append(EqualityDelete(file, sequence_number, file.spec_id, file.partition,
+                                                self.specs[file.spec_id].is_unpartitioned()))
+            return False
+        if file.content == DataFileContent.DATA:
+            self.data_sequence_numbers[file.file_path] = sequence_number
+        return True
+
+    def attach(self, planned: Iterable[FileScanTask]) -> Iterable[FileScanTask]:
+        index = EqualityDeleteIndex(self.equality)
+        if not index:
+            return planned
+        tasks = list(planned)
+        for task in tasks:
+            task.delete_files.update(index.for_data_file(self.data_sequence_numbers[task.file.file_path],
+                                                         task.file.spec_id, task.file.partition))
+        return tasks
 
 
 def plan_answer(planner: ScanPlanner, limits: PlanningLimits, submit: bool = True) -> dict[str, Any]:
