@@ -102,8 +102,8 @@ class Spark4:
     """A PySpark 4 session in an interpreter of its own (tests/e2e/spark4_sql.py), the catalog ``lakeledger``
     pointed at the server as the 3.5 ``spark`` fixture's is."""
 
-    def __init__(self, python: str, settings: dict[str, str]):
-        self.process = subprocess.Popen([python, str(Path(__file__).with_name("spark4_sql.py")), json.dumps(settings)],
+    def __init__(self, python: str, settings: dict[str, str], script: str = "spark4_sql.py"):
+        self.process = subprocess.Popen([python, str(Path(__file__).with_name(script)), json.dumps(settings)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.version = self._answer()["ready"]
 
@@ -113,11 +113,17 @@ class Spark4:
             pytest.fail(f"the PySpark 4 session ended (exit code {self.process.wait(60)}); its log is above")
         return json.loads(line)
 
-    def answer(self, statement: str) -> dict:
-        """``{"rows": [...]}`` or ``{"error": "..."}``."""
-        self.process.stdin.write(json.dumps({"sql": statement}) + "\n")
+    def answer(self, statement: str, command: str = "sql") -> dict:
+        """``{"rows": [...]}`` or ``{"error": "..."}``; ``command``: one of the script's handlers, given ``statement``
+        (any JSON) as its argument."""
+        self.process.stdin.write(json.dumps({command: statement}) + "\n")
         self.process.stdin.flush()
         return self._answer()
+
+    def run(self, command: str, argument) -> list[list]:
+        answer = self.answer(argument, command)
+        assert "error" not in answer, f"{command} {argument}: {answer['error']}"
+        return answer["rows"]
 
     def sql(self, statement: str) -> list[list]:
         answer = self.answer(statement)
@@ -151,6 +157,38 @@ def spark4(server, spark_warehouse):
         catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest",
         f"{catalog}.uri": f"{server.url}/catalog", f"{catalog}.warehouse": spark_warehouse["name"],
         f"{catalog}.cache-enabled": "false"})
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+SPARK4_PLANNING_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-4.0_2.13-1.11.0.jar"
+SPARK_SERVER_PLANNING_CATALOG = "lakeledger_server"
+
+
+@pytest.fixture(scope="module")
+def spark4_planning(server, spark_warehouse):
+    """PySpark 4.0 with Iceberg's Spark 4.0 runtime 1.11 (`make spark4-deps`: the first whose Java RESTCatalog plans
+    scans on the server), for one module: catalog ``lakeledger`` plans on the client, ``lakeledger_server`` (the
+    same warehouse) asks the server to (``scan-planning-mode=server``). Its script is tests/e2e/spark4_planning.py."""
+    python = os.environ.get("LAKELEDGER_SPARK4_PYTHON", "").strip() or str(SPARK4_PYTHON)
+    jars = os.environ.get("LAKELEDGER_SPARK4_PLANNING_JARS", "").strip() or str(SPARK4_PLANNING_RUNTIME)
+    missing = [p for p in (python, *jars.split(",")) if not Path(p).is_file()]
+    if missing:
+        pytest.fail(f"PySpark 4 or Iceberg's Spark 4.0 runtime 1.11 is missing ({', '.join(missing)}): "
+                    "run `make spark4-deps`")
+    _check_java()
+    settings = {"spark.jars": jars, "spark.ui.enabled": "false", "spark.driver.memory": "1g",
+                "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
+                "spark.sql.session.timeZone": "UTC",
+                "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"}
+    for name, mode in ((SPARK_CATALOG, "client"), (SPARK_SERVER_PLANNING_CATALOG, "server")):
+        catalog = f"spark.sql.catalog.{name}"
+        settings |= {catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest",
+                     f"{catalog}.uri": f"{server.url}/catalog", f"{catalog}.warehouse": spark_warehouse["name"],
+                     f"{catalog}.cache-enabled": "false", f"{catalog}.scan-planning-mode": mode}
+    session = Spark4(python, settings, script="spark4_planning.py")
     try:
         yield session
     finally:

@@ -1,0 +1,149 @@
+"""Server-side scan planning judged by Iceberg's own Java client: PySpark 4.0 with Iceberg's Spark 4.0 runtime 1.11
+(`make spark4-deps`, the ``spark4_planning`` fixture), whose RESTCatalog plans on the server when its catalog
+property ``scan-planning-mode`` is ``server``. One session, two catalogs over the same warehouse: ``lakeledger``
+plans on the client, ``lakeledger_server`` on the server; both must read the same rows.
+
+The table is format v2 and partitioned, with position deletes (Spark's merge-on-read DELETE) and an equality delete
+file, which Spark does not write: Java's GenericAppenderFactory does, over py4j (tests/e2e/spark4_planning.py), into
+partition ``eu``, for ids 3, 9, 15 (in ``eu``) and 4 (a ``us`` row, which it must not delete); then id 9 is written
+again in ``eu`` — after the delete, so the delete does not apply to it.
+
+Java 1.11 plans an incremental scan (Spark's ``start-snapshot-id``/``end-snapshot-id``) on the client whatever the
+mode — its REST table has no incremental scan of its own — so the server's incremental plan is judged here by its
+JSON against the files the appends added."""
+
+from types import SimpleNamespace
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+pytestmark = pytest.mark.spark
+
+CLIENT, SERVER = "lakeledger", "lakeledger_server"  # conftest.py's SPARK_CATALOG, SPARK_SERVER_PLANNING_CATALOG
+NS, TABLE = "planning_judge", "orders"
+PLAN_ROUTE = "/catalog/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan"
+EQUALITY_DELETED = (3, 9, 15, 4)
+LATE_ROWS = [[9, "eu", 99.0], [61, "us", 1.0]]
+
+
+def _region(i: int) -> str:
+    return ["eu", "us", "ap"][i % 3]
+
+
+def _expected_rows() -> list[list]:
+    kept = [[i, _region(i), i * 1.5] for i in range(60)
+            if i % 7 != 0 and not (_region(i) == "eu" and i in EQUALITY_DELETED)]
+    return sorted(kept + LATE_ROWS)
+
+
+def _plan_calls(client) -> float:
+    """Plans the server answered (its Prometheus counter of POST .../plan), of any table."""
+    r = client.get("/metrics")
+    assert r.status_code == 200, r.text
+    return sum(s.value for family in text_string_to_metric_families(r.text) for s in family.samples
+               if s.name == "lakeledger_http_requests_total" and s.labels.get("method") == "POST"
+               and s.labels.get("route") == PLAN_ROUTE)
+
+
+@pytest.fixture(scope="module")
+def table(spark4_planning, client, spark_warehouse):
+    spark = spark4_planning
+    name = f"{NS}.{TABLE}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CLIENT}.{NS}")
+    spark.sql(f"CREATE TABLE {CLIENT}.{name} (id INT, region STRING, amount DOUBLE) USING iceberg "
+              "PARTITIONED BY (region) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
+              "'write.update.mode'='merge-on-read')")
+    rows = ", ".join(f"({i}, '{_region(i)}', {i * 1.5})" for i in range(60))
+    spark.sql(f"INSERT INTO {CLIENT}.{name} VALUES {rows}")
+    spark.sql(f"DELETE FROM {CLIENT}.{name} WHERE id % 7 = 0")
+    [[equality_snapshot, equality_path]] = spark.run("equality-delete", {
+        "catalog": CLIENT, "table": name, "partition": {"region": "eu"}, "column": "id",
+        "values": list(EQUALITY_DELETED)})
+    spark.sql(f"INSERT INTO {CLIENT}.{name} VALUES " + ", ".join(f"({i}, '{r}', {a})" for i, r, a in LATE_ROWS))
+    snapshots = spark.sql(f"SELECT snapshot_id, operation FROM {CLIENT}.{name}.snapshots ORDER BY committed_at")
+    assert [op for _, op in snapshots] == ["append", "delete", "delete", "append"], snapshots
+    assert snapshots[2][0] == equality_snapshot
+    late_files = {path for [path] in spark.sql(
+        f"SELECT data_file.file_path FROM {CLIENT}.{name}.entries WHERE snapshot_id = {snapshots[3][0]} "
+        "AND status = 1 AND data_file.content = 0")}
+    assert len(late_files) == 2  # one per partition
+    return SimpleNamespace(name=name, first=snapshots[0][0], equality=equality_snapshot, last=snapshots[3][0],
+                           equality_path=equality_path, late_files=late_files,
+                           plan=f"{spark_warehouse['prefix']}/namespaces/{NS}/tables/{TABLE}/plan")
+
+
+def _read(spark, client, catalog: str, query: str) -> tuple[list[list], float]:
+    """The rows of ``query`` (``{t}``: the table in ``catalog``), and how many plans the server answered for it."""
+    before = _plan_calls(client)
+    rows = spark.sql(query.format(t=f"{catalog}.{NS}.{TABLE}"))
+    return rows, _plan_calls(client) - before
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT id, region, amount FROM {t} ORDER BY id, region",
+    "SELECT id, region, amount FROM {t} WHERE region = 'eu' ORDER BY id",
+    "SELECT id, region, amount FROM {t} WHERE amount > 30 ORDER BY id, region",
+    "SELECT id, region, amount FROM {t} WHERE id IN (3, 4, 9, 14, 15) ORDER BY id, region",
+])
+def test_java_reads_the_same_rows_through_the_servers_plan_as_through_its_own(spark4_planning, client, table, query):
+    server_rows, server_plans = _read(spark4_planning, client, SERVER, query)
+    client_rows, client_plans = _read(spark4_planning, client, CLIENT, query)
+    assert server_plans >= 1 and client_plans == 0
+    assert server_rows == client_rows
+    if "WHERE" not in query:
+        assert sorted(server_rows) == _expected_rows()
+    if "IN (" in query:  # the equality delete took 3 and 15 (eu), not 4 (us); 9 is back, written after it
+        assert server_rows == [[4, "us", 6.0], [9, "eu", 99.0]]
+
+
+@pytest.mark.parametrize("snapshot", ["first", "equality"])
+def test_java_time_travels_through_the_servers_plan(spark4_planning, client, table, snapshot):
+    query = f"SELECT id, region, amount FROM {{t}} VERSION AS OF {getattr(table, snapshot)} ORDER BY id, region"
+    server_rows, server_plans = _read(spark4_planning, client, SERVER, query)
+    client_rows, client_plans = _read(spark4_planning, client, CLIENT, query)
+    assert server_plans >= 1 and client_plans == 0
+    assert server_rows == client_rows
+    assert len(server_rows) == (60 if snapshot == "first" else len(_expected_rows()) - len(LATE_ROWS))
+
+
+def test_java_reads_appends_incrementally_the_same_in_both_modes(spark4_planning, client, table):
+    argument = {"table": f"{NS}.{TABLE}", "start": table.first, "end": table.last,
+                "columns": ["id", "region", "amount"]}
+    before = _plan_calls(client)
+    server_rows = sorted(spark4_planning.run("incremental", {**argument, "catalog": SERVER}))
+    assert _plan_calls(client) == before  # Java 1.11 plans incremental scans on the client (see above)
+    assert server_rows == sorted(spark4_planning.run("incremental", {**argument, "catalog": CLIENT})) == LATE_ROWS
+
+
+def test_the_plan_pairs_the_equality_delete_with_the_older_data_files_of_its_partition(client, table):
+    r = client.post(table.plan, json={})
+    assert r.status_code == 200, r.text
+    plan = r.json()
+    deletes = plan["delete-files"]
+    [equality] = [i for i, d in enumerate(deletes) if d["content"] == "equality-deletes"]
+    assert deletes[equality]["file-path"] == table.equality_path
+    assert deletes[equality]["equality-ids"] == [1] and deletes[equality]["partition"] == ["eu"]
+    assert deletes[equality]["record-count"] == len(EQUALITY_DELETED)
+    assert {d["content"] for i, d in enumerate(deletes) if i != equality} == {"position-deletes"}
+    referencing = set()
+    for task in plan["file-scan-tasks"]:
+        data = task["data-file"]
+        references = task.get("delete-file-references", [])
+        assert all(deletes[i]["partition"] == data["partition"] for i in references)
+        if equality in references:
+            referencing.add(data["file-path"])
+        # the spec's sequence rule: data written after the delete (the late insert) is not deleted by it
+        assert (equality in references) == (data["partition"] == ["eu"] and data["file-path"] not in table.late_files)
+    assert referencing  # the first insert's eu file
+
+    # the equality delete is planned only for the partition it is in
+    r = client.post(table.plan, json={"filter": {"type": "eq", "term": "region", "value": "us"}})
+    assert r.status_code == 200, r.text
+    assert {d["content"] for d in r.json().get("delete-files", [])} == {"position-deletes"}
+
+    # an incremental plan: the data files the appends added, no deletes (as Java's IncrementalAppendScan)
+    r = client.post(table.plan, json={"start-snapshot-id": table.first, "end-snapshot-id": table.last})
+    assert r.status_code == 200, r.text
+    incremental = r.json()
+    assert {t["data-file"]["file-path"] for t in incremental["file-scan-tasks"]} == table.late_files
+    assert "delete-files" not in incremental
