@@ -2,7 +2,8 @@
 Java API over py4j for what SQL cannot do. Stdlib and PySpark only; runs in `make spark4-deps`'s interpreter.
 
 - ``{"equality-delete": {"catalog", "table", "partition": {name: value}, "column", "values"}}`` writes a Parquet
-  equality delete file of ``column`` (Spark writes none) into that partition with iceberg-data's
+  equality delete file of ``column`` (Spark writes none) into that partition of the table's current spec (``{}``
+  when it is unpartitioned: a global equality delete) with iceberg-data's
   GenericAppenderFactory and commits it with a row delta; answers ``[[snapshot id, the delete file's path]]`` (the
   path as its manifest has it).
 - ``{"incremental": {"catalog", "table", "start", "end", "columns"}}`` reads the appends after snapshot ``start`` up
@@ -35,7 +36,9 @@ def equality_delete(session: SparkSession, argument: dict[str, Any]) -> list[lis
     for name, value in argument["partition"].items():
         partition.setField(name, value)
     factory = iceberg.data.GenericAppenderFactory(schema, spec, field_ids, delete_schema, None)
-    location = table.locationProvider().newDataLocation(spec, partition, f"eq-delete-{uuid.uuid4().hex}.parquet")
+    file_name = f"eq-delete-{uuid.uuid4().hex}.parquet"
+    location = table.locationProvider().newDataLocation(file_name) if spec.isUnpartitioned() else \
+        table.locationProvider().newDataLocation(spec, partition, file_name)
     output = iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(location))
     writer = factory.newEqDeleteWriter(output, iceberg.FileFormat.PARQUET, partition)
     for value in argument["values"]:
