@@ -16,9 +16,10 @@ from lakeledger.api.identifiers import parse_namespace
 from lakeledger.api.openapi import SignedRequest, errors, ok
 from lakeledger.api.responses import JSONResponse
 from lakeledger.api.routers.warehouses import active_warehouse
+from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.tabular import TABLE
-from lakeledger.services.table_access import SIGNER_ENDPOINT
+from lakeledger.services.table_access import SIGNER_ENDPOINT, SIGNER_SCOPE_PROPERTY
 
 router = APIRouter(prefix="/catalog/signer", tags=["S3 signer API"])
 # the per-table endpoint, under the catalog's own prefixes (/catalog/v1 and /v1)
@@ -44,6 +45,11 @@ async def sign(container: ContainerDep, scope: str, body: SignRequest, az: Guard
     """Signs an S3 request of the table this signer URL was issued for; a request that reaches anything outside
     the table's location is 403, and so is a request of a caller without the right: reads need can_read_data on
     the table, writes can_write_data (checked on each request: the signer URL is the same for every caller)."""
+    return await _sign_in_scope(container, scope, body, az)
+
+
+async def _sign_in_scope(container: Container, scope: str, body: SignRequest, az: Guard) -> JSONResponse:
+    """The sealed scope's signer: the table and location the scope names, a staged one's too."""
     may_write = True
     table = None if az.off else container.signing.table_of(scope)
     # a table only staged has no grants yet: its URL went to a caller who could create it, for a day
@@ -63,9 +69,14 @@ async def sign(container: ContainerDep, scope: str, body: SignRequest, az: Guard
 async def sign_for_table(prefix: str, namespace: str, table: str, body: SignRequest, request: Request,
                          container: ContainerDep, az: Guard = Depends(guard)):
     """signRequest: signs an S3 request inside the table's location for a caller who may read its data (writes:
-    who may write it), as the sealed signer URL does."""
+    who may write it), as the sealed signer URL does. A request whose `properties` carry the sealed scope a load
+    put in `remote-signing-config` (Iceberg 1.12+ clients send them) is signed in that scope, as on the sealed
+    URL: so is a staged table's, which this path does not name yet, and an engine's purge after its drop."""
     if body.provider not in (None, "s3"):
         raise BadRequest(f"Remote signing is for S3 only, not {body.provider!r}")
+    scope = body.properties.get(SIGNER_SCOPE_PROPERTY)
+    if scope is not None:
+        return await _sign_in_scope(container, scope, body, az)
     table_id, _, location = (await tabulars.find(container, prefix, namespace, table, TABLE, az, None))[:3]
     rights = await az.storage_rights(
         authorization.table(table_id), authorization.no_tabular(TABLE, parse_namespace(namespace), table)
