@@ -2,8 +2,9 @@
 configured for remote signing send each S3 request here instead of holding keys. Two doors to one signer
 (lakeledger/services/remote_signing.py): the sealed signer URL a load hands out, which works for every Iceberg
 client since 1.x and for a while after a drop (an engine's own purge); and the REST spec's per-table endpoint
-(``POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign``, Iceberg 1.11), which newer clients derive from
-the table's path themselves and which signs for the live table that path names."""
+(``POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign``, Iceberg 1.11), which Iceberg 1.12+ clients derive
+from the table's path themselves and which signs for the live table that path names, or in the sealed scope a load's
+``remote-signing-config`` gave them to send along (a staged table, a purge after a drop)."""
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
