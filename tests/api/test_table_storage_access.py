@@ -1,6 +1,7 @@
 """Iceberg 1.11's table-scoped storage endpoints on a real MinIO: credential refresh (loadTable's config names the
 table's loadCredentials endpoint; each call answers new credentials confined to the table) and the per-table
-signer (``POST .../tables/{table}/sign``), which shares the sealed signer URL's checks."""
+signer (``POST .../tables/{table}/sign``), which shares the sealed signer URL's checks, and signs in the sealed scope
+that a load's ``remote-signing-config`` (Iceberg main) hands Iceberg 1.12+ clients to send along."""
 
 import uuid
 
@@ -169,3 +170,25 @@ def test_the_scope_in_the_signing_config_signs_a_staged_table_at_its_per_table_e
         assert refused.status_code == 403, refused.text
     forged = client.post(endpoint, json={**request, "properties": {"lakeledger.signer-scope": "not-sealed-here"}})
     assert forged.status_code == 403, forged.text
+
+
+def test_after_a_drop_the_scope_in_the_signing_config_signs_reads_and_deletes_only(client, minio, s3_warehouse):
+    """An engine's own purge after its drop (Spark's DROP TABLE ... PURGE) at the per-table endpoint of an Iceberg
+    1.12 client: the path names no table any more; the scope it carries gets reads and deletes signed, no writes."""
+    created = _table(client, s3_warehouse, name="dropped", headers=SIGNING)
+    properties = created["remote-signing-config"]["properties"]
+    endpoint = f"{s3_warehouse['prefix']}/namespaces/ns/tables/dropped/sign"
+    metadata = f"{minio.endpoint}/{s3_warehouse['bucket']}/{_key(created['metadata-location'])}"
+    dropped = client.delete(f"{s3_warehouse['prefix']}/namespaces/ns/tables/dropped",
+                            params={"purgeRequested": "false"})
+    assert dropped.status_code == 204, dropped.text
+    request = {"region": "us-east-1", "method": "GET", "uri": metadata, "headers": {}}
+    assert client.post(endpoint, json=request).status_code == 404
+    read = client.post(endpoint, json={**request, "properties": properties})
+    assert read.status_code == 200, read.text
+    assert b'"table-uuid"' in _send(read.json(), "GET").content
+    write = client.post(endpoint, json={**request, "method": "PUT", "properties": properties})
+    assert write.status_code == 403, write.text
+    delete = client.post(endpoint, json={**request, "method": "DELETE", "properties": properties})
+    assert delete.status_code == 200, delete.text
+    assert _send(delete.json(), "DELETE").status_code == 204
