@@ -139,6 +139,7 @@ def test_a_signing_load_serves_the_sealed_signer_to_older_clients_and_the_per_ta
         request = {"region": "us-east-1", "method": "PUT", "uri": data, "headers": {}, "properties": properties}
         put = client.post(endpoint, json=request)
         assert put.status_code == 200, put.text
+        assert put.headers["cache-control"] == "no-cache"  # the spec's RemoteSignResponse: each one judged anew
         assert _send(put.json(), "PUT", content).status_code == 200
         get = client.post(endpoint, json={**request, "method": "GET"})
         assert _send(get.json(), "GET").content == content

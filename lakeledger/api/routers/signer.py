@@ -27,6 +27,11 @@ router = APIRouter(prefix="/catalog/signer", tags=["S3 signer API"])
 table_router = APIRouter(tags=["Catalog API"])
 
 
+# The spec's RemoteSignResponse names Cache-Control: "private" lets Iceberg Java's signer reuse a signature for 30
+# seconds, so a caller whose right was revoked could still be signed for; each request is judged anew instead.
+NOT_CACHED = {"Cache-Control": "no-cache"}
+
+
 class SignRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,7 +67,7 @@ async def _sign_in_scope(container: Container, scope: str, body: SignRequest, az
         may_write = can_write
     signed = await run_in_threadpool(container.signing.sign, scope, body.region, body.method, body.uri, body.headers,
                                      body.body, may_write)
-    return JSONResponse(signed)
+    return JSONResponse(signed, headers=NOT_CACHED)
 
 
 @table_router.post("/{prefix}/namespaces/{namespace}/tables/{table}/sign",
@@ -87,4 +92,4 @@ async def sign_for_table(prefix: str, namespace: str, table: str, body: SignRequ
     wh = await active_warehouse(container, prefix)
     signed = await run_in_threadpool(container.signing.sign_for_table, wh.id, table_id, location, body.region,
                                      body.method, body.uri, body.headers, body.body, rights == authorization.WRITE)
-    return JSONResponse(signed)
+    return JSONResponse(signed, headers=NOT_CACHED)
