@@ -423,3 +423,11 @@ class KafkaBroker(Child):
                         str(properties)], check=True, capture_output=True, timeout=120)
         super().__init__([java, "-Xmx512m", "-cp", classpath, "kafka.Kafka", str(properties)], home / "broker.log")
         self.wait_ready(port_accepts(self.port), 90, 0.2)
+
+
+def java_endpoint(catalog_uri: str, endpoint: str) -> str:
+    """A refresh or signer endpoint from a table's config resolved as Iceberg Java resolves it against the catalog
+    URI (RESTUtil.resolveEndpoint, 1.10 to main): an absolute URL as it is, a path appended after one slash."""
+    if endpoint.startswith(("http://", "https://")):
+        return endpoint
+    return f"{catalog_uri.rstrip('/')}/{endpoint.removeprefix('/')}"

@@ -39,6 +39,8 @@ def with_access(body: bytes, access: Access) -> bytes:
                                        orjson.dumps(access.config)]
     if access.storage_credentials:
         parts += [b',"storage-credentials":', orjson.dumps(access.storage_credentials)]
+    if access.remote_signing_config:
+        parts += [b',"remote-signing-config":', orjson.dumps(access.remote_signing_config)]
     # one join, one copy of the (often tens of kilobytes) body; concatenating copied it three times per load
     return b"".join(parts + [b"}"])
 

@@ -86,8 +86,19 @@ class CatalogConfig(BaseModel):
     idempotency_key_lifetime: str = Field(alias="idempotency-key-lifetime", json_schema_extra={"format": "duration"})
 
 
+class RemoteSigningConfig(BaseModel):
+    """What a signer client sends unchanged with every request to the table's signing endpoint (Iceberg main's
+    RemoteSigningConfig, apache/iceberg 9479711): `properties` in each request's body, `headers` on each request."""
+
+    properties: dict[str, str] | None = None
+    headers: dict[str, list[str]] | None = None
+
+
 class LoadTableResult(TableResponse):
-    """A table's metadata and where it is stored; `metadata-location` is null for a staged create."""
+    """A table's metadata and where it is stored; `metadata-location` is null for a staged create.
+    `remote-signing-config` comes with remote signing."""
+
+    remote_signing_config: RemoteSigningConfig | None = Field(default=None, alias="remote-signing-config")
 
 
 class StorageCredential(BaseModel):

@@ -36,6 +36,8 @@ VENDED_CREDENTIALS = "vended-credentials"
 REMOTE_SIGNING = "remote-signing"
 _MODES = (VENDED_CREDENTIALS, REMOTE_SIGNING)
 SIGNER_ENDPOINT = "v1/aws/s3/sign"
+# the sealed scope in remote-signing-config's properties, which Iceberg 1.12+ signer clients send with each request
+SIGNER_SCOPE_PROPERTY = "lakeledger.signer-scope"
 # pyiceberg's default FileIO (PyArrow) cannot sign remotely: a pyiceberg client given a signing config without
 # these holds no keys and fails on every read and write. The table's config picks the FileIO that can (Lakekeeper
 # sends the same), and names the signer it asks for; other engines ignore both keys.
@@ -54,6 +56,8 @@ class Access:
     # part of a load's ETag: what the client holds changes whenever this does (fresh credentials), so a client
     # whose credentials have been replaced is never told "304 Not Modified"
     variant: str = ""
+    # a LoadTableResult's ``remote-signing-config`` (Iceberg main): what signer clients send with every request
+    remote_signing_config: dict[str, Any] | None = None
 
 
 NO_ACCESS = Access()
@@ -140,14 +144,20 @@ class TableAccess:
             token = self.signing.scope_token(wh.id, table_id, location, staged, kind)
             if callable(request_base_url):
                 request_base_url = request_base_url()
-            # The same signer URI for every table, the table's sealed scope in the endpoint path: Iceberg 1.10's
-            # Java signer keeps one HTTP client per JVM, bound to the first signer URI it is given, and resolves
-            # each table's endpoint against that.
+            # Two signers for two generations of clients (docs/storage.md, "Remote signing"). Iceberg Java up to
+            # 1.11 and pyiceberg read s3.signer.uri and s3.signer.endpoint: the same signer URI for every table, the
+            # table's sealed scope in the endpoint path (Iceberg 1.10's Java signer keeps one HTTP client per JVM,
+            # bound to the first signer URI it is given, and resolves each table's endpoint against that). Iceberg
+            # Java 1.12 and main read neither: they send each request to the table's own .../tables/{table}/sign
+            # at the catalog URI, with remote-signing-config's properties in its body; the scope goes there, so that
+            # a staged table, which that path does not name yet, and an engine's purge after a drop are signed as
+            # on the sealed URL. No signer.uri or signer.endpoint (deprecated by Iceberg main): they would take
+            # 1.12's clients away from the per-table endpoint.
             config.update({"s3.remote-signing-enabled": "true",
                            "s3.signer.uri": f"{(self.base_uri or request_base_url).rstrip('/')}/catalog",
                            "s3.signer.endpoint": f"signer/{token}/{SIGNER_ENDPOINT}",
                            **PYICEBERG_SIGNING_IO})
-            return Access(config, [], "remote-signing")
+            return Access(config, [], "remote-signing", {"properties": {SIGNER_SCOPE_PROPERTY: token}})
         return self._vended(wh, self.vendor, profile, location, vending, config, _session_config, S3_REFRESH)
 
     def _adls_access(self, wh: WarehouseSettings, profile: AdlsStorageProfile, location: str,

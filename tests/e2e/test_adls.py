@@ -6,14 +6,17 @@ Engines' data I/O with the vended SAS is not here: Azurite 3.37.0, the newest on
 (``sr=d``: "Signed resource type d is invalid"); docs/storage.md says what that leaves unproven."""
 
 import base64
+import time
 import uuid
+from datetime import datetime
 from urllib.parse import parse_qs
 
+import httpx
 import psycopg
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
-from support import wait_until
+from support import java_endpoint, wait_until
 
 from lakeledger.domain.errors import BadRequest, NotFound
 from lakeledger.domain.storage_credential import parse_storage_credential
@@ -245,3 +248,59 @@ def test_a_generic_table_is_vended_a_sas_for_its_own_directory(server, client, a
     # a directory SAS on the generic table's location (key prefix, namespace id, its id: three levels) that may write
     assert sas["sr"] == ["d"] and sas["sdd"] == ["3"] and sas["sp"] == ["racwdl"], sas
     assert not [v for v in credential.config.values() if azurite.key in v]
+
+
+def _signed_for_directory(azurite, filesystem: str, directory: str, sas: dict[str, list[str]]) -> bool:
+    """Whether ``sas`` is the directory SAS the account key signs for ``directory`` with its own permissions and
+    times (azure-storage-file-datalake signs it again): what Azure checks, and Azurite cannot (it rejects sr=d)."""
+    from azure.storage.filedatalake import generate_directory_sas
+
+    def instant(field: str) -> datetime:
+        return datetime.fromisoformat(sas[field][0].replace("Z", "+00:00"))
+
+    again = parse_qs(generate_directory_sas(azurite.account, filesystem, directory, azurite.key,
+                                            permission=sas["sp"][0], start=instant("st"), expiry=instant("se")))
+    return again["sig"] == sas["sig"]
+
+
+def test_the_sas_is_renewed_at_the_endpoint_java_resolves_from_the_load_and_only_for_that_table(
+        server, client, azurite, adls_warehouse, warehouse):
+    prefix = adls_warehouse["prefix"]
+    assert client.post(f"{prefix}/namespaces", json={"namespace": ["renew"]}).status_code == 200
+    created = client.post(f"{prefix}/namespaces/renew/tables", json={"name": "t", "schema": SCHEMA})
+    assert created.status_code == 200, created.text
+    loaded = client.get(f"{prefix}/namespaces/renew/tables/t",
+                        headers={"X-Iceberg-Access-Delegation": "vended-credentials"}).json()
+    location, host = loaded["metadata"]["location"], f"{azurite.account}.dfs.core.windows.net"
+    held = loaded["config"]
+    # where Iceberg Java's ADLSFileIO (AzureProperties, 1.10 to main) sends its VendedAdlsCredentialProvider
+    url = f"{server.url}{prefix}/namespaces/renew/tables/t/credentials"
+    for config in (held, loaded["storage-credentials"][0]["config"]):
+        assert java_endpoint(f"{server.url}/catalog", config["adls.refresh-credentials-endpoint"]) == url
+        assert config["adls.refresh-credentials-enabled"] == "true"
+    plan = client.post(f"{prefix}/namespaces/renew/tables/t/plan", json={})
+    assert plan.status_code == 200, plan.text
+    time.sleep(1.1)  # a SAS's times are in seconds: one signed within the same second would be the held one
+    directory = _blob_name(azurite, adls_warehouse, location)
+    for params in (None, {"planId": plan.json()["plan-id"]}):
+        renewed = httpx.get(url, params=params)
+        assert renewed.status_code == 200, renewed.text
+        # the provider takes the one credential whose prefix names the account's host, and its two keys
+        [credential] = renewed.json()["storage-credentials"]
+        assert credential["prefix"] == location and host in credential["prefix"]
+        config = credential["config"]
+        token = config[f"adls.sas-token.{host}"]
+        assert token != held[f"adls.sas-token.{host}"]
+        assert int(config[f"adls.sas-token-expires-at-ms.{host}"]) > int(held[f"adls.sas-token-expires-at-ms.{host}"])
+        sas = parse_qs(token)
+        assert sas["sr"] == ["d"] and sas["sdd"] == ["3"] and sas["sp"] == ["racwdl"], sas
+        assert sas["se"][0] > parse_qs(held[f"adls.sas-token.{host}"])["se"][0]
+        assert _signed_for_directory(azurite, adls_warehouse["filesystem"], directory, sas)
+        assert not _signed_for_directory(azurite, adls_warehouse["filesystem"], directory + "-other", sas)
+        assert config["adls.connection-string"] == f"BlobEndpoint={azurite.endpoint};SharedAccessSignature={token}"
+        assert not [v for v in config.values() if azurite.key in v]
+    for missing in (f"{prefix}/namespaces/renew/tables/nope/credentials",
+                    f"{warehouse['prefix']}/namespaces/renew/tables/t/credentials",
+                    f"/catalog/v1/{uuid.uuid4()}/namespaces/renew/tables/t/credentials"):
+        r = client.get(missing)
+        assert r.status_code == 404 and r.json()["error"]["type"].startswith("NoSuch"), r.text

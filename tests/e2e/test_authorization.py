@@ -11,6 +11,7 @@ import re
 import time
 import uuid
 from datetime import UTC
+from urllib.parse import parse_qs
 
 import httpx
 import psycopg
@@ -686,3 +687,53 @@ def test_a_tag_is_set_with_apply_on_its_definition_and_modify_on_the_object(api,
         assert spark.get(f"{definition}/actions", params={"principalUser": "oidc~bob"}).json() == {
             "allowed-actions": []}
         assert spark.delete(definition).status_code == 204
+
+
+def test_adls_and_gcs_credentials_a_reader_loads_and_renews_are_read_only(api, oidc, world, azurite, fake_gcs):
+    """As for S3 above, on ADLS (a directory SAS for read and list only) and GCS (a token downscoped to the storage
+    viewer role): neither emulator can refuse a write with them (Azurite rejects every directory SAS, fake-gcs-server
+    takes any token), so what the catalog signs and asks STS for is checked."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from gcs_tokens import TokenEndpoints, service_account_key
+
+    private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    tokens = TokenEndpoints(private_key.public_key(), "lakeledger@lakeledger-tests.iam.gserviceaccount.com")
+    bucket = fake_gcs.make_bucket("lakeledger-authorization-tests")
+    with _client(api, oidc, "spark") as spark:  # a project of its own: the other tests' lists stay as they are
+        r = spark.post("/management/v1/project", json={"project-name": "project-storage-readers"})
+        assert r.status_code == 201, r.text
+        project = r.json()["project-id"]
+        adls = _warehouse(spark, project, "A-adls", azurite.profile(
+            azurite.make_filesystem(f"authz-{uuid.uuid4().hex[:8]}"), "authz"), azurite.credential())
+        gcs = _warehouse(spark, project, "A-gcs", {
+            "type": "gcs", "bucket": bucket, "key-prefix": f"authz-{uuid.uuid4().hex[:8]}",
+            "endpoint": fake_gcs.endpoint, "sts-endpoint": f"{tokens.url}/v1/token"},
+            {"type": "gcs", "credential-type": "service-account-key", "key": service_account_key(private_key, tokens)})
+    sas_key = f"adls.sas-token.{azurite.account}.dfs.core.windows.net"
+    try:
+        for place in (adls, gcs):
+            table = f"{place['prefix']}/namespaces/ns/tables/t"
+            with table_grant(api, oidc, {**place, "project": project}, "ns.t"), \
+                    _client(api, oidc, "bob", project) as bob:
+                loaded = bob.get(table, headers={"X-Iceberg-Access-Delegation": "vended-credentials"})
+                assert loaded.status_code == 200, loaded.text
+                location = loaded.json()["metadata"]["location"]
+                time.sleep(1.1)  # a SAS's times are in seconds: a renewal in the same second would sign the same
+                renewed = bob.get(f"{table}/credentials")
+                assert renewed.status_code == 200, renewed.text
+                [credential] = renewed.json()["storage-credentials"]
+                assert credential["prefix"] == location
+                held, fresh = loaded.json()["config"], credential["config"]
+                if place is adls:
+                    assert fresh[sas_key] != held[sas_key]
+                    for config in (held, fresh):
+                        assert parse_qs(config[sas_key])["sp"] == ["rl"] and parse_qs(config[sas_key])["sr"] == ["d"]
+                else:
+                    assert fresh["gcs.oauth2.token"] != held["gcs.oauth2.token"]
+                    for config in (held, fresh):
+                        exchange = next(e for e in tokens.exchanges if e["token"] == config["gcs.oauth2.token"])
+                        (rule,) = exchange["options"]["accessBoundary"]["accessBoundaryRules"]
+                        assert rule["availablePermissions"] == ["inRole:roles/storage.objectViewer"]
+                        assert location.removeprefix(f"gs://{bucket}/") in rule["availabilityCondition"]["expression"]
+    finally:
+        tokens.stop()

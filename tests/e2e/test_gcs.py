@@ -9,15 +9,17 @@ boundary confines a token is Google's to enforce and is not proven here (docs/st
 
 import importlib
 import json
+import time
 import uuid
 
+import httpx
 import psycopg
 import pyarrow as pa
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from gcs_tokens import TokenEndpoints, service_account_key
 from pyiceberg.catalog.rest import RestCatalog
-from support import wait_until
+from support import java_endpoint, wait_until
 
 from lakeledger.domain.storage_credential import GcsServiceAccountKeyCredential
 from lakeledger.domain.storage_profile import GcsStorageProfile
@@ -261,3 +263,59 @@ def test_a_generic_table_is_vended_a_token_bounded_to_its_location(server, clien
     (rule,) = exchange["options"]["accessBoundary"]["accessBoundaryRules"]
     key = _table_key(loaded.location)
     assert f"objects/{key}/')" in rule["availabilityCondition"]["expression"]
+
+
+def _put_and_get(fake_gcs, token: str, name: str, data: bytes) -> bytes:
+    """An object written and read back through the storage JSON API with ``token`` as the bearer."""
+    auth = {"Authorization": f"Bearer {token}"}
+    put = httpx.post(f"{fake_gcs.endpoint}/upload/storage/v1/b/{BUCKET}/o", params={"uploadType": "media",
+                                                                                   "name": name},
+                     content=data, headers=auth)
+    assert put.status_code == 200, put.text
+    got = httpx.get(f"{fake_gcs.endpoint}/storage/v1/b/{BUCKET}/o/{name.replace('/', '%2F')}",
+                    params={"alt": "media"}, headers=auth)
+    assert got.status_code == 200, got.text
+    return got.content
+
+
+def test_the_token_is_renewed_at_the_endpoint_java_resolves_from_the_load_and_only_for_that_table(
+        server, client, fake_gcs, tokens, gcs_warehouse, warehouse):
+    prefix = f"/catalog/v1/{gcs_warehouse['id']}"
+    assert client.post(f"{prefix}/namespaces", json={"namespace": ["renew"]}).status_code == 200
+    created = client.post(f"{prefix}/namespaces/renew/tables", json={"name": "t", "schema": {
+        "type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}})
+    assert created.status_code == 200, created.text
+    loaded = client.get(f"{prefix}/namespaces/renew/tables/t",
+                        headers={"X-Iceberg-Access-Delegation": "vended-credentials"}).json()
+    location = loaded["metadata"]["location"]
+    key, held = _table_key(location), loaded["config"]
+    # where Iceberg Java's GCSFileIO (OAuth2RefreshCredentialsHandler, 1.10 to main) asks for a new token
+    url = f"{server.url}{prefix}/namespaces/renew/tables/t/credentials"
+    for config in (held, loaded["storage-credentials"][0]["config"]):
+        assert java_endpoint(f"{server.url}/catalog", config["gcs.oauth2.refresh-credentials-endpoint"]) == url
+        assert config["gcs.oauth2.refresh-credentials-enabled"] == "true"
+    plan = client.post(f"{prefix}/namespaces/renew/tables/t/plan", json={})
+    assert plan.status_code == 200, plan.text
+    time.sleep(0.01)  # expiries are in milliseconds: a later token expires later
+    for number, params in enumerate((None, {"planId": plan.json()["plan-id"]})):
+        renewed = httpx.get(url, params=params)
+        assert renewed.status_code == 200, renewed.text
+        # the handler takes the one credential whose prefix starts with gs, and its token and expiry
+        [credential] = renewed.json()["storage-credentials"]
+        assert credential["prefix"] == location
+        config = credential["config"]
+        token = config["gcs.oauth2.token"]
+        assert token != held["gcs.oauth2.token"] and token not in tokens.issued
+        assert int(config["gcs.oauth2.token-expires-at"]) > int(held["gcs.oauth2.token-expires-at"])
+        # STS downscoped it to this table's key, for a writer
+        exchange = next(e for e in tokens.exchanges if e["token"] == token)
+        (rule,) = exchange["options"]["accessBoundary"]["accessBoundaryRules"]
+        assert rule["availablePermissions"] == ["inRole:roles/storage.objectUser"]
+        assert f"objects/{key}/')" in rule["availabilityCondition"]["expression"]
+        data = f"written with renewed token {number}".encode()
+        assert _put_and_get(fake_gcs, token, f"{key}/data/renewed-{number}.txt", data) == data
+    for missing in (f"{prefix}/namespaces/renew/tables/nope/credentials",
+                    f"{warehouse['prefix']}/namespaces/renew/tables/t/credentials",
+                    f"/catalog/v1/{uuid.uuid4()}/namespaces/renew/tables/t/credentials"):
+        r = client.get(missing)
+        assert r.status_code == 404 and r.json()["error"]["type"].startswith("NoSuch"), r.text
