@@ -80,8 +80,8 @@ class RemoteSigning:
         if not isinstance(profile, S3StorageProfile):
             raise Forbidden("The warehouse of this signer URL has no S3 storage")
         request = s3_signer.touched(profile, method.upper(), uri, body)
-        if request.writes and not may_write:
-            raise Forbidden("Signing refused: the caller may read this table's data but not write it "
+        if request.changes and not may_write:
+            raise Forbidden("Signing refused: the caller may read this table's data but not write or delete it "
                             "(can_write_data)")
         location = self._current_location(wh.id, UUID(scope["t"]), scope, request.writes)
         if request.bucket != profile.bucket:

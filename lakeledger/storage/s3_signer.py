@@ -28,8 +28,14 @@ class Touched:
 
     @property
     def writes(self) -> bool:
-        """Whether it creates or changes objects (PUT, and POST but for a batch delete): reads and deletes do not."""
-        return self.method == "PUT" or (self.method == "POST" and not self.batch_delete)
+        """Whether it creates or changes objects (PUT, PATCH, and POST but for a batch delete): reads and deletes do
+        not, so that an engine's purge of a table dropped within the hour is still signed."""
+        return self.method in ("PUT", "PATCH") or (self.method == "POST" and not self.batch_delete)
+
+    @property
+    def changes(self) -> bool:
+        """Whether it writes or deletes: what a caller who may only read the table's data is refused."""
+        return self.writes or self.method == "DELETE" or self.batch_delete
 
 
 def touched(profile: S3StorageProfile, method: str, uri: str, body: str | None) -> Touched:

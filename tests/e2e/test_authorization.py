@@ -391,9 +391,14 @@ def test_vended_credentials_and_the_signer_are_read_only_for_a_reader(api, oidc,
         before = log_length(own_database)
         read = bob.post(signer, json={**request, "method": "GET"})
         assert read.status_code == 200, read.text
-        write = bob.post(signer, json={**request, "method": "PUT"})
-        assert write.status_code == 403
-        assert "can_write_data" in write.json()["error"]["message"]
+        for method in ("PUT", "DELETE", "PATCH"):  # a reader neither writes nor deletes the table's files
+            write = bob.post(signer, json={**request, "method": method})
+            assert write.status_code == 403, method
+            assert "can_write_data" in write.json()["error"]["message"]
+        batch = bob.post(signer, json={**request, "method": "POST", "uri": f"{minio.endpoint}/{bucket}?delete",
+                                       "body": f"<Delete><Object><Key>{key_prefix}/data/spark.txt</Key></Object>"
+                                               "</Delete>"})
+        assert batch.status_code == 403, batch.text
         with _client(api, oidc, "spark", s3["project"]) as spark:
             assert spark.post(signer, json={**request, "method": "PUT"}).status_code == 200
         assert log_length(own_database) == before

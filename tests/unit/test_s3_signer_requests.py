@@ -79,3 +79,19 @@ def test_keys_that_are_not_utf8_once_decoded_are_refused(uri):
     """Read as U+FFFD, they would be checked as other bytes than the store sees."""
     with pytest.raises(BadRequest, match="UTF-8"):
         touched(MINIO, "GET", uri, None)
+
+
+@pytest.mark.parametrize("method, uri, body, writes, changes", [
+    ("GET", "http://127.0.0.1:9000/lake/p/t/x", None, False, False),
+    ("HEAD", "http://127.0.0.1:9000/lake/p/t/x", None, False, False),
+    ("OPTIONS", "http://127.0.0.1:9000/lake/p/t/x", None, False, False),
+    ("PUT", "http://127.0.0.1:9000/lake/p/t/x", None, True, True),
+    ("PATCH", "http://127.0.0.1:9000/lake/p/t/x", None, True, True),
+    ("POST", "http://127.0.0.1:9000/lake/p/t/x?uploads", None, True, True),
+    ("DELETE", "http://127.0.0.1:9000/lake/p/t/x", None, False, True),
+    ("POST", "http://127.0.0.1:9000/lake?delete", "<Delete><Object><Key>p/t/x</Key></Object></Delete>", False, True),
+])
+def test_deletes_are_changes_but_not_writes(method, uri, body, writes, changes):
+    """A dropped table's files may still be read and deleted (its purge), never written; a reader does neither."""
+    request = touched(MINIO, method, uri, body)
+    assert (request.writes, request.changes) == (writes, changes)

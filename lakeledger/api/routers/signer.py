@@ -37,7 +37,7 @@ class SignRequest(BaseModel):
 
     region: str = Field(default="", max_length=64)
     uri: str = Field(min_length=1, max_length=16384)
-    method: str = Field(pattern=r"^(GET|HEAD|PUT|POST|DELETE)$")
+    method: str = Field(pattern=r"^(GET|HEAD|PUT|POST|DELETE|PATCH|OPTIONS)$")
     headers: dict[str, list[str]] = Field(default_factory=dict)
     properties: dict[str, str] = Field(default_factory=dict)
     body: str | None = Field(default=None, max_length=4 * 1024 * 1024)
