@@ -7,6 +7,7 @@ rows."""
 import os
 import subprocess
 import sys
+import threading
 import uuid
 
 import pytest
@@ -126,6 +127,26 @@ def test_a_renamed_moved_dropped_and_undropped_table_keeps_its_own_and_inherits_
                     json={"targets": [{"type": "table", "id": ids["t"]}]})
     assert r.status_code in (200, 204), r.text
     assert _effective(client, tree["t"], COMPACTION)["min-input-files"] == (8, "table", ids["t"])
+
+
+def test_changes_of_one_object_at_once_are_all_kept(client, warehouse):
+    """Four types set on one table at once append to one aggregate: each retries on the version another took."""
+    t = _tree(client, warehouse)["t"]
+    bodies = {EXPIRY: {"min-snapshots-to-keep": 4}, ORPHANS: {"enabled": True}, COMPACTION: {"min-input-files": 7},
+              "system.metadata-compaction": {"trigger-manifests": 9}}
+    statuses: list[int] = []
+
+    def put(policy_type: str) -> None:
+        statuses.append(client.put(f"{t}/maintenance-policies/{policy_type}", json=bodies[policy_type]).status_code)
+
+    threads = [threading.Thread(target=put, args=(p,)) for p in bodies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [200] * 4
+    own = _ok(client.get(f"{t}/maintenance-policies"))["policies"]
+    assert {p["policy-type"]: p["settings"] for p in own} == bodies
 
 
 def test_bad_input_is_400_and_appends_nothing(client, warehouse, log_length):
