@@ -13,7 +13,9 @@ import uuid
 import pytest
 from support import SCHEMA, create_database, event_count, openfga_server, signed_in
 
+from lakeledger.domain.maintenance_policy import effective
 from lakeledger.projections.maintenance_policies import MaintenancePoliciesProjection
+from lakeledger.projections.maintenance_policies_queries import levels
 
 M = "/management/v1"
 EXPIRY, ORPHANS, COMPACTION = "system.snapshot-expiry", "system.orphan-file-removal", "system.data-compaction"
@@ -28,8 +30,8 @@ def _tree(client, warehouse) -> dict:
     """Namespaces a and a.b, a table a.b.t, and a namespace c: their ids and management paths."""
     p = warehouse["prefix"]
     ids = {}
-    for levels in (["a"], ["a", "b"], ["c"]):
-        ids[".".join(levels)] = _ok(client.post(f"{p}/namespaces", json={"namespace": levels}))["namespace-uuid"]
+    for path in (["a"], ["a", "b"], ["c"]):
+        ids[".".join(path)] = _ok(client.post(f"{p}/namespaces", json={"namespace": path}))["namespace-uuid"]
     t = _ok(client.post(f"{p}/namespaces/a%1Fb/tables", json={"name": "t", "schema": SCHEMA}))
     ids["t"] = t["metadata"]["table-uuid"]
     w = f"{M}/warehouse/{warehouse['id']}"
@@ -43,7 +45,7 @@ def _effective(client, path: str, policy_type: str = EXPIRY) -> dict:
     return {name: (s["value"], s["source"]["type"], s["source"].get("id")) for name, s in policy["settings"].items()}
 
 
-def test_settings_are_inherited_overridden_and_say_where_they_come_from(client, warehouse, log_length):
+def test_settings_are_inherited_overridden_and_say_where_they_come_from(client, warehouse, log_length, db):
     tree = _tree(client, warehouse)
     ids, wid = tree["ids"], warehouse["id"]
     put = {
@@ -76,6 +78,11 @@ def test_settings_are_inherited_overridden_and_say_where_they_come_from(client, 
     sources = {s["source"]["type"]: s["source"] for p in body["policies"] for s in p["settings"].values()}
     assert sources["namespace"]["name"] in (["a"], ["a", "b"]) and sources["table"]["name"] == ["a", "b", "t"]
     assert sources["warehouse"]["name"] == [warehouse["name"]] and sources["default"] == {"type": "default"}
+    # what a runner reads on a connection of its own is what the API answers
+    merged = effective(levels(db.cursor(), "table", uuid.UUID(ids["t"]), uuid.UUID(wid)))
+    assert {p: {k: [v.value, v.source.json()] for k, v in settings.items()} for p, settings in merged.items()} == {
+        p["policy-type"]: {k: [v["value"], v["source"]] for k, v in p["settings"].items()} for p in body["policies"]}
+    assert levels(db.cursor(), "table", uuid.UUID(ids["t"]), uuid.uuid4()) == []  # not in that warehouse
     compaction = _effective(client, tree["t"], COMPACTION)
     assert compaction["enabled"] == (False, "default", None)
     assert compaction["target-file-size-bytes"] == (512 * 2**20, "default", None)
