@@ -28,6 +28,8 @@ from lakeledger.projections.events_queries import EventQueries
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.maintenance_policies import MaintenancePoliciesProjection
+from lakeledger.projections.maintenance_policies_queries import MaintenancePolicyQueries
 from lakeledger.projections.metrics_reports import DEFAULT_PER_TABLE, MetricsReportsProjection
 from lakeledger.projections.metrics_reports_queries import MetricsReportsQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
@@ -40,6 +42,7 @@ from lakeledger.services.access_history import HolderHistory
 from lakeledger.services.approval import ApproveAll, HttpApproval
 from lakeledger.services.generic_tables import GenericTableService
 from lakeledger.services.grants import GrantService
+from lakeledger.services.maintenance_policies import MaintenancePolicyService
 from lakeledger.services.managed_access import ManagedAccessService
 from lakeledger.services.management import ManagementService
 from lakeledger.services.metadata_files import MetadataFiles
@@ -77,6 +80,7 @@ class Container:
     users_roles_queries: UsersRolesQueries
     token_roles: TokenRoles
     tag_queries: TagQueries
+    maintenance_policy_queries: MaintenancePolicyQueries
     access_queries: AccessHistoryQueries
     metrics_report_queries: MetricsReportsQueries
     statistics_queries: StatisticsQueries
@@ -112,6 +116,8 @@ class Container:
         self.users_roles_view = ProjectionDriver(UsersRolesProjection(), self.log, self.pool)
         # applied inside every append of a tag definition's events (lakeledger/services/tags.py)
         self.tags_view = ProjectionDriver(TagsProjection(), self.log, self.pool)
+        # applied inside every append of a maintenance policy's events (lakeledger/services/maintenance_policies.py)
+        self.maintenance_policies_view = ProjectionDriver(MaintenancePoliciesProjection(), self.log, self.pool)
         # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
         # access-history and assignments endpoints before they answer
         self.access_history = ProjectionDriver(AccessHistoryProjection(settings.server_id), self.log, self.pool)
@@ -125,7 +131,7 @@ class Container:
         # what `rebuild` replays
         self.read_models: tuple[ProjectionDriver, ...] = (
             self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view, self.access_history,
-            self.catalog_versions, self.tags_view, self.metrics_reports_view)
+            self.catalog_versions, self.tags_view, self.metrics_reports_view, self.maintenance_policies_view)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
         # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog
@@ -173,6 +179,7 @@ class Container:
         self.users = UserService(self.ledger, self.users_roles_view)  # users.provision(principal) on each request
         self.roles = RoleService(self.ledger, self.users_roles_view)
         self.tags = TagService(self.ledger, self.tags_view, self.files, self.storages)
+        self.maintenance_policies = MaintenancePolicyService(self.ledger, self.maintenance_policies_view)
         self.grants = GrantService(self.ledger, self.roles, self.access_history)
         self.holder_history = HolderHistory(self.log, self.pool, self.access_history)
         self.metrics_reports = MetricsReports(self.ledger, self.metrics_reports_view,

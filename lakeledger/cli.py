@@ -48,12 +48,12 @@ def _workers(container: "Container") -> "Workers":
     settings = container.settings
     purger = Purger(container.ledger, container.storages, settings.purge_max_files_per_second,
                     settings.purge_retry_seconds)
-    # users-roles and tags, like the catalog, are applied inside their appends; here they keep up with the other
-    # events, so the next user, role or tag append has no long gap to read past
+    # users-roles, tags and maintenance policies, like the catalog, are applied inside their appends; here they keep
+    # up with the other events, so the next such append has no long gap to read past
     # catalog-versions: a read as of a position catches it up too, but from near the head, not from far behind
     runners = [container.catalog_view, container.history_view, container.users_roles_view, container.access_history,
                container.catalog_versions, container.tags_view, container.metrics_reports_view,
-               ProjectionDriver(purger, container.log, container.pool)]
+               container.maintenance_policies_view, ProjectionDriver(purger, container.log, container.pool)]
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)
     # woken by NOTIFY and their own timers; the poll is a long safety net (lakeledger/workers/runner.py)

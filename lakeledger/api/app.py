@@ -27,6 +27,7 @@ from lakeledger.api.routers import (
     grants,
     history,
     maintenance,
+    maintenance_policies,
     management,
     metrics_reports,
     namespace_moves,
@@ -60,6 +61,7 @@ from lakeledger.projections.access_history_queries import AccessHistoryQueries
 from lakeledger.projections.catalog_queries import AsyncCatalogQueries
 from lakeledger.projections.events_queries import EventQueries
 from lakeledger.projections.history_queries import HistoryQueries
+from lakeledger.projections.maintenance_policies_queries import MaintenancePolicyQueries
 from lakeledger.projections.metrics_reports_queries import MetricsReportsQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.tags_queries import TagQueries
@@ -97,6 +99,7 @@ def create_app(container) -> FastAPI:
         container.token_roles = TokenRoles(container.users_roles_queries.roles_of_ident,
                                            container.settings.authz_cache_seconds)
         container.tag_queries = TagQueries(pool)
+        container.maintenance_policy_queries = MaintenancePolicyQueries(pool)
         container.access_queries = AccessHistoryQueries(pool)
         container.metrics_report_queries = MetricsReportsQueries(pool)
         container.statistics_queries = StatisticsQueries(pool)
@@ -164,6 +167,7 @@ def create_app(container) -> FastAPI:
     app.include_router(users.router)
     app.include_router(roles.router)
     app.include_router(tags.router)
+    app.include_router(maintenance_policies.router)
     app.include_router(permissions.router)
     app.include_router(access_history.router)
     app.include_router(metrics_reports.router)

@@ -131,6 +131,19 @@ def _securable(r: Relations, parent: str, privileges: tuple[str, ...]) -> None:
         r.assignable("manage_tags", from_("manage_tags", parent))
 
 
+def _maintenance(r: Relations, above: dict) -> None:
+    """Maintenance policies (lakeledger/domain/maintenance_policy.py): ``manage_maintenance`` sets and removes them on
+    the object and, by inheritance, below it. It decides what the catalog deletes on its own (snapshots past an age,
+    unreferenced files), so it is not part of ``modify``: a writer may change data, not how long its history is
+    kept. Owners hold it, and so does whoever holds it above (a warehouse's from the project's data admins, and so
+    its project admins and the server's operators). Assignable, for a grant written to OpenFGA directly; Lakekeeper's
+    grant vocabulary has no such privilege, so the permission endpoints do not hand it out yet. Whoever may see the
+    object may read its policies."""
+    r.assignable("manage_maintenance", "ownership", above)
+    r.computed("can_set_maintenance_policy", "manage_maintenance")
+    r.computed("can_read_maintenance_policy", "can_get_metadata")
+
+
 def _receives_moved_namespaces(r: Relations) -> None:
     """Where a namespace may be moved to (a warehouse's root, or under a namespace): a new child may be made there,
     and grants given."""
@@ -235,6 +248,7 @@ def _warehouse() -> dict:
                    "can_set_format_version_policy"):
         r.computed(action, "modify")
     r.computed("can_set_tags", "modify", "manage_tags")
+    _maintenance(r, from_("data_admin", "project"))
     _grants(r, WAREHOUSE_PRIVILEGES)
     _managed_access(r, None)
     return r.type_definition("warehouse")
@@ -259,6 +273,7 @@ def _namespace() -> dict:
     for action in ("can_delete", "can_update_properties", "can_set_protection"):
         r.computed(action, "modify")
     r.computed("can_set_tags", "modify", "manage_tags")
+    _maintenance(r, from_("manage_maintenance", "parent"))
     # A move hands the namespace's tree to whoever holds rights where it lands (they inherit them there), and
     # takes it from whoever held them where it was: the right to grant, at both ends (as Lakekeeper 0.14).
     r.computed("can_move", "manage_grants")
@@ -284,6 +299,8 @@ def _tabular(type_name: str, read_action: str) -> dict:
     r.computed("can_set_tags", "modify", "manage_tags")
     if type_name != "view":  # a table's and a generic table's files are written by engines
         r.computed("can_write_data", "modify")
+    if type_name == "table":  # only Iceberg tables have files, snapshots and manifests to look after
+        _maintenance(r, from_("manage_maintenance", "parent"))
     _grants(r, TABULAR_PRIVILEGES)
     return r.type_definition(type_name)
 

@@ -16,9 +16,9 @@ The twelve standard operations carry the PR's payloads. Decisions the PR leaves 
   tells a consumer; registering it again is the ``register-table`` that may follow.
 - A commit without updates (a registration over the live table, which only moves the metadata pointer) is
   ``register-table``.
-- Everything else (undrop, expiry, purge, protection, namespace moves, generic tables, warehouse changes, tags) is
-  ``x-lakeledger.<our event type>`` with the entity and the event's data, so a client ignoring unknown types loses
-  nothing the standard defines."""
+- Everything else (undrop, expiry, purge, protection, namespace moves, generic tables, warehouse changes, tags,
+  maintenance policies) is ``x-lakeledger.<our event type>`` with the entity and the event's data, so a client
+  ignoring unknown types loses nothing the standard defines."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -26,6 +26,7 @@ from psycopg.types.json import Jsonb
 from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.grant import Grant
 from lakeledger.domain.maintenance import MaintenanceMode
+from lakeledger.domain.maintenance_policy import MaintenancePolicy
 from lakeledger.domain.names import dotted
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.project import Project
@@ -43,6 +44,7 @@ from lakeledger.projections.copy_rows import text_array
 
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
 USER, ROLE, GRANT, TAG = "user", "role", "grant", "tag-definition"
+POLICY = "maintenance-policy"
 SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE, GRANT, TAG)
 
 # what every event has; "change" is the rest
@@ -719,6 +721,33 @@ def _(e: TagDefinition.Removed, before: Entity | None) -> EventDigest:
 @_digest.register
 def _(e: TagDefinition.Deleted, before: Entity | None) -> EventDigest:
     return EventDigest(Entity(TAG, None, [e.name]), f"deleted tag definition {e.name}")
+
+
+def _policy_entity(e: MaintenancePolicy.Set | MaintenancePolicy.Removed) -> Entity:
+    """The policies of one object, named by the object (its kind and id: a rename or move leaves them in place)."""
+    return Entity(POLICY, e.warehouse_id, [e.target_type, str(e.target_id)])
+
+
+@_digest.register
+def _(e: MaintenancePolicy.Set, before: Entity | None) -> EventDigest:
+    settings = e.parameters if isinstance(e.parameters, dict) else {}
+    said = ", ".join(f"{k}={_scalar(v)}" for k, v in settings.items()) or "nothing of its own"
+    return EventDigest(_policy_entity(e), f"set {e.policy_type} on {e.target_type} {e.target_id}: {said}")
+
+
+def _scalar(value: Any) -> str:
+    """A setting as the summary shows it; the log may hold anything (an older version's, a hand-made event), which
+    the change column keeps whole."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and abs(value) < 10**18 or isinstance(value, float | str) and len(str(value)) < 100:
+        return str(value)
+    return "…"
+
+
+@_digest.register
+def _(e: MaintenancePolicy.Removed, before: Entity | None) -> EventDigest:
+    return EventDigest(_policy_entity(e), f"removed {e.policy_type} from {e.target_type} {e.target_id}")
 
 
 def _known(before: Entity | None, entity_type: str, e: Any) -> Entity:

@@ -40,7 +40,7 @@ LOCATION_CHARS = 2600
 # the event fields read models index: a megabyte in one of them would fail the index, not the read model's logic
 INDEXED = frozenset({"name", "new_name", "path", "to_path", "namespace", "to_namespace", "to_name", "location",
                      "user_id", "member_id", "member_type", "actor", "request_id", "object", "relation", "grantee",
-                     "target_type"})
+                     "target_type", "policy_type"})
 _DIGEST_HEX = 16
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")

@@ -332,6 +332,15 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("DELETE /management/v1/role/{role_id}", {204}, headers=project)
     answer("DELETE /management/v1/user/{user_id}", {204}, user_id=someone)
 
+    # maintenance policies on a warehouse, a namespace and a table (not Lakekeeper's: held to our document only)
+    for base in ("/management/v1/warehouse/{warehouse_id}", "/management/v1/warehouse/{warehouse_id}/namespace/"
+                 "{namespace_id}", "/management/v1/warehouse/{warehouse_id}/table/{table_id}"):
+        answer(f"PUT {base}/maintenance-policies/{{policy_type}}", {200}, policy_type="system.snapshot-expiry",
+               body={"enabled": True, "max-snapshot-age": "P2D", "min-snapshots-to-keep": 3})
+        answer(f"GET {base}/maintenance-policies", {200})
+        answer(f"GET {base}/effective-maintenance-policies", {200})
+        answer(f"DELETE {base}/maintenance-policies/{{policy_type}}", {204}, policy_type="system.snapshot-expiry")
+
     # object storage: an S3 warehouse on MinIO, its storage and credential replaced, and one request signed
     bucket = f"fuzz-{uuid.uuid4().hex[:8]}"
     minio.make_bucket(bucket)

@@ -18,12 +18,13 @@ from lakeledger.projections.catalog import CatalogProjection
 from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
+from lakeledger.projections.maintenance_policies import MaintenancePoliciesProjection
 from lakeledger.projections.metrics_reports import MetricsReportsProjection
 from lakeledger.projections.tags import TagsProjection
 from lakeledger.projections.users_roles import UsersRolesProjection
 
 READ_MODELS = (CatalogProjection, HistoryProjection, ExpirySchedule, UsersRolesProjection, AccessHistoryProjection,
-               CatalogVersionsProjection, TagsProjection, MetricsReportsProjection)
+               CatalogVersionsProjection, TagsProjection, MetricsReportsProjection, MaintenancePoliciesProjection)
 TABLES = [t for projection in READ_MODELS for t in projection.tables]
 # numbered by a sequence that keeps counting across rebuilds: the row's content is what the log decides
 SURROGATE_KEYS = {"ll_access_ranges": {"id"}}

@@ -38,6 +38,7 @@ from lakeledger.projections.catalog_versions import CatalogVersionsProjection
 from lakeledger.projections.driver import ProjectionDriver
 from lakeledger.projections.expiry_schedule import ExpirySchedule
 from lakeledger.projections.history import HistoryProjection
+from lakeledger.projections.maintenance_policies import MaintenancePoliciesProjection
 from lakeledger.projections.metrics_reports import MetricsReportsProjection
 from lakeledger.projections.rebuild import Rebuild
 from lakeledger.projections.tags import TagsProjection
@@ -49,7 +50,7 @@ SERVER_ID = UUID("00000000-0000-4000-8000-000000000027")
 # TupleProjectionRunner's, tested with OpenFGA in tests/e2e)
 PROJECTIONS = (CatalogProjection(), HistoryProjection(), ExpirySchedule(), UsersRolesProjection(),
                AccessHistoryProjection(SERVER_ID), CatalogVersionsProjection(), AuthzTuplesProjection(SERVER_ID),
-               TagsProjection(), MetricsReportsProjection(per_table=2))
+               TagsProjection(), MetricsReportsProjection(per_table=2), MaintenancePoliciesProjection())
 SURROGATE_KEYS = {"ll_access_ranges": {"id"}}  # numbered by a sequence that keeps counting across rebuilds
 
 
