@@ -228,6 +228,22 @@ def _fold_answers(state: WarehouseAsOf, paths: set, names: set) -> dict:
     return want
 
 
+def _ever_held(events: list, varied: dict, names: set) -> set:
+    """Of the names to load, those the fold shows at some position in some warehouse, each under every kind (so that
+    a table's name loaded as a view is asked too), and one name never held: the rest are 404 at every position and
+    would only repeat that answer."""
+    states = [WarehouseAsOf(UUID(w["id"])) for w in varied["warehouses"]]
+    held = set()
+    for stored in events:
+        for state in states:
+            state.apply(stored.position, stored.event)
+            if state.exists:
+                held |= {(path, name) for path, name, kind in names
+                         if state.tabular(next(t for k, t, _ in KINDS if k == kind), list(path), name)}
+    assert len(held) > 10, held
+    return {(path, name, kind) for path, name in held | {(("sales",), "never")} for kind, _, _ in KINDS}
+
+
 def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
     log = EventLog(PostgresSettings.from_url(pg_url), pool_size=1)
     try:
@@ -245,7 +261,9 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
              for name in ("t1", "t1b", "t2", "t3", "v", "x", "r2", "e", "e2", "g", "g2")
              for kind in ("tables", "views", "generic-tables")}
     names |= {(path, name, "tables") for path in (("tmp",), *moved) for name in ("x", "y", "z")}
+    names = _ever_held(events, varied, names)
     compared = {w["id"]: 0 for w in varied["warehouses"]}
+    unchanged_since = {w["id"]: (None, 0) for w in varied["warehouses"]}
     shown = set()
     pending = iter(events)
     upcoming = next(pending, None)
@@ -269,8 +287,16 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
                 continue
             prefix = _ok(config)["overrides"]["prefix"]
             assert prefix == f"{w['id']}@seq:{position}"
+            want = _fold_answers(state, paths, names)
+            # a position that changed nothing of this warehouse (another's event) is read one time in four: each read
+            # is some 150 requests, and the versions of an unchanged warehouse are the same rows at every position
+            last_want, skipped = unchanged_since[w["id"]]
+            if want == last_want and skipped < 3:
+                unchanged_since[w["id"]] = (want, skipped + 1)
+                continue
+            unchanged_since[w["id"]] = (want, 0)
             got = _read_over_http(client, prefix, paths, names)
-            assert got == _fold_answers(state, paths, names), (w["name"], position)
+            assert got == want, (w["name"], position)
             compared[w["id"]] += 1
             shown |= {key for key, location in got["loads"].items() if location}
     # a deleted warehouse is not read in the past either (its row of now is gone): as with the fold before
@@ -278,7 +304,7 @@ def test_every_position_reads_as_the_fold_does(client, varied, pg_url):
     assert client.get(f"/catalog/v1/{gone}@seq:{varied['last']}/namespaces").status_code == 404
     # the log really went through what the test is about: both warehouses compared at many positions, and every
     # name (views and the registered tables included) shown at some position
-    assert all(n > 20 for n in compared.values()), compared
+    assert all(n > 10 for n in compared.values()), compared
     assert {(p, n) for p, n, _ in shown} >= {(("sales",), "t1"), (("sales", "eu"), "t1b"), (("sales",), "t2"),
                                              (("sales", "eu"), "t3"), (("sales",), "v"), (("tmp",), "x"),
                                              (("sales",), "r2"), (("sales",), "e"), (("sales",), "e2"),
