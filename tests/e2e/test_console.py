@@ -3,7 +3,8 @@ its chromedriver (selenium). A warehouse is created in the console after its sto
 session's MinIO too, with a right and a wrong secret); a dropped table is undropped with one click; the catalog is
 looked at as it was at a history entry's moment; a table's timeline grows after a Spark commit; a governance tag is
 defined, put on a table and taken off again from the console; a maintenance policy set on a namespace, seen
-inherited on a table's page, overridden there and removed; and every page the
+inherited on a table's page, overridden there and removed (and refused with the API's 403 to a reader signed in
+to a server deciding with OpenFGA); and every page the
 console links to, followed from its first page, renders without an error box, without an error in the browser's
 console and without a broken link. Each page is saved as a screenshot under test-screenshots/ (gitignored)."""
 
@@ -15,7 +16,7 @@ import uuid
 import httpx
 import pytest
 from gcs_tokens import TokenEndpoints, service_account_key
-from support import ROOT, SCHEMA, Server, create_database, wait_until
+from support import ROOT, SCHEMA, Server, create_database, openfga_server, signed_in, wait_until
 
 SCREENSHOTS = ROOT / "test-screenshots"
 SPARK_CATALOG = "lakeledger"
@@ -858,3 +859,56 @@ def test_sign_in_with_the_provider_and_act_as_yourself(browser, signed_in_server
     _click(browser, "#sign-out")
     wait_until(lambda: browser.find_elements(By.ID, "sign-in"), 20, "the sign-in page after signing out")
     assert httpx.get(f"{base}/management/v1/warehouse").status_code == 401  # the API itself still wants a token
+
+
+@pytest.fixture(scope="module")
+def fga_console(pg_url, oidc, openfga, tmp_path_factory):
+    """A server whose decisions OpenFGA makes: bob, signed in to the console, may read a table but not maintain it."""
+    database = create_database(pg_url, f"console_fga_{uuid.uuid4().hex[:12]}")
+    s = openfga_server(database, tmp_path_factory.mktemp("console-fga"), oidc, openfga, "console",
+                       LAKELEDGER__UI__OPENID_SCOPE="openid catalog",
+                       LAKELEDGER__UI__OPENID_RESOURCE="urn:lakeledger:catalog")
+    yield s
+    s.stop()
+
+
+def test_a_maintenance_policy_refused_for_want_of_the_right_shows_the_apis_403(browser, fga_console, oidc, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    base = fga_console.url
+    with signed_in(fga_console, oidc, "spark") as spark:
+        assert spark.post("/management/v1/bootstrap", json={"accept-terms-of-use": True, "is-operator": True}
+                          ).status_code == 204
+        project = spark.post("/management/v1/project", json={"project-name": "upkeep"}).json()["project-id"]
+        w = spark.post("/management/v1/warehouse", json={
+            "warehouse-name": "wh", "project-id": project,
+            "storage-profile": {"type": "file", "location": f"file://{tmp_path}"}}).json()["warehouse-id"]
+        assert spark.post(f"/catalog/v1/{w}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+        made = spark.post(f"/catalog/v1/{w}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA})
+        table_id = made.json()["metadata"]["table-uuid"]
+        table_api = f"/management/v1/warehouse/{w}/table/{table_id}"
+        assert spark.post(f"{table_api}/grants", json={"writes": [
+            {"privilege": "select", "principal": {"user": "oidc~bob"}}]}).status_code == 204
+
+    _open(browser, base, f"#/wh/{w}/ns/ns/table/t")
+    _click(browser, "#sign-in")
+    wait_until(lambda: browser.current_url.startswith(oidc.issuer), 20, "the provider's login page")
+    browser.find_element(By.NAME, "login").send_keys("bob")
+    browser.find_element(By.NAME, "password").send_keys("any password")
+    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_until(lambda: browser.current_url.startswith(base) or browser.find_elements(
+        By.CSS_SELECTOR, "button[type=submit]"), 20, "the consent page")
+    if not browser.current_url.startswith(base):
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_until(lambda: browser.find_elements(By.ID, "user"), 20, "the signed-in user")
+    _rendered(browser)
+    expiry = "system.snapshot-expiry"
+    form = _policy_form(browser, expiry)  # he reads the effective policy: seeing the table is enough
+    _fill(form, {"min-snapshots-to-keep": "3"})
+    form.find_element(By.CSS_SELECTOR, "button.policy-save").click()
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#maintenance .error"), 20, "the refusal")
+    refusal = form.find_element(By.CSS_SELECTOR, ".error").text
+    assert refusal.startswith("ForbiddenException") and "can_set_maintenance_policy" in refusal, refusal
+    _screenshot(browser, "table-maintenance-refused")
+    with signed_in(fga_console, oidc, "spark", project) as spark:
+        assert spark.get(f"{table_api}/maintenance-policies").json()["policies"] == []
