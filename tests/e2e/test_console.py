@@ -890,6 +890,7 @@ def test_a_maintenance_policy_refused_for_want_of_the_right_shows_the_apis_403(b
         assert spark.post(f"{table_api}/grants", json={"writes": [
             {"privilege": "select", "principal": {"user": "oidc~bob"}}]}).status_code == 204
 
+    browser.execute_cdp_cmd("Network.clearBrowserCookies", {})  # the provider's session of an earlier sign-in
     _open(browser, base, f"#/wh/{w}/ns/ns/table/t")
     _click(browser, "#sign-in")
     wait_until(lambda: browser.current_url.startswith(oidc.issuer), 20, "the provider's login page")
@@ -901,6 +902,7 @@ def test_a_maintenance_policy_refused_for_want_of_the_right_shows_the_apis_403(b
     if not browser.current_url.startswith(base):
         browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait_until(lambda: browser.find_elements(By.ID, "user"), 20, "the signed-in user")
+    assert browser.find_element(By.ID, "user").text == "oidc~bob"
     _rendered(browser)
     expiry = "system.snapshot-expiry"
     form = _policy_form(browser, expiry)  # he reads the effective policy: seeing the table is enough
