@@ -136,9 +136,9 @@ def _maintenance(r: Relations, above: dict) -> None:
     the object and, by inheritance, below it. It decides what the catalog deletes on its own (snapshots past an age,
     unreferenced files), so it is not part of ``modify``: a writer may change data, not how long its history is
     kept. Owners hold it, and so does whoever holds it above (a warehouse's from the project's data admins, and so
-    its project admins and the server's operators). Assignable, for a grant written to OpenFGA directly; Lakekeeper's
-    grant vocabulary has no such privilege, so the permission endpoints do not hand it out yet. Whoever may see the
-    object may read its policies."""
+    its project admins and the server's operators). Grantable like any privilege of the object (``*_PRIVILEGES``
+    below): an extension of Lakekeeper's vocabulary, as its open grants API allows. Whoever may see the object may
+    read its policies."""
     r.assignable("manage_maintenance", "ownership", above)
     r.computed("can_set_maintenance_policy", "manage_maintenance")
     r.computed("can_read_maintenance_policy", "can_get_metadata")
@@ -219,8 +219,9 @@ def _project() -> dict:
     return r.type_definition("project")
 
 
-# ``manage_tags`` (Lakekeeper 0.14) attaches governance tags without ``modify``, which does so too here
-WAREHOUSE_PRIVILEGES = ("describe", "select", "create", "modify", "manage_tags")
+# ``manage_tags`` (Lakekeeper 0.14) attaches governance tags without ``modify``, which does so too here;
+# ``manage_maintenance`` (ours) sets maintenance policies, which ``modify`` does not
+WAREHOUSE_PRIVILEGES = ("describe", "select", "create", "modify", "manage_tags", "manage_maintenance")
 
 
 def _warehouse() -> dict:
@@ -254,7 +255,7 @@ def _warehouse() -> dict:
     return r.type_definition("warehouse")
 
 
-NAMESPACE_PRIVILEGES = ("describe", "select", "create", "modify", "manage_tags")
+NAMESPACE_PRIVILEGES = ("describe", "select", "create", "modify", "manage_tags", "manage_maintenance")
 
 
 def _namespace() -> dict:
@@ -284,12 +285,14 @@ def _namespace() -> dict:
 
 
 TABULAR_PRIVILEGES = ("describe", "select", "modify", "manage_tags")
+TABLE_PRIVILEGES = (*TABULAR_PRIVILEGES, "manage_maintenance")  # only Iceberg tables are maintained
 
 
 def _tabular(type_name: str, read_action: str) -> dict:
     r = Relations()
     r.assignable("parent", grantees=("namespace",))
-    _securable(r, "parent", TABULAR_PRIVILEGES)
+    privileges = TABLE_PRIVILEGES if type_name == "table" else TABULAR_PRIVILEGES
+    _securable(r, "parent", privileges)
     r.computed("can_get_metadata", "describe")
     r.computed("can_include_in_list", "can_get_metadata")
     r.computed("can_read_history", "describe")
@@ -301,7 +304,7 @@ def _tabular(type_name: str, read_action: str) -> dict:
         r.computed("can_write_data", "modify")
     if type_name == "table":  # only Iceberg tables have files, snapshots and manifests to look after
         _maintenance(r, from_("manage_maintenance", "parent"))
-    _grants(r, TABULAR_PRIVILEGES)
+    _grants(r, privileges)
     return r.type_definition(type_name)
 
 

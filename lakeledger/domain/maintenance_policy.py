@@ -53,8 +53,9 @@ class UnknownPolicyType(BadRequest):
 
 
 def _iso_duration(value: object) -> object:
-    """Durations are ISO-8601 strings (``P7D``, ``PT6H``): a bare number would leave its unit to a guess."""
-    if not isinstance(value, str):
+    """Durations are ISO-8601 strings (``P7D``, ``PT6H``): a bare number would leave its unit to a guess. pydantic also
+    reads ``7 days`` and ``02:00:00``, which are not ISO-8601: only what starts with the designator ``P`` goes on."""
+    if not isinstance(value, str) or not value.startswith("P"):
         raise ValueError("a duration is an ISO-8601 string such as P7D or PT6H")
     return value
 

@@ -104,7 +104,8 @@ def test_a_grant_through_the_grants_api_is_an_assignment_and_lists_with_its_reso
     assert client.get(f"{base}/grants", params={"principalUser": someone}).json()["grants"] == []
     vocabulary = client.get("/management/v1/grants/grantable-privileges").json()["privileges"]
     assert [p["name"] for p in vocabulary["table"]] == ["ownership", "pass_grants", "manage_grants", "describe",
-                                                        "select", "modify", "manage_tags"]
+                                                        "select", "modify", "manage_tags", "manage_maintenance"]
+    assert "manage_maintenance" not in [p["name"] for p in vocabulary["view"]]  # only tables are maintained
     assert [p["name"] for p in vocabulary["tag-definition"]] == ["ownership", "apply"]
     assert "tag_creator" in [p["name"] for p in vocabulary["project"]]
     assert vocabulary["server"][0]["category"] == "administration"
@@ -529,3 +530,57 @@ def test_manage_tags_and_tag_creator_are_lakekeepers_privileges_in_our_model(fga
         finally:
             for path, entry in grants:
                 spark.post(path, json={"deletes": [entry]})
+
+
+def test_manage_maintenance_granted_on_a_namespace_lets_its_holder_set_policies_below_it(fga_api, oidc, place,
+                                                                                       own_database):
+    """Our extension of Lakekeeper's vocabulary: ``manage_maintenance`` sets maintenance policies (which ``modify``
+    does not), granted by an owner through either API, listed in the assignments and the grants, revoked again."""
+    w, table, ns = place["warehouse"], place["table"], place["namespace"]
+    namespace_grants = f"/management/v1/warehouse/{w}/namespace/{ns}/grants"
+    table_policy = f"/management/v1/warehouse/{w}/table/{table}/maintenance-policies/system.snapshot-expiry"
+    namespace_policy = f"/management/v1/warehouse/{w}/namespace/{ns}/maintenance-policies/system.snapshot-expiry"
+    select = {"privilege": "select", "principal": {"user": BOB}}
+    maintain = {"privilege": "manage_maintenance", "principal": {"user": BOB}}
+    with signed_in(fga_api, oidc, "spark", place["project"]) as spark, \
+            signed_in(fga_api, oidc, "bob", place["project"]) as bob:
+        assert spark.post(place["grants"], json={"writes": [select]}).status_code == 204
+        try:
+            before = event_count(own_database)
+            refused = bob.put(table_policy, json={"min-snapshots-to-keep": 3})
+            assert refused.status_code == 403, refused.text  # he sees the table, but may not decide its upkeep
+            assert event_count(own_database) == before
+            r = bob.post(namespace_grants, json={"writes": [maintain]})  # not his to hand on
+            assert r.status_code == 403, r.text
+            offered = {p["privilege"]["name"]: p["allowed"]
+                       for p in spark.get(f"{namespace_grants}/grantable-privileges").json()["privileges"]}
+            assert offered["manage_maintenance"] is True
+
+            assert spark.post(namespace_grants, json={"writes": [maintain]}).status_code == 204
+            assignments = spark.get(f"/management/v1/permissions/namespace/{ns}/assignments").json()["assignments"]
+            assert {"type": "manage_maintenance", "user": BOB} in assignments
+            [listed] = spark.get(namespace_grants, params={"principalUser": BOB}).json()["grants"]
+            assert (listed["privilege"], listed["recognized"]) == ("manage_maintenance", True)
+            set_ = bob.put(table_policy, json={"min-snapshots-to-keep": 3})  # inherited from the namespace
+            assert set_.status_code == 200 and set_.json()["set-by"] == BOB, set_.text
+            assert bob.put(namespace_policy, json={"enabled": True}).status_code == 200
+            assert bob.delete(namespace_policy).status_code == 204
+            # modify is still not his: the grant gives upkeep, not writes
+            assert bob.post(place["load"], json={"updates": [{"action": "set-properties", "updates": {"a": "b"}}]}
+                            ).status_code == 403
+
+            # revoked through the older API: refused again
+            r = spark.post(f"/management/v1/permissions/namespace/{ns}/assignments",
+                           json={"deletes": [{"type": "manage_maintenance", "user": BOB}]})
+            assert r.status_code == 204, r.text
+            assert spark.get(namespace_grants, params={"principalUser": BOB}).json()["grants"] == []
+            assert bob.delete(table_policy).status_code == 403
+            # and given on the table alone, through the older API
+            r = spark.post(f"/management/v1/permissions/warehouse/{w}/table/{table}/assignments",
+                           json={"writes": [{"type": "manage_maintenance", "user": BOB}]})
+            assert r.status_code == 204, r.text
+            assert bob.delete(table_policy).status_code == 204
+            assert bob.put(namespace_policy, json={"enabled": True}).status_code == 403  # the table's only
+        finally:
+            spark.post(place["grants"], json={"deletes": [select, maintain]})
+            spark.post(namespace_grants, json={"deletes": [maintain]})

@@ -2,7 +2,9 @@
 its chromedriver (selenium). A warehouse is created in the console after its storage was tested (an S3 one on the
 session's MinIO too, with a right and a wrong secret); a dropped table is undropped with one click; the catalog is
 looked at as it was at a history entry's moment; a table's timeline grows after a Spark commit; a governance tag is
-defined, put on a table and taken off again from the console; and every page the
+defined, put on a table and taken off again from the console; a maintenance policy set on a namespace, seen
+inherited on a table's page, overridden there and removed (and refused with the API's 403 to a reader signed in
+to a server deciding with OpenFGA); and every page the
 console links to, followed from its first page, renders without an error box, without an error in the browser's
 console and without a broken link. Each page is saved as a screenshot under test-screenshots/ (gitignored)."""
 
@@ -14,7 +16,7 @@ import uuid
 import httpx
 import pytest
 from gcs_tokens import TokenEndpoints, service_account_key
-from support import ROOT, SCHEMA, Server, create_database, wait_until
+from support import ROOT, SCHEMA, Server, create_database, openfga_server, signed_in, wait_until
 
 SCREENSHOTS = ROOT / "test-screenshots"
 SPARK_CATALOG = "lakeledger"
@@ -697,6 +699,90 @@ def test_tag_a_table_from_its_page(browser, console_server):
     assert _errors_on_page(browser) == []
 
 
+def _policy(browser, policy_type: str) -> dict[str, tuple[str, str]] | None:
+    """The maintenance section's rows for one policy type: setting -> (effective value, where it comes from); None
+    while the section is (re)rendering."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    try:
+        rows = browser.find_elements(By.CSS_SELECTOR, f"#maintenance form.policy[data-type='{policy_type}'] tbody tr")
+        cells = [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in rows]
+    except StaleElementReferenceException:
+        return None
+    return {c[0]: (c[1], c[2]) for c in cells} or None
+
+
+def _policy_form(browser, policy_type: str):
+    from selenium.webdriver.common.by import By
+
+    wait_until(lambda: _policy(browser, policy_type), 20, "the maintenance section")
+    return browser.find_element(By.CSS_SELECTOR, f"#maintenance form.policy[data-type='{policy_type}']")
+
+
+def test_set_a_maintenance_policy_on_a_namespace_override_it_on_a_table_and_remove_it(browser, console_server):
+    """Set on the namespace's page (a bad duration first: the API's refusal shown, nothing recorded), seen on the
+    table's page as inherited from the namespace, overridden there for one setting, and the override removed."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base = console_server.url
+    wh = _warehouse(base)
+    expiry = "system.snapshot-expiry"
+    catalog = f"{base}/catalog/v1/{wh['id']}/namespaces/shop"
+    namespace_id = httpx.get(catalog).json()["namespace-uuid"]
+    table_id = httpx.get(f"{catalog}/tables/orders").json()["metadata"]["table-uuid"]
+    namespace_api = f"{base}/management/v1/warehouse/{wh['id']}/namespace/{namespace_id}"
+    table_api = f"{base}/management/v1/warehouse/{wh['id']}/table/{table_id}"
+
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop")
+    form = _policy_form(browser, expiry)
+    assert _policy(browser, expiry)["max-snapshot-age"] == ("P5D", "default")
+    Select(form.find_element(By.NAME, "enabled")).select_by_value("true")
+    _fill(form, {"max-snapshot-age": "7 days"})
+    form.find_element(By.CSS_SELECTOR, "button.policy-save").click()
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#maintenance .error"), 20, "the refusal")
+    assert "InvalidMaintenancePolicy" in form.find_element(By.CSS_SELECTOR, ".error").text  # the same form, kept
+    assert httpx.get(f"{namespace_api}/maintenance-policies").json()["policies"] == []
+    browser.get_log("browser")  # the refused request's 400, logged by the browser
+    _fill(form, {"max-snapshot-age": "P7D"})
+    form.find_element(By.CSS_SELECTOR, "button.policy-save").click()
+    wait_until(lambda: (_policy(browser, expiry) or {}).get("max-snapshot-age") == ("P7D", "this namespace"), 20,
+               "the namespace's own setting")
+    assert _policy(browser, expiry)["enabled"] == ("true", "this namespace")
+    [own] = httpx.get(f"{namespace_api}/maintenance-policies").json()["policies"]
+    assert own["settings"] == {"enabled": True, "max-snapshot-age": "P7D"}
+    assert _errors_on_page(browser) == []
+
+    _open(browser, base, f"#/wh/{wh['id']}/ns/shop/table/orders")
+    form = _policy_form(browser, expiry)
+    shown = _policy(browser, expiry)
+    assert shown["max-snapshot-age"] == ("P7D", "namespace shop") and shown["enabled"] == ("true", "namespace shop")
+    assert shown["min-snapshots-to-keep"] == ("1", "default")
+    assert form.find_element(By.NAME, "max-snapshot-age").get_attribute("value") == ""  # the table sets nothing
+    _fill(form, {"min-snapshots-to-keep": "10"})
+    form.find_element(By.CSS_SELECTOR, "button.policy-save").click()
+    wait_until(lambda: (_policy(browser, expiry) or {}).get("min-snapshots-to-keep") == ("10", "this table"), 20,
+               "the table's override")
+    assert _policy(browser, expiry)["max-snapshot-age"] == ("P7D", "namespace shop")
+    _screenshot(browser, "table-maintenance")
+    [effective] = [p for p in httpx.get(f"{table_api}/effective-maintenance-policies").json()["policies"]
+                   if p["policy-type"] == expiry]
+    assert effective["settings"]["min-snapshots-to-keep"] == {"value": 10, "source": {
+        "type": "table", "id": table_id, "name": ["shop", "orders"]}}
+    assert effective["settings"]["max-snapshot-age"]["source"]["type"] == "namespace"
+
+    _policy_form(browser, expiry).find_element(By.CSS_SELECTOR, "button.policy-remove").click()
+    wait_until(lambda: (_policy(browser, expiry) or {}).get("min-snapshots-to-keep") == ("1", "default"), 20,
+               "the removal")
+    assert _policy(browser, expiry)["max-snapshot-age"] == ("P7D", "namespace shop")  # still inherited
+    assert httpx.get(f"{table_api}/maintenance-policies").json()["policies"] == []
+    history = httpx.get(f"{base}/management/v1/warehouse/{wh['id']}/history", params={"pageSize": 1000}).json()
+    assert [e["type"] for e in history["events"] if e["type"].startswith("maintenance-policy.")] == [
+        "maintenance-policy.set", "maintenance-policy.set", "maintenance-policy.removed"]
+    assert _errors_on_page(browser) == []
+
+
 def test_every_linked_page_renders_without_errors_or_broken_links(browser, console_server):
     """A crawl from the first page over every link the console shows (each history entry's moment included)."""
     from selenium.webdriver.common.by import By
@@ -773,3 +859,58 @@ def test_sign_in_with_the_provider_and_act_as_yourself(browser, signed_in_server
     _click(browser, "#sign-out")
     wait_until(lambda: browser.find_elements(By.ID, "sign-in"), 20, "the sign-in page after signing out")
     assert httpx.get(f"{base}/management/v1/warehouse").status_code == 401  # the API itself still wants a token
+
+
+@pytest.fixture(scope="module")
+def fga_console(pg_url, oidc, openfga, tmp_path_factory):
+    """A server whose decisions OpenFGA makes: bob, signed in to the console, may read a table but not maintain it."""
+    database = create_database(pg_url, f"console_fga_{uuid.uuid4().hex[:12]}")
+    s = openfga_server(database, tmp_path_factory.mktemp("console-fga"), oidc, openfga, "console",
+                       LAKELEDGER__UI__OPENID_SCOPE="openid catalog",
+                       LAKELEDGER__UI__OPENID_RESOURCE="urn:lakeledger:catalog")
+    yield s
+    s.stop()
+
+
+def test_a_maintenance_policy_refused_for_want_of_the_right_shows_the_apis_403(browser, fga_console, oidc, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    base = fga_console.url
+    with signed_in(fga_console, oidc, "spark") as spark:
+        assert spark.post("/management/v1/bootstrap", json={"accept-terms-of-use": True, "is-operator": True}
+                          ).status_code == 204
+        project = spark.post("/management/v1/project", json={"project-name": "upkeep"}).json()["project-id"]
+        w = spark.post("/management/v1/warehouse", json={
+            "warehouse-name": "wh", "project-id": project,
+            "storage-profile": {"type": "file", "location": f"file://{tmp_path}"}}).json()["warehouse-id"]
+        assert spark.post(f"/catalog/v1/{w}/namespaces", json={"namespace": ["ns"]}).status_code == 200
+        made = spark.post(f"/catalog/v1/{w}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA})
+        table_id = made.json()["metadata"]["table-uuid"]
+        table_api = f"/management/v1/warehouse/{w}/table/{table_id}"
+        assert spark.post(f"{table_api}/grants", json={"writes": [
+            {"privilege": "select", "principal": {"user": "oidc~bob"}}]}).status_code == 204
+
+    browser.execute_cdp_cmd("Network.clearBrowserCookies", {})  # the provider's session of an earlier sign-in
+    _open(browser, base, f"#/wh/{w}/ns/ns/table/t")
+    _click(browser, "#sign-in")
+    wait_until(lambda: browser.current_url.startswith(oidc.issuer), 20, "the provider's login page")
+    browser.find_element(By.NAME, "login").send_keys("bob")
+    browser.find_element(By.NAME, "password").send_keys("any password")
+    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_until(lambda: browser.current_url.startswith(base) or browser.find_elements(
+        By.CSS_SELECTOR, "button[type=submit]"), 20, "the consent page")
+    if not browser.current_url.startswith(base):
+        browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_until(lambda: browser.find_elements(By.ID, "user"), 20, "the signed-in user")
+    assert browser.find_element(By.ID, "user").text == "oidc~bob"
+    _rendered(browser)
+    expiry = "system.snapshot-expiry"
+    form = _policy_form(browser, expiry)  # he reads the effective policy: seeing the table is enough
+    _fill(form, {"min-snapshots-to-keep": "3"})
+    form.find_element(By.CSS_SELECTOR, "button.policy-save").click()
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#maintenance .error"), 20, "the refusal")
+    refusal = form.find_element(By.CSS_SELECTOR, ".error").text
+    assert refusal.startswith("ForbiddenException") and "can_set_maintenance_policy" in refusal, refusal
+    _screenshot(browser, "table-maintenance-refused")
+    with signed_in(fga_console, oidc, "spark", project) as spark:
+        assert spark.get(f"{table_api}/maintenance-policies").json()["policies"] == []

@@ -42,7 +42,8 @@ def test_settings_are_recorded_in_canonical_form():
 
 @pytest.mark.parametrize("bad", [{"enabled": "true"}, {"enabled": 0}, {"min-snapshots-to-keep": 1.0},
                                  {"min-snapshots-to-keep": True}, {"max-snapshot-age": 3600},
-                                 {"max-snapshot-age": "P99999D"}, {"min_snapshots_to_keep": 2}, {}, {"enabled": None},
+                                 {"max-snapshot-age": "P99999D"}, {"max-snapshot-age": "7 days"},
+                                 {"max-snapshot-age": "48:00:00"}, {"min_snapshots_to_keep": 2}, {}, {"enabled": None},
                                  [], "x"])
 def test_strict_refusals(bad):
     with pytest.raises(InvalidMaintenancePolicy):

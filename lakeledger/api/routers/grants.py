@@ -65,6 +65,8 @@ _DOCUMENTED = {
     "modify": ("write", "Changes the object and its contents."),
     "manage_tags": ("write", "Attaches and removes governance tags on the object and what it contains (each tag's "
                              "own apply privilege needed too)."),
+    "manage_maintenance": ("write", "Sets and removes maintenance policies on the object and what it contains (what "
+                                    "the catalog compacts, expires and deletes on its own). Lakeledger's own."),
     "apply": ("write", "Attaches this tag definition to objects (and removes it) where one may also tag them."),
 }
 # what it takes to see an object, which is all one's own grants on it need (a tag definition has no metadata)

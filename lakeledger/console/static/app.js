@@ -445,7 +445,8 @@ async function warehousePage(prefix) {
     h("h2", {}, "Namespaces"),
     table(["Namespace"], namespaces.map((levels) => [h("a", { href: hrefNamespace(prefix, levels) },
       nsName(levels))]), "No namespaces."),
-    past ? null : [tagsSection("warehouse", w.id, w.id), h("h2", {}, "Time travel"), travel,
+    past ? null : [tagsSection("warehouse", w.id, w.id), maintenanceSection("warehouse", w.id, w.id),
+      h("h2", {}, "Time travel"), travel,
       accessSection(w.id, { kind: "warehouse", id: w.id }, `warehouse/${w.id}`)]);
 }
 
@@ -514,6 +515,7 @@ async function namespacePage(prefix, levels) {
       [h("a", { href: hrefNamespace(prefix, c) }, nsName(c))]))] : null,
     h("h2", {}, "Tables"), find, tables, h("h2", {}, "Views"), views, h("h2", {}, "Generic tables"), generics,
     past || !ns["namespace-uuid"] ? null : [tagsSection("namespace", warehouseId(prefix), ns["namespace-uuid"]),
+      maintenanceSection("namespace", warehouseId(prefix), ns["namespace-uuid"]),
       moveForm(prefix, levels, ns["namespace-uuid"])]);
   await pagedList(catalog(prefix, `/namespaces/${nsPath(levels)}/tables`), "identifiers", (ids) => table(["Table"],
     ids.map((id) => [h("a", { href: hrefTable(prefix, id.namespace, id.name) }, id.name)]), "No tables."), tables);
@@ -693,6 +695,7 @@ async function tablePage(prefix, levels, name) {
       [k, r.type, String(r["snapshot-id"])])),
     h("h2", {}, "History"), history,
     past ? null : [h("h2", {}, "Scans and commits reported"), reports, tagsSection("table", wid, m["table-uuid"]),
+      maintenanceSection("table", wid, m["table-uuid"]),
       h("h2", {}, "Drop or rename"), tabularActions("table", prefix, levels, name),
       accessSection(wid, { kind: "table", id: m["table-uuid"] }, `warehouse/${wid}/table/${m["table-uuid"]}`)]);
   if (!past) {
@@ -838,7 +841,8 @@ async function serverHistoryPage() {
 
 // ---- who may do what ----
 
-const RELATIONS = ["describe", "select", "modify", "ownership", "manage_grants", "pass_grants", "create"];
+const RELATIONS = ["describe", "select", "modify", "ownership", "manage_grants", "pass_grants", "create",
+  "manage_maintenance"];
 
 // `object`: {kind: "table"|"view"|"namespace"|"warehouse", id}; `permissions`: its path under
 // /management/v1/permissions/ (Lakekeeper's), `wid`: its warehouse.
@@ -997,6 +1001,86 @@ function tagsSection(kind, wid, id) {
 
   show().catch((e) => holder.replaceChildren(fail(e)));
   return [h("h2", {}, "Tags"), holder, out];
+}
+
+// ---- maintenance policies ----
+
+// The effective maintenance policy of a warehouse, namespace or table (docs/maintenance-policies.md): per type every
+// setting with its value and where it comes from, and a form for what the object sets itself. The form's inputs
+// follow each setting's JSON type in the effective answer (a yes/no choice, a number, an ISO-8601 duration); an
+// empty input inherits. Saving PUTs the filled ones (the type's settings whole), Remove DELETEs them: the user's
+// own API calls, so a right they lack (manage_maintenance) shows as the API's message.
+function maintenanceSection(kind, wid, id) {
+  const holder = h("div", { id: "maintenance" }, h("p", { class: "muted" }, "…"));
+  const base = kind === "warehouse" ? `/management/v1/warehouse/${wid}`
+    : `/management/v1/warehouse/${wid}/${kind}/${id}`;
+
+  const from = (source) => {
+    if (source.type === "default") return h("span", { class: "muted" }, "default");
+    if (source.id === id) return `this ${kind}`;
+    return `${source.type} ${(source.name || [source.id]).join(".")}`;
+  };
+
+  function input(name, value, own) {
+    const has = own !== undefined;
+    if (typeof value === "boolean") {
+      return h("select", { name, "aria-label": name }, h("option", { value: "" }, "inherit"),
+        h("option", { value: "true", selected: has && own === true }, "yes"),
+        h("option", { value: "false", selected: has && own === false }, "no"));
+    }
+    if (typeof value === "number") {
+      return h("input", { name, type: "number", min: 0, placeholder: "inherit", value: has ? String(own) : "",
+        "aria-label": name });
+    }
+    return h("input", { name, placeholder: "inherit (e.g. P7D)", value: has ? own : "", "aria-label": name });
+  }
+
+  function typeForm(policy, own, out) {
+    const names = Object.keys(policy.settings);
+    const form = h("form", { class: "policy", "data-type": policy["policy-type"], onsubmit: (ev) => {
+      ev.preventDefault();
+      const body = {};
+      for (const name of names) {
+        const el = form.elements[name];
+        const text = el.value.trim();
+        if (!text) continue;
+        const kindOf = typeof policy.settings[name].value;
+        body[name] = kindOf === "boolean" ? text === "true" : kindOf === "number" ? Number(text) : text;
+      }
+      act(out, () => api("PUT", `${base}/maintenance-policies/${policy["policy-type"]}`, body));
+    } }, table(["Setting", "Effective value", "From", `This ${kind}'s own`], names.map((name) => {
+      const s = policy.settings[name];
+      return [name, h("span", { class: "value" }, String(s.value)), h("span", { class: "source" }, from(s.source)),
+        input(name, s.value, own ? own.settings[name] : undefined)];
+    })), h("p", {}, h("button", { type: "submit", class: "primary policy-save" }, "Save"), " ",
+      own ? h("button", { type: "button", class: "danger policy-remove", onclick: () => act(out,
+        () => api("DELETE", `${base}/maintenance-policies/${policy["policy-type"]}`)) },
+      `Remove this ${kind}'s own settings`) : h("span", { class: "muted" }, `This ${kind} sets none: all inherited.`)),
+    out);
+    return form;
+  }
+
+  async function act(out, call) {
+    try {
+      await call();
+      await show();
+    } catch (e) {
+      out.replaceChildren(fail(e));
+    }
+  }
+
+  async function show() {
+    const [effective, own] = await Promise.all([get(`${base}/effective-maintenance-policies`),
+      get(`${base}/maintenance-policies`)]);
+    const owned = new Map(own.policies.map((p) => [p["policy-type"], p]));
+    holder.replaceChildren(...effective.policies.map((policy) => h("div", { class: "policy-type" },
+      h("h3", {}, policy["policy-type"]), typeForm(policy, owned.get(policy["policy-type"]),
+        h("div", { class: "out" })))));
+  }
+
+  show().catch((e) => holder.replaceChildren(fail(e)));
+  return [h("h2", {}, "Maintenance"), h("p", { class: "muted" }, "What the catalog is to do to keep tables healthy, " +
+    "set here or inherited from above; an empty field inherits."), holder];
 }
 
 async function tagsPage() {
