@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import uuid
+from collections import Counter
 
 import httpx
 import pytest
@@ -784,16 +785,24 @@ def test_set_a_maintenance_policy_on_a_namespace_override_it_on_a_table_and_remo
 
 
 def test_every_linked_page_renders_without_errors_or_broken_links(browser, console_server):
-    """A crawl from the first page over every link the console shows (each history entry's moment included)."""
+    """A crawl from the first page over every link the console shows (each object's page in the past at two of the
+    moments its history links to)."""
     from selenium.webdriver.common.by import By
 
     base = console_server.url
-    seen, queue, pages = set(), ["#/"], 0
+    seen, queue, pages, in_the_past = set(), ["#/"], 0, Counter()
     while queue and pages < 300:
         fragment = queue.pop(0)
         if fragment in seen:
             continue
         seen.add(fragment)
+        # every history entry links to its moment: each object's page in the past is rendered at its first two
+        # moments met, not at all of them (they were most of the crawl, the same page over and over)
+        past = re.sub(r"@seq:\d+", "@seq", fragment)
+        if past != fragment:
+            in_the_past[past] += 1
+            if in_the_past[past] > 2:
+                continue
         pages += 1
         slug = re.sub(r"[^a-zA-Z0-9]+", "-", fragment).strip("-")[:80] or "home"
         _open(browser, base, fragment, f"crawl-{pages:03d}-{slug}")
