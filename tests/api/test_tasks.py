@@ -32,11 +32,11 @@ class Tasks:
         assert r.status_code == 204, r.text
         return t["metadata"]["table-uuid"]
 
-    def list(self, **body) -> dict:
+    def listed(self, **body) -> dict:
         return _ok(self.client.post(f"{self.w}/task/list", json=body))
 
     def of(self, table_id: str, queue: str) -> dict:
-        [task] = [t for t in self.list(entities=[{"type": "table", "table-id": table_id}])["tasks"]
+        [task] = [t for t in self.listed(entities=[{"type": "table", "table-id": table_id}])["tasks"]
                   if t["queue-name"] == queue]
         return task
 
@@ -65,7 +65,7 @@ def test_a_soft_drop_is_listed_as_a_scheduled_expiry_and_purge_in_lakekeepers_sh
     assert {k: details[k] for k in expiry} == expiry
     assert details["attempts"] == [] and details["task-data"]["purge-requested"] is True
     # Lakekeeper's newer name of the queue filters the same tasks
-    by_alias = tasks.list(**{"queue-name": ["soft_deletion"], "entities": [{"type": "table", "table-id": table_id}]})
+    by_alias = tasks.listed(**{"queue-name": ["soft_deletion"], "entities": [{"type": "table", "table-id": table_id}]})
     assert [t["task-id"] for t in by_alias["tasks"]] == [expiry["task-id"]]
 
 
@@ -122,22 +122,22 @@ def test_a_cancelled_purge_keeps_the_files_after_a_run_now_expiry(client, wareho
 def test_lists_page_and_filter(client, warehouse):
     tasks = Tasks(client, warehouse, 3600)
     ids = [tasks.dropped_table(f"t{i}", purge=False) for i in range(3)]
-    everything = tasks.list()["tasks"]
+    everything = tasks.listed()["tasks"]
     assert len(everything) == 3 and {t["queue-name"] for t in everything} == {"tabular_expiration"}
-    first = tasks.list(**{"page-size": 2})
+    first = tasks.listed(**{"page-size": 2})
     assert len(first["tasks"]) == 2 and first["next-page-token"]
-    second = tasks.list(**{"page-size": 2, "page-token": first["next-page-token"]})
+    second = tasks.listed(**{"page-size": 2, "page-token": first["next-page-token"]})
     assert len(second["tasks"]) == 1 and second["next-page-token"] is None
     assert [t["task-id"] for t in first["tasks"] + second["tasks"]] == [t["task-id"] for t in everything]
     assert [t["entity"]["table-id"] for t in everything] == ids[::-1]  # newest first
     # a token is for the list it came from
     other = client.post(f"{tasks.w}/task/list", json={"status": ["SCHEDULED"], "page-token": first["next-page-token"]})
     assert other.status_code == 400, other.text
-    assert tasks.list(status=["SUCCESS"])["tasks"] == []
-    assert tasks.list(**{"queue-name": ["tabular_purge"]})["tasks"] == []
-    assert tasks.list(entities=[{"type": "view", "view-id": ids[0]}])["tasks"] == []  # a table is no view
-    assert tasks.list(entities=[{"type": "warehouse"}])["tasks"] == []
-    assert len(tasks.list(**{"created-after": everything[1]["created-at"]})["tasks"]) == 1
+    assert tasks.listed(status=["SUCCESS"])["tasks"] == []
+    assert tasks.listed(**{"queue-name": ["tabular_purge"]})["tasks"] == []
+    assert tasks.listed(entities=[{"type": "view", "view-id": ids[0]}])["tasks"] == []  # a table is no view
+    assert tasks.listed(entities=[{"type": "warehouse"}])["tasks"] == []
+    assert len(tasks.listed(**{"created-after": everything[1]["created-at"]})["tasks"]) == 1
 
 
 def test_queue_configs_are_set_and_read_under_both_names(client, warehouse, log_length):
