@@ -619,8 +619,13 @@ def _(e: Tabular.PurgeRetryDue, before: Entity | None) -> EventDigest:
 def _(e: TaskQueueConfig.Set, before: Entity | None) -> EventDigest:
     heartbeat = e.max_seconds_since_last_heartbeat
     said = "" if heartbeat is None else f", max-seconds-since-last-heartbeat={heartbeat}"
+    settings = _settings_count(e.queue_config)
     return EventDigest(Entity(TASK_QUEUE, e.warehouse_id, [e.queue]),
-                       f"set the {e.queue} task queue's configuration: {len(e.queue_config)} settings{said}")
+                       f"set the {e.queue} task queue's configuration: {settings} settings{said}")
+
+
+def _settings_count(value: Any) -> int:
+    return len(value) if isinstance(value, dict) else 0
 
 
 @_digest.register

@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 
 from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.table import Table
-from lakeledger.domain.tabular import Tabular
+from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, VIEW, Tabular
 from lakeledger.domain.tasks import CANCELLED, EXPIRATION, PURGE, SCHEDULED, SUCCESS, task_id
 from lakeledger.domain.view import View
 
@@ -25,6 +25,7 @@ _NAMES = ("Dropped", "Undropped", "Expired", "Purged", "ExpiryRescheduled", "Pur
 EVENTS = tuple(getattr(cls, name) for cls in (Tabular, Table, View, GenericTable) for name in _NAMES) + (
     Table.Unregistered,)
 
+TASK_KINDS = (TABLE, VIEW, GENERIC_TABLE)
 _INSERT = ("INSERT INTO ll_tasks (task_id, warehouse_id, queue, entity_type, entity_id, entity_name, status,"
            " scheduled_for, created_at, updated_at, data) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
            " ON CONFLICT (task_id) DO NOTHING")
@@ -46,6 +47,8 @@ class TasksProjection:
 
     @apply.register
     def _(self, e: Tabular.Dropped, cur: Cursor) -> None:
+        if e.typ not in TASK_KINDS:
+            return  # a log from elsewhere may name a kind no task answers for
         name = [*e.namespace, e.name]
         data = {"location": e.location, "purge-requested": e.purge_requested}
         if e.expires_at is not None:
