@@ -119,6 +119,20 @@ def test_a_cancelled_purge_keeps_the_files_after_a_run_now_expiry(client, wareho
     assert tasks.files(table_id)
 
 
+def test_a_soft_dropped_generic_table_is_a_task_and_run_now_expires_it(client, warehouse):
+    tasks = Tasks(client, warehouse, 3600)
+    base = f"/lakekeeper/v1/{warehouse['id']}/namespaces/ns/generic-tables"
+    _ok(client.post(base, json={"name": "g", "format": "lance"}))
+    [generic_id] = [i["id"] for i in _ok(client.get(base))["identifiers"]]
+    assert client.delete(f"{base}/g", params={"purgeRequested": "false"}).status_code == 204
+    [expiry] = tasks.listed(entities=[{"type": "generic-table", "generic-table-id": generic_id}])["tasks"]
+    assert expiry["entity"] == {"type": "generic-table", "generic-table-id": generic_id}
+    assert tasks.control("run-now", expiry["task-id"]).status_code == 204
+    # the expiry schedule follows generic tables' drops too
+    wait_until(lambda: _ok(client.get(f"{tasks.w}/task/by-id/{expiry['task-id']}"))["status"] == "SUCCESS", 30,
+               what="the generic table's expiry")
+
+
 def test_lists_page_and_filter(client, warehouse):
     tasks = Tasks(client, warehouse, 3600)
     ids = [tasks.dropped_table(f"t{i}", purge=False) for i in range(3)]
