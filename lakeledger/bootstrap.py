@@ -35,6 +35,8 @@ from lakeledger.projections.metrics_reports_queries import MetricsReportsQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.tags import TagsProjection
 from lakeledger.projections.tags_queries import TagQueries
+from lakeledger.projections.tasks import TasksProjection
+from lakeledger.projections.tasks_queries import TaskQueries
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.secretstore import SecretStore
@@ -57,6 +59,7 @@ from lakeledger.services.storage_validation import StorageValidation
 from lakeledger.services.table_access import TableAccess
 from lakeledger.services.tables import TableService
 from lakeledger.services.tags import TagService
+from lakeledger.services.tasks import TaskService
 from lakeledger.services.time_travel import TimeTravel
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.services.users import UserService
@@ -81,6 +84,7 @@ class Container:
     token_roles: TokenRoles
     tag_queries: TagQueries
     maintenance_policy_queries: MaintenancePolicyQueries
+    task_queries: TaskQueries
     access_queries: AccessHistoryQueries
     metrics_report_queries: MetricsReportsQueries
     statistics_queries: StatisticsQueries
@@ -118,6 +122,8 @@ class Container:
         self.tags_view = ProjectionDriver(TagsProjection(), self.log, self.pool)
         # applied inside every append of a maintenance policy's events (lakeledger/services/maintenance_policies.py)
         self.maintenance_policies_view = ProjectionDriver(MaintenancePoliciesProjection(), self.log, self.pool)
+        # the expiries and purges drops scheduled: caught up by the tasks API before it answers
+        self.tasks_view = ProjectionDriver(TasksProjection(), self.log, self.pool)
         # who held which right when (grants, memberships, hierarchy with validity ranges): caught up by the
         # access-history and assignments endpoints before they answer
         self.access_history = ProjectionDriver(AccessHistoryProjection(settings.server_id), self.log, self.pool)
@@ -131,7 +137,8 @@ class Container:
         # what `rebuild` replays
         self.read_models: tuple[ProjectionDriver, ...] = (
             self.catalog_view, self.history_view, self.expiry_schedule, self.users_roles_view, self.access_history,
-            self.catalog_versions, self.tags_view, self.metrics_reports_view, self.maintenance_policies_view)
+            self.catalog_versions, self.tags_view, self.metrics_reports_view, self.maintenance_policies_view,
+            self.tasks_view)
         for runner in self.read_models:
             runner.wait_seconds = settings.read_model_wait_seconds
         # what readiness waits for (lakeledger/operations/health.py, docs/read-models.md): the read models the catalog
@@ -180,6 +187,7 @@ class Container:
         self.roles = RoleService(self.ledger, self.users_roles_view)
         self.tags = TagService(self.ledger, self.tags_view, self.files, self.storages)
         self.maintenance_policies = MaintenancePolicyService(self.ledger, self.maintenance_policies_view)
+        self.tasks = TaskService(self.ledger)
         self.grants = GrantService(self.ledger, self.roles, self.access_history)
         self.holder_history = HolderHistory(self.log, self.pool, self.access_history)
         self.metrics_reports = MetricsReports(self.ledger, self.metrics_reports_view,

@@ -53,7 +53,8 @@ def _workers(container: "Container") -> "Workers":
     # catalog-versions: a read as of a position catches it up too, but from near the head, not from far behind
     runners = [container.catalog_view, container.history_view, container.users_roles_view, container.access_history,
                container.catalog_versions, container.tags_view, container.metrics_reports_view,
-               container.maintenance_policies_view, ProjectionDriver(purger, container.log, container.pool)]
+               container.maintenance_policies_view, container.tasks_view,
+               ProjectionDriver(purger, container.log, container.pool)]
     if container.authz_tuples is not None:  # caught up by requests too; here for appends no request made
         runners.append(container.authz_tuples)
     # woken by NOTIFY and their own timers; the poll is a long safety net (lakeledger/workers/runner.py)

@@ -79,7 +79,8 @@ def fresh_objects(client, tmp_path) -> dict[str, str]:
             "namespace_id": namespace["namespace-uuid"], "table_id": table["metadata"]["table-uuid"],
             "view_id": view["metadata"]["view-uuid"], "generic_table_id": generic_table["id"],
             "scope": "not-a-signer-scope", "tag_definition_id": tag.json()["id"], "tag_name": "fuzz.tag",
-            "column_name": "id", "plan_id": plan.json()["plan-id"], "policy_type": "system.snapshot-expiry"}
+            "column_name": "id", "plan_id": plan.json()["plan-id"], "policy_type": "system.snapshot-expiry",
+            "task_id": str(uuid.uuid4())}  # no task: fuzzed task requests reach the lookup (404)
 
 
 def fuzz(operation, mode: GenerationMode, objects: dict[str, str], base_url: str, session: requests.Session,

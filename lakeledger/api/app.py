@@ -44,6 +44,7 @@ from lakeledger.api.routers import (
     storage_validation,
     tables,
     tags,
+    tasks,
     users,
     views,
 )
@@ -65,6 +66,7 @@ from lakeledger.projections.maintenance_policies_queries import MaintenancePolic
 from lakeledger.projections.metrics_reports_queries import MetricsReportsQueries
 from lakeledger.projections.statistics_queries import StatisticsQueries
 from lakeledger.projections.tags_queries import TagQueries
+from lakeledger.projections.tasks_queries import TaskQueries
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.services.idempotency import ResponseStore
 from lakeledger.sinks.nats_auth import connect_options
@@ -100,6 +102,7 @@ def create_app(container) -> FastAPI:
                                            container.settings.authz_cache_seconds)
         container.tag_queries = TagQueries(pool)
         container.maintenance_policy_queries = MaintenancePolicyQueries(pool)
+        container.task_queries = TaskQueries(pool)
         container.access_queries = AccessHistoryQueries(pool)
         container.metrics_report_queries = MetricsReportsQueries(pool)
         container.statistics_queries = StatisticsQueries(pool)
@@ -168,6 +171,7 @@ def create_app(container) -> FastAPI:
     app.include_router(roles.router)
     app.include_router(tags.router)
     app.include_router(maintenance_policies.router)
+    app.include_router(tasks.router)
     app.include_router(permissions.router)
     app.include_router(access_history.router)
     app.include_router(metrics_reports.router)

@@ -1,6 +1,7 @@
 """Read-only maintenance mode, as Lakekeeper 0.12.3 has it: while it is on, every write to the API (any method but
-GET, HEAD and OPTIONS, and the Events API's POST, on /catalog/v1, /v1, /management/v1 and /lakekeeper/v1) is
-answered 503 with ``Retry-After`` and the ErrorModel type ``MaintenanceModeError``; reads, /health and /metrics go on.
+GET, HEAD and OPTIONS, and the Events API's and the task lists' POST, on /catalog/v1, /v1, /management/v1 and
+/lakekeeper/v1) is answered 503 with ``Retry-After`` and the ErrorModel type ``MaintenanceModeError``; reads, /health
+and /metrics go on.
 
 Lakekeeper takes it from its configuration at start. Here it is also an event (lakeledger/domain/maintenance.py,
 ``POST /management/v1/maintenance-mode``), so it is recorded with its actor and request id and every API process
@@ -23,8 +24,8 @@ ERROR_TYPE = "MaintenanceModeError"
 SWITCH = "/management/v1/maintenance-mode"
 _GATED = ("/catalog/v1/", "/v1/", "/management/v1/", "/lakekeeper/v1/")
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
-# the Events API reads by POST (its filters are a body): served while read-only
-_READ_POSTS = ("/events",)
+# the Events API and the task lists read by POST (their filters are a body): served while read-only
+_READ_POSTS = ("/events", "/task/list")
 
 
 class MaintenanceMode:

@@ -128,3 +128,12 @@ async def fetch(page: Page, rows: Callable[[Any, int | None], Awaitable[Sequence
         return found, None
     served = found[:page.size]
     return served, page.token(key(served[-1]))
+
+
+def body_page(token: str | None, size: int | None, list_: str, default_size: int, max_size: int) -> Page:
+    """A page asked for in a request's body (Lakekeeper's ``page-token`` and ``page-size``), always paged:
+    ``list_`` names the list (its path and filters) as ``list_id`` does for a query."""
+    if size is not None and size < 1:
+        raise BadRequest(f"page-size must be a positive integer, not {size}")
+    return Page(after=_decode(token, list_) if token else None, size=min(size or default_size, max_size),
+                list_id=list_)

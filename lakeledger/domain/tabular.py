@@ -99,6 +99,26 @@ class Tabular(CatalogAggregate):
         typ: str
         protected: bool
 
+    class ExpiryRescheduled(CatalogAggregate.Event):
+        """A task control moved a soft drop's expiry (run-now: to the moment it was asked) or cancelled it
+        (``expires_at`` None): the object then stays soft-deleted, restorable, and no timer fires for it."""
+
+        typ: str
+        warehouse_id: UUID
+        expires_at: datetime | None
+
+    class PurgeCancelled(CatalogAggregate.Event):
+        """The drop's purge will not run: the files stay where they are."""
+
+        typ: str
+        warehouse_id: UUID
+
+    class PurgeRetryDue(CatalogAggregate.Event):
+        """A failed purge waiting for its retry is to be tried again at once (run-now)."""
+
+        typ: str
+        warehouse_id: UUID
+
     def _init_tabular(self, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,
                       metadata_location: str) -> None:
         self.warehouse_id = warehouse_id
@@ -185,6 +205,44 @@ class Tabular(CatalogAggregate):
                      actor=by.actor, request_id=by.request_id)
         return True
 
+    @property
+    def expiry_pending(self) -> bool:
+        """Soft-dropped with a timer set: an expiry task is scheduled."""
+        return self.deletion.soft_dropped and self.deletion.expires_at is not None
+
+    @property
+    def purge_pending(self) -> bool:
+        """A purge is asked and not done yet: waiting for the expiry, or for the purge worker."""
+        return self.dropped and self.purge_requested and not self.purged
+
+    def reschedule_expiry(self, expires_at: datetime | None, by: Provenance) -> bool:
+        """Moves (or, with None, cancels) a scheduled expiry; False (nothing recorded) when none is scheduled."""
+        if not self.expiry_pending:
+            return False
+        self._expiry_rescheduled(typ=self.kind, warehouse_id=self.warehouse_id, expires_at=expires_at,
+                                 actor=by.actor, request_id=by.request_id)
+        return True
+
+    def cancel_purge(self, by: Provenance) -> bool:
+        if not self.purge_pending:
+            return False
+        self._purge_cancelled(typ=self.kind, warehouse_id=self.warehouse_id, actor=by.actor,
+                              request_id=by.request_id)
+        return True
+
+    def purge_now(self, now: datetime, by: Provenance) -> bool:
+        """Runs a pending purge at once: one waiting for its soft drop's expiry expires now (the purge follows the
+        expiry), one waiting for a retry is due now. False when no purge is pending."""
+        if not self.purge_pending:
+            return False
+        if self.expiry_pending:
+            return self.reschedule_expiry(now, by)
+        if not self.deletion.deleted:
+            return False  # soft-dropped with its expiry cancelled: the purge waits for a final drop
+        self._purge_retry_due(typ=self.kind, warehouse_id=self.warehouse_id, actor=by.actor,
+                              request_id=by.request_id)
+        return True
+
     def set_protection(self, protected: bool, by: Provenance) -> None:
         self.ensure_live()
         if self.deletion.protection_changes(protected):
@@ -228,6 +286,19 @@ class Tabular(CatalogAggregate):
     @event(Purged)
     def _purged(self, typ: str, location: str, files_removed: int, actor: str, request_id: str) -> None:
         self.purged = True
+
+    @event(ExpiryRescheduled)
+    def _expiry_rescheduled(self, typ: str, warehouse_id: UUID, expires_at: datetime | None, actor: str,
+                            request_id: str) -> None:
+        self.deletion.expires_at = expires_at
+
+    @event(PurgeCancelled)
+    def _purge_cancelled(self, typ: str, warehouse_id: UUID, actor: str, request_id: str) -> None:
+        self.purge_requested = False
+
+    @event(PurgeRetryDue)
+    def _purge_retry_due(self, typ: str, warehouse_id: UUID, actor: str, request_id: str) -> None:
+        pass
 
     @event(ProtectionSet)
     def _protection_set(self, typ: str, protected: bool, actor: str, request_id: str) -> None:

@@ -298,6 +298,17 @@ class CatalogProjection:
                     (e.timestamp, e.timestamp, e.originator_id))
 
     @apply.register
+    def _(self, e: Tabular.ExpiryRescheduled, cur: Cursor) -> None:
+        # a cancelled expiry (None) keeps the date it had: Lakekeeper's deleted-tabulars shape requires one, and
+        # the tasks API says the expiry was cancelled
+        if e.expires_at is not None:
+            cur.execute("UPDATE ll_tabulars SET expires_at = %s WHERE id = %s", (e.expires_at, e.originator_id))
+
+    @apply.register
+    def _(self, e: Tabular.PurgeCancelled, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_tabulars SET purge_requested = false WHERE id = %s", (e.originator_id,))
+
+    @apply.register
     def _(self, e: Tabular.Purged, cur: Cursor) -> None:
         cur.execute("UPDATE ll_tabulars SET purged_at = %s WHERE id = %s", (e.timestamp, e.originator_id))
 

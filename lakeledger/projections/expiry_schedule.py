@@ -10,6 +10,7 @@ from typing import Any
 from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
+from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.namespace import Namespace
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import Tabular
@@ -17,9 +18,10 @@ from lakeledger.domain.view import View
 
 NAMESPACE = "namespace"
 
-_EVENTS = (Tabular.Dropped, Tabular.Undropped, Tabular.Expired,
-           Table.Dropped, Table.Unregistered, Table.Undropped, Table.Expired,
-           View.Dropped, View.Undropped, View.Expired,
+_EVENTS = (Tabular.Dropped, Tabular.Undropped, Tabular.Expired, Tabular.ExpiryRescheduled,
+           Table.Dropped, Table.Unregistered, Table.Undropped, Table.Expired, Table.ExpiryRescheduled,
+           View.Dropped, View.Undropped, View.Expired, View.ExpiryRescheduled,
+           GenericTable.Dropped, GenericTable.Undropped, GenericTable.Expired, GenericTable.ExpiryRescheduled,
            Namespace.Dropped, Namespace.Undropped, Namespace.Expired)
 
 
@@ -39,6 +41,14 @@ class ExpirySchedule:
     @apply.register
     def _(self, e: Namespace.Dropped, cur: Cursor) -> None:
         self._set(cur, e.originator_id, NAMESPACE, e.expires_at)
+
+    @apply.register
+    def _(self, e: Tabular.ExpiryRescheduled, cur: Cursor) -> None:
+        # run-now moves the timer to the moment it was asked; cancel (None) takes it off the schedule
+        if e.expires_at is None:
+            cur.execute("DELETE FROM ll_expiry_schedule WHERE entity_id = %s", (e.originator_id,))
+        else:
+            self._set(cur, e.originator_id, e.typ, e.expires_at)
 
     @apply.register
     def _(self, e: Tabular.Undropped | Tabular.Expired | Namespace.Undropped | Namespace.Expired, cur: Cursor) -> None:

@@ -35,6 +35,7 @@ from lakeledger.domain.server import Server
 from lakeledger.domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
 from lakeledger.domain.tabular import GENERIC_TABLE, Tabular
 from lakeledger.domain.tag import COLUMN, TagDefinition
+from lakeledger.domain.tasks import TaskQueueConfig
 from lakeledger.domain.user import FIRST_REQUEST, User
 from lakeledger.domain.view import View
 from lakeledger.domain.warehouse import Warehouse
@@ -45,6 +46,7 @@ from lakeledger.projections.copy_rows import text_array
 SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "namespace"
 USER, ROLE, GRANT, TAG = "user", "role", "grant", "tag-definition"
 POLICY = "maintenance-policy"
+TASK_QUEUE = "task-queue"
 SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE, GRANT, TAG)
 
 # what every event has; "change" is the rest
@@ -590,6 +592,40 @@ def _(e: Tabular.Purged, before: Entity | None) -> EventDigest:
     entity = _known(before, e.typ, e)
     files = f"{e.files_removed:,} file" + ("" if e.files_removed == 1 else "s")
     return EventDigest(entity, f"purged {e.typ} {dotted(entity.name)}: {files} deleted at {e.location}")
+
+
+@_digest.register
+def _(e: Tabular.ExpiryRescheduled, before: Entity | None) -> EventDigest:
+    entity = _known(before, e.typ, e)
+    if e.expires_at is None:
+        return EventDigest(entity, f"cancelled the expiry of {e.typ} {dotted(entity.name)}: it stays soft-deleted")
+    return EventDigest(entity, f"rescheduled the expiry of {e.typ} {dotted(entity.name)} to "
+                               f"{e.expires_at.isoformat()}")
+
+
+@_digest.register
+def _(e: Tabular.PurgeCancelled, before: Entity | None) -> EventDigest:
+    entity = _known(before, e.typ, e)
+    return EventDigest(entity, f"cancelled the purge of {e.typ} {dotted(entity.name)}: its files are kept")
+
+
+@_digest.register
+def _(e: Tabular.PurgeRetryDue, before: Entity | None) -> EventDigest:
+    entity = _known(before, e.typ, e)
+    return EventDigest(entity, f"asked the failed purge of {e.typ} {dotted(entity.name)} to run again now")
+
+
+@_digest.register
+def _(e: TaskQueueConfig.Set, before: Entity | None) -> EventDigest:
+    heartbeat = e.max_seconds_since_last_heartbeat
+    said = "" if heartbeat is None else f", max-seconds-since-last-heartbeat={heartbeat}"
+    settings = _settings_count(e.queue_config)
+    return EventDigest(Entity(TASK_QUEUE, e.warehouse_id, [e.queue]),
+                       f"set the {e.queue} task queue's configuration: {settings} settings{said}")
+
+
+def _settings_count(value: Any) -> int:
+    return len(value) if isinstance(value, dict) else 0
 
 
 @_digest.register

@@ -41,6 +41,7 @@ _REMEMBER_FAILURE = (
 _DUE = ("SELECT table_id, warehouse_id, location, attempts FROM ll_purge_retries WHERE next_attempt_at <= now()"
         " ORDER BY next_attempt_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
 _NEXT_DUE = "SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM ll_purge_retries"
+_DUE_NOW = "UPDATE ll_purge_retries SET next_attempt_at = now() WHERE table_id = %(table_id)s"
 _FORGET = "DELETE FROM ll_purge_retries WHERE table_id = %(table_id)s"
 
 
@@ -48,8 +49,10 @@ class Purger:
     name = "purger"
     tables: tuple[str, ...] = ()
     # drops and expiries are recorded under Tabular's classes; the subclasses' names are listed too
+    # a run-now of a failed purge (Tabular.PurgeRetryDue) makes its retry due at once
     topics = tuple(get_topic(cls) for cls in (Tabular.Dropped, Tabular.Expired, Table.Dropped, Table.Expired,
-                                              GenericTable.Dropped, GenericTable.Expired))
+                                              GenericTable.Dropped, GenericTable.Expired, Tabular.PurgeRetryDue,
+                                              Table.PurgeRetryDue, GenericTable.PurgeRetryDue))
 
     def __init__(self, ledger: Ledger, storages: Storages, max_files_per_second: float = 0,
                  retry_seconds: float = 60.0):
@@ -59,6 +62,9 @@ class Purger:
         self.retry_seconds = retry_seconds
 
     def apply(self, event: Any, cur: Cursor) -> None:
+        if isinstance(event, Tabular.PurgeRetryDue):
+            cur.execute(_DUE_NOW, {"table_id": event.originator_id})
+            return
         if event.typ not in (TABLE, GENERIC_TABLE) or not event.purge_requested:
             return
         if isinstance(event, Tabular.Dropped) and event.expires_at is not None:

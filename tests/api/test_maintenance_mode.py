@@ -50,6 +50,9 @@ def test_writes_are_refused_and_reads_served_while_read_only(client, warehouse, 
     assert client.get("/management/v1/maintenance-mode").json()["mode"] == "read-only"
     assert client.get("/health").status_code == 200
     assert client.post(f"{p}/events", json={"page-size": 1}).status_code == 200  # a read, by POST
+    tasks = f"/management/v1/warehouse/{warehouse['id']}/task"
+    assert client.post(f"{tasks}/list", json={}).status_code == 200  # a read, by POST
+    _refused(client.post(f"{tasks}/control", json={"action": {"action-type": "cancel"}, "task-ids": []}))
 
     events = [e for t in ("maintenance-mode.started", "maintenance-mode.switched")
               for e in client.get("/management/v1/history", params={"type": t}).json()["events"]]

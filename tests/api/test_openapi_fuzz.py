@@ -204,6 +204,20 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
     answer("GET /management/v1/warehouse/{warehouse_id}/search-tabulars", {200}, query={"prefix": "t", "pageSize": "5"})
     answer("POST /management/v1/warehouse/{warehouse_id}/search-tabular", {200}, body={"search": NAMESPACE})
+    # tasks: the soft-dropped view's expiry, listed, read, cancelled (so the undrop below still finds it)
+    wh_tasks = "/management/v1/warehouse/{warehouse_id}/task"
+    listed = answer(f"POST {wh_tasks}/list", {200}, body={"page-size": 10, "queue-name": ["soft_deletion"]}).json()
+    [view_task] = [t["task-id"] for t in listed["tasks"] if t["entity"].get("view-id") == objects["view_id"]]
+    answer(f"GET {wh_tasks}/by-id/{{task_id}}", {200}, task_id=view_task, query={"numAttempts": "5"})
+    answer(f"POST {wh_tasks}/control", {204}, body={"action": {"action-type": "cancel"}, "task-ids": [view_task]})
+    for queue in ("tabular_expiration", "soft_deletion", "tabular_purge"):
+        config = f"/management/v1/warehouse/{{warehouse_id}}/task-queue/{queue}/config"
+        answer(f"POST {config}", {204}, body={"queue-config": {}, "max-seconds-since-last-heartbeat": 60})
+        answer(f"GET {config}", {200})
+    answer("POST /management/v1/project/task/list", {200}, headers=project, body={"page-size": 5})
+    answer("GET /management/v1/project/task/by-id/{task_id}", {404}, headers=project, task_id=str(uuid.uuid4()))
+    answer("POST /management/v1/project/task/control", {204}, headers=project,
+           body={"action": {"action-type": "cancel"}, "task-ids": []})
     answer("POST /management/v1/warehouse/{warehouse_id}/deleted-tabulars/undrop", {204},
            body={"targets": [{"type": "view", "id": objects["view_id"]}]})
     answer("GET /management/v1/warehouse/{warehouse_id}/history", {200},

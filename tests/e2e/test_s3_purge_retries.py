@@ -60,6 +60,18 @@ def test_a_purge_that_failed_while_the_storage_was_down_is_retried_until_done(da
             (error,) = _query(database, "SELECT last_error FROM ll_purge_retries")[0]
             assert "EndpointConnectionError" in error or "connect" in error.lower(), error
             assert _purged(database)[table_id] == 0
+            # the tasks API shows the purge waiting for its retry, with the failures (docs/tasks.md)
+            tasks = f"/management/v1/warehouse/{warehouse_id}/task"
+            [task] = client.post(f"{tasks}/list", json={"queue-name": ["tabular_purge"]}).json()["tasks"]
+            assert task["status"] == "SCHEDULED" and task["attempt"] >= 3, task
+            details = client.get(f"{tasks}/by-id/{task['task-id']}").json()
+            assert details["attempts"][-1]["status"] == "FAILED" and details["attempts"][-1]["message"]
+            # run-now of a purge waiting for its retry is an event the purger honours (the retry is due at once)
+            control = {"action": {"action-type": "run-now"}, "task-ids": [task["task-id"]]}
+            assert client.post(f"{tasks}/control", json=control).status_code == 204
+            history = client.get(f"/management/v1/warehouse/{warehouse_id}/history",
+                                 params={"tabular-id": table_id}).json()["events"]
+            assert history[-1]["type"] == "table.purge-retry-due", history
             # the warehouse cannot go while its purge is pending
             blocked = client.delete(f"/management/v1/warehouse/{warehouse_id}")
             assert blocked.status_code == 409, blocked.text
@@ -70,6 +82,8 @@ def test_a_purge_that_failed_while_the_storage_was_down_is_retried_until_done(da
             assert minio.keys(bucket, keys["t"] + "/") == []
             assert minio.keys(bucket, keys["kept"] + "/") == kept and kept
             assert _purged(database) == Counter({table_id: 1})
+            wait_until(lambda: client.get(f"{tasks}/by-id/{task['task-id']}").json()["status"] == "SUCCESS", 30,
+                       "the purge task's success")
     finally:
         if workers is not None:
             workers.stop()
