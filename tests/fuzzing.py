@@ -34,6 +34,23 @@ VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1700000000000, 
                 "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}]}
 
 
+class ObjectsFor:
+    """The objects an operation's generated requests reach: fresh ones for each operation that may change them, one
+    set shared by the reads (GET, HEAD), which change nothing. Making them is ten appends; fuzzing a read, a few
+    dozen refused or read-only requests."""
+
+    def __init__(self, client, tmp_path):
+        self.client, self.tmp_path = client, tmp_path
+        self.shared: dict[str, str] | None = None
+
+    def __call__(self, operation) -> dict[str, str]:
+        if operation.method.upper() not in ("GET", "HEAD"):
+            return fresh_objects(self.client, self.tmp_path)
+        if self.shared is None:
+            self.shared = fresh_objects(self.client, self.tmp_path)
+        return self.shared
+
+
 def fresh_objects(client, tmp_path) -> dict[str, str]:
     """A project with a file warehouse holding one namespace, table, view and generic table, and a tag definition;
     returns the path parameters."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import requests
 import schemathesis
-from fuzzing import fresh_objects, fuzz
+from fuzzing import ObjectsFor, fuzz
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
@@ -59,8 +59,9 @@ def _findings(server, client, tmp_path, document: Path, base_path: str) -> tuple
         return original(*args, **kwargs)
 
     session.request = counted
+    objects_for = ObjectsFor(client, tmp_path)
     for operation in operations:
-        objects = fresh_objects(client, tmp_path) | {"plan-id": "no-such-plan", "generic_table_id":
+        objects = objects_for(operation) | {"plan-id": "no-such-plan", "generic_table_id":
                                                      "00000000-0000-0000-0000-000000000000",
                                                      "task_id": "00000000-0000-0000-0000-000000000000"}
         for mode in EXAMPLES:

@@ -18,7 +18,7 @@ from pathlib import Path
 import lakekeeper_spec
 import requests
 import schemathesis
-from fuzzing import CHECKS, EXAMPLES, GENERIC_TABLE, NAMESPACE, TABLE, VIEW_VERSION, fresh_objects, fuzz
+from fuzzing import CHECKS, EXAMPLES, GENERIC_TABLE, NAMESPACE, TABLE, VIEW_VERSION, ObjectsFor, fresh_objects, fuzz
 from schemathesis.specs.openapi.checks import negative_data_rejection
 from support import SCHEMA
 
@@ -33,8 +33,9 @@ def test_fuzzed_operations_answer_by_the_served_openapi_document(server, client,
 
     findings: dict[tuple[str, str, str], str] = {}
     session = requests.Session()
+    objects_for = ObjectsFor(client, tmp_path)
     for operation in operations:
-        objects = fresh_objects(client, tmp_path)
+        objects = objects_for(operation)
         for mode in EXAMPLES:
             def record(check: str, status: str, detail: str, label=operation.label) -> None:
                 findings.setdefault((label, check, status), detail)
