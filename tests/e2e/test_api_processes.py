@@ -147,13 +147,22 @@ def test_kept_connections_opened_in_a_burst_fall_evenly_on_both_processes(two):
     assert served == {parent: 8, child: 8}
 
 
+def _answers(url: str) -> bool:
+    """Whether ``url`` answers 200; a process still starting may take a connection and answer late (a loaded
+    machine), which is a no for now, not a failure."""
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
 def test_a_dead_api_process_is_started_again_and_a_stop_stops_them_all(two):
     parent = two.process.pid
     [child] = _children(parent)
     os.kill(child, signal.SIGKILL)
     replaced = wait_until(lambda: [p for p in _children(parent) if p != child and _alive(p)], 30,
                           "the killed API process is started again")
-    wait_until(lambda: httpx.get(f"{two.url}/health", timeout=5).status_code == 200, 30, "the port answers")
+    wait_until(lambda: _answers(f"{two.url}/health"), 30, "the port answers")
     for _ in range(20):  # new connections: whichever process takes them answers
         assert httpx.get(f"{two.url}/management/v1/warehouse", timeout=10).status_code == 200
     [new] = replaced
