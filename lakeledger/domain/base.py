@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.domain import Aggregate
+from eventsourcing.domain import Aggregate, TAggregate
 
 # values an aggregate's copy may share with it: nothing can change them in place
 _IMMUTABLE = frozenset({str, int, float, bool, type(None), UUID, datetime})
@@ -28,3 +28,16 @@ class CatalogAggregate(Aggregate):
         for name, value in self.__dict__.items():
             state[name] = value if type(value) in _IMMUTABLE else deepcopy(value, memo)
         return copied
+
+
+class OpensOrContinues(CatalogAggregate.Created):
+    """An event that may open its aggregate's history or continue it: the aggregates made by the first of a change
+    that repeats (a grant, a maintenance policy, a task queue's configuration). Outside CatalogAggregate's body, so
+    that it is no created-event class of CatalogAggregate itself."""
+
+    def mutate(self, aggregate: TAggregate | None) -> TAggregate | None:
+        if aggregate is None:
+            aggregate = CatalogAggregate.Created.mutate(self, None)
+            self.apply(aggregate)
+            return aggregate
+        return CatalogAggregate.Event.mutate(self, aggregate)

@@ -14,10 +14,9 @@ writes."""
 
 from uuid import UUID, uuid5
 
-from eventsourcing.domain import TAggregate
 from eventsourcing.utils import get_topic
 
-from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.base import CatalogAggregate, OpensOrContinues
 from lakeledger.domain.provenance import Provenance
 
 _GRANTS = UUID("6f1d2c84-3b5a-5e09-a7c4-9d2e8b1f0a37")
@@ -28,19 +27,12 @@ def grant_aggregate_id(object_: str, relation: str, grantee: str) -> UUID:
 
 
 class Grant(CatalogAggregate):
-    class _Either(CatalogAggregate.Created):
+    class _Either(OpensOrContinues):
         """An event that may open the aggregate's history or continue it."""
 
         object: str
         relation: str
         grantee: str
-
-        def mutate(self, aggregate: TAggregate | None) -> TAggregate | None:
-            if aggregate is None:
-                aggregate = CatalogAggregate.Created.mutate(self, None)
-                self.apply(aggregate)
-                return aggregate
-            return CatalogAggregate.Event.mutate(self, aggregate)
 
     class Added(_Either):
         def apply(self, aggregate: "Grant") -> None:

@@ -18,11 +18,10 @@ from datetime import timedelta
 from typing import Annotated, Any
 from uuid import UUID, uuid5
 
-from eventsourcing.domain import TAggregate
 from eventsourcing.utils import get_topic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
-from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.base import CatalogAggregate, OpensOrContinues
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.provenance import Provenance
 
@@ -177,20 +176,13 @@ _POLICIES = UUID("3c9a51e2-7d04-5b8f-a6e1-0f2b9c4d8e17")
 class MaintenancePolicy(CatalogAggregate):
     """The maintenance policies set on one object (warehouse, namespace or table), per type."""
 
-    class _Either(CatalogAggregate.Created):
+    class _Either(OpensOrContinues):
         """An event that may open the aggregate's history (the object's first policy) or continue it."""
 
         warehouse_id: UUID
         target_type: str
         target_id: UUID
         policy_type: str
-
-        def mutate(self, aggregate: TAggregate | None) -> TAggregate | None:
-            if aggregate is None:
-                aggregate = CatalogAggregate.Created.mutate(self, None)
-                self.apply(aggregate)
-                return aggregate
-            return CatalogAggregate.Event.mutate(self, aggregate)
 
     class Set(_Either):
         """The object's settings of one type, replaced whole by ``parameters`` (validated when recorded)."""

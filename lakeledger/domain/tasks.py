@@ -8,11 +8,10 @@ the drop's version), so a rebuilt read model gives every task the id it had."""
 from typing import Any
 from uuid import UUID, uuid5
 
-from eventsourcing.domain import TAggregate
 from eventsourcing.utils import get_topic
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from lakeledger.domain.base import CatalogAggregate
+from lakeledger.domain.base import CatalogAggregate, OpensOrContinues
 from lakeledger.domain.errors import BadRequest, NotFound
 from lakeledger.domain.provenance import Provenance
 
@@ -70,18 +69,13 @@ def queue_config_id(warehouse_id: UUID, queue: str) -> UUID:
 class TaskQueueConfig(CatalogAggregate):
     """One queue's configuration in one warehouse, as last set."""
 
-    class Set(CatalogAggregate.Created):
+    class Set(OpensOrContinues):
         """The whole configuration, replaced; the first one opens the aggregate's history."""
 
         warehouse_id: UUID
         queue: str
         queue_config: dict[str, Any]
         max_seconds_since_last_heartbeat: int | None
-
-        def mutate(self, aggregate: TAggregate | None) -> TAggregate | None:
-            if aggregate is None:
-                return CatalogAggregate.Created.mutate(self, None)
-            return CatalogAggregate.Event.mutate(self, aggregate)
 
         def apply(self, aggregate: "TaskQueueConfig") -> None:
             aggregate.queue_config = dict(self.queue_config)
