@@ -119,6 +119,27 @@ class Tabular(CatalogAggregate):
         typ: str
         warehouse_id: UUID
 
+    class PurgeStarted(CatalogAggregate.Event):
+        """The purge worker took the drop's purge, after its claim (the purger's place in the log, or a failed
+        purge's row held ``FOR UPDATE SKIP LOCKED``): attempt ``attempt`` (1 for the first) by ``worker`` (host and
+        process). ``abandoned`` names an attempt that started before and never ended: its worker died mid-purge."""
+
+        typ: str
+        warehouse_id: UUID
+        attempt: int
+        worker: str
+        abandoned: int | None
+
+    class PurgeFailed(CatalogAggregate.Event):
+        """A purge attempt failed (its storage unreachable, its credential refused); it is tried again at
+        ``retry_at``. ``error`` is the exception's type and message, bounded and with URLs' query strings cut."""
+
+        typ: str
+        warehouse_id: UUID
+        attempt: int
+        error: str
+        retry_at: datetime
+
     def _init_tabular(self, warehouse_id: UUID, namespace_id: UUID, namespace: list[str], name: str, location: str,
                       metadata_location: str) -> None:
         self.warehouse_id = warehouse_id
@@ -129,6 +150,8 @@ class Tabular(CatalogAggregate):
         self.metadata_location = metadata_location
         self.purge_requested = False
         self.purged = False
+        self.purge_attempts = 0  # purge attempts started
+        self.purge_running: int | None = None  # the attempt started and not ended yet
         self.deletion = DeletionState(protected=getattr(self, "deletion", DeletionState()).protected)
 
     @property
@@ -204,6 +227,17 @@ class Tabular(CatalogAggregate):
         self._purged(typ=self.kind, location=self.location, files_removed=files_removed,
                      actor=by.actor, request_id=by.request_id)
         return True
+
+    def start_purge(self, worker: str, by: Provenance) -> int:
+        """Records that ``worker`` starts the next purge attempt (the caller holds the claim); returns its number."""
+        attempt = getattr(self, "purge_attempts", 0) + 1
+        self._purge_started(typ=self.kind, warehouse_id=self.warehouse_id, attempt=attempt, worker=worker,
+                            abandoned=getattr(self, "purge_running", None), actor=by.actor, request_id=by.request_id)
+        return attempt
+
+    def fail_purge(self, attempt: int, error: str, retry_at: datetime, by: Provenance) -> None:
+        self._purge_failed(typ=self.kind, warehouse_id=self.warehouse_id, attempt=attempt, error=error,
+                           retry_at=retry_at, actor=by.actor, request_id=by.request_id)
 
     @property
     def expiry_pending(self) -> bool:
@@ -286,6 +320,18 @@ class Tabular(CatalogAggregate):
     @event(Purged)
     def _purged(self, typ: str, location: str, files_removed: int, actor: str, request_id: str) -> None:
         self.purged = True
+        self.purge_running = None
+
+    @event(PurgeStarted)
+    def _purge_started(self, typ: str, warehouse_id: UUID, attempt: int, worker: str, abandoned: int | None,
+                       actor: str, request_id: str) -> None:
+        self.purge_attempts = attempt
+        self.purge_running = attempt
+
+    @event(PurgeFailed)
+    def _purge_failed(self, typ: str, warehouse_id: UUID, attempt: int, error: str, retry_at: datetime, actor: str,
+                      request_id: str) -> None:
+        self.purge_running = None
 
     @event(ExpiryRescheduled)
     def _expiry_rescheduled(self, typ: str, warehouse_id: UUID, expires_at: datetime | None, actor: str,

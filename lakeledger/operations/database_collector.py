@@ -7,14 +7,18 @@ whichever process is asked, and true across processes and machines.
 * how far each consumer of the log (the read models, the purger, the CloudEvents publishers) is behind its head, in
   events and in seconds (the age of the oldest event it has not handled);
 * the expiry timers (scheduled, overdue, and how late the oldest overdue one is) and the failed purges waiting for
-  their next attempt."""
+  their next attempt;
+* the tasks (lakeledger/projections/tasks.py) per queue: queued, running, failed (waiting after a failed attempt), and
+  how long the oldest due one has waited: one query over the open tasks' index."""
 
 import threading
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from lakeledger.domain.tasks import EXPIRATION, PURGE
 from lakeledger.eventstore.append_time import EVENTS
 from lakeledger.eventstore.identity import event_type
+from lakeledger.projections.tasks_queries import QUEUES
 
 _NEW_EVENTS = (f"SELECT topic, count(*), max(notification_id) FROM {EVENTS} WHERE notification_id > %s"
                " GROUP BY topic")
@@ -49,6 +53,7 @@ class DatabaseCollector:
             consumers = conn.execute(CONSUMER_LAGS, (self.consumers,)).fetchall()
             timers = conn.execute(_TIMERS).fetchone()
             retries = conn.execute(_PURGE_RETRIES).fetchone()
+            queues = {row[0]: row[1:] for row in conn.execute(QUEUES).fetchall()}
         events = CounterMetricFamily("lakeledger_events_appended", "Events in the log, by event type", labels=["type"])
         for typ, count in sorted(appended.items()):
             events.add_metric([typ], count)
@@ -80,6 +85,7 @@ class DatabaseCollector:
         purges.add_metric(["waiting"], waiting)
         purges.add_metric(["due"], due)
         yield purges
+        yield from _task_metrics(queues)
 
     def _count_new_events(self, conn) -> tuple[dict[str, int], int]:
         with self._lock:  # two scrapes at once must not count the same events twice
@@ -88,3 +94,18 @@ class DatabaseCollector:
                 self._appended[typ] = self._appended.get(typ, 0) + count
                 self._counted_upto = max(self._counted_upto, last)
             return dict(self._appended), self._counted_upto
+
+
+def _task_metrics(queues: dict[str, tuple]):
+    tasks = GaugeMetricFamily("lakeledger_tasks", "Tasks not ended, per queue and state: queued (waiting, failed ones "
+                              "included), running, failed (waiting for a retry after a failed attempt)",
+                              labels=["queue", "state"])
+    oldest = GaugeMetricFamily("lakeledger_task_oldest_due_seconds",
+                               "How long the oldest due task of a queue has waited (0: none due)", labels=["queue"])
+    for queue in sorted({EXPIRATION, PURGE, *queues}):  # every queue reported, at 0 when it holds nothing
+        queued, running, failed, age = queues.get(queue, (0, 0, 0, 0.0))
+        for state, value in (("queued", queued), ("running", running), ("failed", failed)):
+            tasks.add_metric([queue, state], value)
+        oldest.add_metric([queue], float(age))
+    yield tasks
+    yield oldest

@@ -616,6 +616,21 @@ def _(e: Tabular.PurgeRetryDue, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Tabular.PurgeStarted, before: Entity | None) -> EventDigest:
+    entity = _known(before, e.typ, e)
+    abandoned = "" if e.abandoned is None else f"; attempt {e.abandoned} was abandoned (its worker stopped)"
+    return EventDigest(entity, f"started purge attempt {e.attempt} of {e.typ} {dotted(entity.name)} on "
+                               f"{e.worker}{abandoned}")
+
+
+@_digest.register
+def _(e: Tabular.PurgeFailed, before: Entity | None) -> EventDigest:
+    entity = _known(before, e.typ, e)
+    return EventDigest(entity, f"purge attempt {e.attempt} of {e.typ} {dotted(entity.name)} failed: {e.error}; "
+                               f"tried again at {e.retry_at.isoformat()}")
+
+
+@_digest.register
 def _(e: TaskQueueConfig.Set, before: Entity | None) -> EventDigest:
     heartbeat = e.max_seconds_since_last_heartbeat
     said = "" if heartbeat is None else f", max-seconds-since-last-heartbeat={heartbeat}"

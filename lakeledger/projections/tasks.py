@@ -18,10 +18,11 @@ from psycopg.types.json import Jsonb
 from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, VIEW, Tabular
-from lakeledger.domain.tasks import CANCELLED, EXPIRATION, PURGE, SCHEDULED, SUCCESS, task_id
+from lakeledger.domain.tasks import CANCELLED, EXPIRATION, FAILED, PURGE, SCHEDULED, SUCCESS, task_id
 from lakeledger.domain.view import View
 
-_NAMES = ("Dropped", "Undropped", "Expired", "Purged", "ExpiryRescheduled", "PurgeCancelled", "PurgeRetryDue")
+_NAMES = ("Dropped", "Undropped", "Expired", "Purged", "ExpiryRescheduled", "PurgeCancelled", "PurgeRetryDue",
+          "PurgeStarted", "PurgeFailed")
 EVENTS = tuple(getattr(cls, name) for cls in (Tabular, Table, View, GenericTable) for name in _NAMES) + (
     Table.Unregistered,)
 
@@ -30,15 +31,25 @@ _INSERT = ("INSERT INTO ll_tasks (task_id, warehouse_id, queue, entity_type, ent
            " scheduled_for, created_at, updated_at, data) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
            " ON CONFLICT (task_id) DO NOTHING")
 # what a change does to the scheduled task(s) of one object: ``queues`` says which
-_END = ("UPDATE ll_tasks SET status = %(status)s, updated_at = %(at)s, message = %(message)s"
-        " WHERE entity_id = %(id)s AND queue = ANY(%(queues)s) AND status = 'SCHEDULED'")
-_MOVE = ("UPDATE ll_tasks SET scheduled_for = %(due)s, updated_at = %(at)s"
-         " WHERE entity_id = %(id)s AND queue = ANY(%(queues)s) AND status = 'SCHEDULED'")
+_OPEN = " WHERE entity_id = %(id)s AND queue = ANY(%(queues)s) AND status IN ('SCHEDULED', 'RUNNING')"
+_END = ("UPDATE ll_tasks SET status = %(status)s, updated_at = %(at)s, message = %(message)s, picked_up_at = NULL"
+        + _OPEN + " RETURNING task_id")
+_MOVE = "UPDATE ll_tasks SET scheduled_for = %(due)s, updated_at = %(at)s" + _OPEN
+# an attempt that ends takes the task's outcome; one started and never ended is abandoned by the next start
+_END_ATTEMPT = ("UPDATE ll_task_attempts SET status = %(status)s, ended_at = %(at)s, message = %(message)s"
+                " WHERE task_id = ANY(%(tasks)s) AND status = 'RUNNING'")
+_START = ("UPDATE ll_tasks SET status = 'RUNNING', attempts = %(attempt)s, picked_up_at = %(at)s, updated_at = %(at)s,"
+          " last_error = NULL" + _OPEN + " RETURNING task_id, scheduled_for")
+_ADD_ATTEMPT = ("INSERT INTO ll_task_attempts (task_id, attempt, status, worker, scheduled_for, started_at)"
+                " VALUES (%s, %s, 'RUNNING', %s, %s, %s) ON CONFLICT (task_id, attempt) DO NOTHING")
+_FAIL = ("UPDATE ll_tasks SET status = 'SCHEDULED', scheduled_for = %(due)s, updated_at = %(at)s, picked_up_at = NULL,"
+         " last_error = %(message)s" + _OPEN + " RETURNING task_id")
+ABANDONED = "Abandoned: its worker stopped before an outcome (the next attempt took over)"
 
 
 class TasksProjection:
     name = "tasks"
-    tables = ("ll_tasks",)
+    tables = ("ll_tasks", "ll_task_attempts")
     topics: tuple[str, ...] = tuple(get_topic(cls) for cls in EVENTS)
 
     @singledispatchmethod
@@ -91,7 +102,32 @@ class TasksProjection:
     def _(self, e: Tabular.PurgeRetryDue, cur: Cursor) -> None:
         cur.execute(_MOVE, {"due": e.timestamp, "at": e.timestamp, "id": e.originator_id, "queues": [PURGE]})
 
+    @apply.register
+    def _(self, e: Tabular.PurgeStarted, cur: Cursor) -> None:
+        attempt = _int32(e.attempt)
+        cur.execute(_START, {"attempt": attempt, "at": e.timestamp, "id": e.originator_id, "queues": [PURGE]})
+        started = cur.fetchall()
+        tasks = [task for task, _ in started]
+        cur.execute(_END_ATTEMPT, {"status": FAILED, "at": e.timestamp, "message": ABANDONED, "tasks": tasks})
+        for task, due in started:
+            cur.execute(_ADD_ATTEMPT, (task, attempt, e.worker, due, e.timestamp))
+
+    @apply.register
+    def _(self, e: Tabular.PurgeFailed, cur: Cursor) -> None:
+        cur.execute(_FAIL, {"due": e.retry_at, "at": e.timestamp, "message": e.error, "id": e.originator_id,
+                            "queues": [PURGE]})
+        tasks = [task for (task,) in cur.fetchall()]
+        cur.execute(_END_ATTEMPT, {"status": FAILED, "at": e.timestamp, "message": e.error, "tasks": tasks})
+
+
+def _int32(value: int) -> int:
+    # an attempt number counts attempts: one beyond ``int`` only a log written by hand could hold, stored at the bound
+    return max(-(2**31), min(2**31 - 1, value))
+
 
 def _end(cur: Cursor, e: Any, queues: tuple[str, ...], status: str, message: str) -> None:
     entity: UUID = e.originator_id
     cur.execute(_END, {"status": status, "at": e.timestamp, "message": message, "id": entity, "queues": list(queues)})
+    tasks = [task for (task,) in cur.fetchall()]
+    if tasks:
+        cur.execute(_END_ATTEMPT, {"status": status, "at": e.timestamp, "message": message, "tasks": tasks})

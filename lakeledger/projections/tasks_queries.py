@@ -1,6 +1,5 @@
 """Questions the tasks read model answers (lakeledger/projections/tasks.py): a warehouse's tasks, filtered and paged
-newest first, and one task by id. A purge that failed and waits for its retry (``ll_purge_retries``) is joined in:
-its attempts, its last error, and when it is tried next."""
+newest first, one task by id, a task's attempts, and what the queues hold for the metrics."""
 
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,18 +34,38 @@ class TaskRow:
     updated_at: datetime | None
     message: str | None
     data: dict[str, Any] = field(default_factory=dict)
-    failed_attempts: int = 0  # purge attempts that failed so far
-    last_error: str | None = None
+    attempts: int = 0  # attempts started so far
+    picked_up_at: datetime | None = None  # the running attempt's start
+    last_error: str | None = None  # the last attempt's error while the task waits for its retry
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    attempt: int
+    status: str
+    worker: str
+    scheduled_for: datetime
+    started_at: datetime
+    ended_at: datetime | None
+    message: str | None
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """What one queue holds: tasks waiting (of which ``failed`` wait after a failed attempt), running, and how long
+    the oldest due one has waited in seconds (0: none due)."""
+
+    queue: str
+    queued: int
+    running: int
+    failed: int
+    oldest_due_seconds: float
 
 
 _SELECT = (
     "SELECT t.task_id, t.warehouse_id, w.project_id, t.queue, t.entity_type, t.entity_id, t.entity_name, t.status,"
-    " CASE WHEN t.status = 'SCHEDULED' AND r.table_id IS NOT NULL THEN r.next_attempt_at ELSE t.scheduled_for END"
-    " AS scheduled_for, t.created_at, t.updated_at, t.message, t.data,"
-    " CASE WHEN t.status = 'SCHEDULED' THEN coalesce(r.attempts, 0) ELSE 0 END AS failed_attempts,"
-    " CASE WHEN t.status = 'SCHEDULED' THEN r.last_error END AS last_error"
+    " t.scheduled_for, t.created_at, t.updated_at, t.message, t.data, t.attempts, t.picked_up_at, t.last_error"
     " FROM ll_tasks t JOIN ll_warehouses w ON w.id = t.warehouse_id"
-    " LEFT JOIN ll_purge_retries r ON t.queue = 'tabular_purge' AND r.table_id = t.entity_id"
 )
 _LIST = (
     _SELECT + " WHERE t.warehouse_id = %(warehouse)s"
@@ -60,6 +79,15 @@ _LIST = (
     " ORDER BY t.created_at DESC, t.task_id DESC LIMIT %(limit)s"
 )
 _ONE = _SELECT + " WHERE t.warehouse_id = %(warehouse)s AND t.task_id = ANY(%(ids)s)"
+_ATTEMPTS = ("SELECT attempt, status, worker, scheduled_for, started_at, ended_at, message FROM ll_task_attempts"
+             " WHERE task_id = %(task)s ORDER BY attempt DESC LIMIT %(limit)s")
+# one pass over the open tasks' partial index (ll_tasks_open), whatever the number of ended ones
+QUEUES = ("SELECT queue, count(*) FILTER (WHERE status = 'SCHEDULED') AS queued,"
+          " count(*) FILTER (WHERE status = 'RUNNING') AS running,"
+          " count(*) FILTER (WHERE status = 'SCHEDULED' AND last_error IS NOT NULL) AS failed,"
+          " coalesce(extract(epoch FROM now() - min(scheduled_for) FILTER"
+          "  (WHERE status = 'SCHEDULED' AND scheduled_for <= now())), 0)::float8 AS oldest_due_seconds"
+          " FROM ll_tasks WHERE status IN ('SCHEDULED', 'RUNNING') GROUP BY queue ORDER BY queue")
 
 
 class TaskQueries:
@@ -83,4 +111,11 @@ class TaskQueries:
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=class_row(TaskRow))
             await cur.execute(_ONE, {"warehouse": warehouse_id, "ids": task_ids})
+            return await cur.fetchall()
+
+    async def attempts(self, task: UUID, limit: int) -> list[AttemptRow]:
+        """The task's attempts, newest first."""
+        async with self.pool.connection() as conn:
+            cur = conn.cursor(row_factory=class_row(AttemptRow))
+            await cur.execute(_ATTEMPTS, {"task": task, "limit": limit})
             return await cur.fetchall()

@@ -9,9 +9,19 @@ and not at all while another table or view owns a location that overlaps it.
 
 A purge that fails (the storage unreachable, its credential revoked) must not hold up the log behind it: it is
 written to ``ll_purge_retries`` in the transaction that moves the purger past the drop, and ``PurgeRetries``
-tries it again with a pause that doubles each time, until the storage lets it through."""
+tries it again with a pause that doubles each time, until the storage lets it through.
+
+Each attempt is in the log: ``PurgeStarted`` once the claim is held (the purger's place in the log, or the failed
+purge's row locked ``FOR UPDATE SKIP LOCKED``), appended in its own transaction before any file is touched, then
+``Purged`` or ``PurgeFailed``. The claim alone decides who runs a purge, and the aggregate's version makes a second
+start of the same attempt a conflict. A worker killed mid-purge leaves a started attempt with no outcome; the claim
+comes back (the position did not move, the row lock is gone), and the next attempt's start names it as abandoned."""
 
 import logging
+import os
+import re
+import socket
+from datetime import timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -19,7 +29,7 @@ from eventsourcing.utils import get_topic
 from psycopg import Cursor
 
 from lakeledger.domain.generic_table import GenericTable
-from lakeledger.domain.provenance import SYSTEM, Provenance
+from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table import Table
 from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, Tabular
 from lakeledger.domain.warehouse import Warehouse
@@ -32,6 +42,9 @@ logger = logging.getLogger("lakeledger.purger")
 
 MAX_RETRY_PAUSE_SECONDS = 3600.0
 RETRY_BATCH = 20
+MAX_ERROR_CHARS = 500
+ACTOR = "system:purger"
+_QUERY_STRING = re.compile(r"(\w+://[^\s?]*)\?\S*")  # a presigned URL's query holds its signature
 
 _REMEMBER_FAILURE = (
     "INSERT INTO ll_purge_retries (table_id, warehouse_id, location, attempts, next_attempt_at, last_error)"
@@ -56,6 +69,7 @@ class Purger:
 
     def __init__(self, ledger: Ledger, storages: Storages, max_files_per_second: float = 0,
                  retry_seconds: float = 60.0):
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.ledger = ledger
         self.storages = storages
         self.max_files_per_second = max_files_per_second
@@ -72,7 +86,7 @@ class Purger:
         self._purge(event, cur)
 
     def _purge(self, event: Any, cur: Cursor) -> None:
-        error = self.purge(event.originator_id, event.warehouse_id, event.location, cur)
+        error = self.purge(event.originator_id, event.warehouse_id, event.location, cur, self.retry_seconds)
         if error is not None:
             cur.execute(_REMEMBER_FAILURE, {"table_id": event.originator_id, "warehouse_id": event.warehouse_id,
                                             "location": event.location, "pause": self.retry_seconds, "error": error})
@@ -83,24 +97,29 @@ class Purger:
         due = cur.fetchall()
         done = 0
         for table_id, warehouse_id, location, attempts in due:
-            error = self.purge(table_id, warehouse_id, location, cur)
+            pause = min(MAX_RETRY_PAUSE_SECONDS, self.retry_seconds * 2 ** attempts)
+            error = self.purge(table_id, warehouse_id, location, cur, pause)
             if error is None:
                 cur.execute(_FORGET, {"table_id": table_id})
                 done += 1
             else:
-                pause = min(MAX_RETRY_PAUSE_SECONDS, self.retry_seconds * 2 ** attempts)
                 cur.execute(_REMEMBER_FAILURE, {"table_id": table_id, "warehouse_id": warehouse_id,
                                                 "location": location, "pause": pause, "error": error})
         return len(due), done
 
-    def purge(self, table_id: UUID, warehouse_id: UUID, location: str, cur: Cursor) -> str | None:
-        """Deletes the table's files and records it; None when done (or nothing is left to do), else the error."""
+    def purge(self, table_id: UUID, warehouse_id: UUID, location: str, cur: Cursor,
+              pause: float) -> str | None:
+        """Deletes the table's files and records it; None when done (or nothing is left to do), else the error
+        (recorded as a failed attempt, to be tried again in ``pause`` seconds)."""
         table = self.ledger.log.get(Tabular, table_id)
         if table is None or not table.awaits_purge:
             return None  # purged already (a crash after the record, before the position moved), or registered again
         warehouse = self.ledger.log.get(Warehouse, warehouse_id)
         if warehouse is None:
             return None
+        by = Provenance(ACTOR, f"purge-{uuid4()}")
+        attempt = table.start_purge(self.worker, by)
+        self.ledger.append(table)
         cur.execute(OVERLAPPING_TABULAR, overlap_params(warehouse_id, location, table_id))
         other = cur.fetchone()
         removed = 0
@@ -113,12 +132,22 @@ class Purger:
                 removed = self.storages.of(warehouse).delete_tree(location, self.max_files_per_second)
             except Exception as exc:
                 logger.warning("Purge of %s (table %s) failed; it will be tried again: %s", location, table_id, exc,
-                            exc_info=True)
-                return f"{type(exc).__name__}: {exc}"[:1000]
-        table.record_purge(removed, Provenance(SYSTEM, f"purge-{uuid4()}"))
+                               exc_info=True)
+                error = bounded_error(exc)
+                table.fail_purge(attempt, error, self.ledger.now() + timedelta(seconds=pause), by)
+                self.ledger.append(table)
+                return error
+        table.record_purge(removed, by)
         self.ledger.append(table)
         logger.info("Purged %s files of table %s at %s", removed, table_id, location)
         return None
+
+
+def bounded_error(exc: Exception) -> str:
+    """What a failed attempt records: the exception's type and message, without URLs' query strings (a presigned
+    URL's signature), at most ``MAX_ERROR_CHARS``."""
+    text = _QUERY_STRING.sub(r"\1?…", f"{type(exc).__name__}: {exc}")
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
 
 
 class PurgeRetries(TimedWork):

@@ -21,10 +21,12 @@ from lakeledger.projections.history import HistoryProjection
 from lakeledger.projections.maintenance_policies import MaintenancePoliciesProjection
 from lakeledger.projections.metrics_reports import MetricsReportsProjection
 from lakeledger.projections.tags import TagsProjection
+from lakeledger.projections.tasks import TasksProjection
 from lakeledger.projections.users_roles import UsersRolesProjection
 
 READ_MODELS = (CatalogProjection, HistoryProjection, ExpirySchedule, UsersRolesProjection, AccessHistoryProjection,
-               CatalogVersionsProjection, TagsProjection, MetricsReportsProjection, MaintenancePoliciesProjection)
+               CatalogVersionsProjection, TagsProjection, MetricsReportsProjection, MaintenancePoliciesProjection,
+               TasksProjection)
 TABLES = [t for projection in READ_MODELS for t in projection.tables]
 # numbered by a sequence that keeps counting across rebuilds: the row's content is what the log decides
 SURROGATE_KEYS = {"ll_access_ranges": {"id"}}

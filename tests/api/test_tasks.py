@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from support import SCHEMA, create_database, event_count, openfga_server, signed_in, wait_until
 
 M = "/management/v1"
@@ -101,12 +102,36 @@ def test_run_now_of_a_purge_expires_the_table_and_purges_it_at_once(client, ware
     assert tasks.of(table_id, "tabular_expiration")["status"] == "SUCCESS"
     assert not tasks.files(table_id)
     done = _ok(client.get(f"{tasks.w}/task/by-id/{purge['task-id']}"))
-    assert done["progress"] == 1.0 and "files removed" in done["message"]
-    assert [e["type"] for e in tasks.history(table_id)] == [
-        "table.created", "table.dropped", "table.expiry-rescheduled", "table.expired", "table.purged"]
+    assert done["progress"] == 1.0 and "files removed" in done["message"] and done["attempt"] == 1
+    # the attempt is in the log: started by a worker (actor system:purger), then its outcome
+    [attempt] = done["attempts"]
+    assert attempt["attempt"] == 1 and attempt["status"] == "SUCCESS" and attempt["duration"].startswith("PT")
+    assert attempt["execution-details"]["worker"] and "files removed" in attempt["message"]
+    history = tasks.history(table_id)
+    assert [e["type"] for e in history] == [
+        "table.created", "table.dropped", "table.expiry-rescheduled", "table.expired", "table.purge-started",
+        "table.purged"]
+    assert history[-2]["actor"] == history[-1]["actor"] == "system:purger"
     # the other table's tasks are untouched
     assert {tasks.of(kept, q)["status"] for q in ("tabular_expiration", "tabular_purge")} == {"SCHEDULED"}
     assert tasks.files(kept)
+
+
+def _tasks_gauge(client, queue: str, state: str) -> float:
+    [value] = [s.value for f in text_string_to_metric_families(client.get("/metrics").text) for s in f.samples
+               if s.name == "lakeledger_tasks" and s.labels == {"queue": queue, "state": state}]
+    return value
+
+
+def test_the_task_gauges_count_what_the_queues_hold(client, warehouse):
+    tasks = Tasks(client, warehouse, 3600)
+    before = _tasks_gauge(client, "tabular_expiration", "queued")
+    table_id = tasks.dropped_table("t", purge=False)
+    wait_until(lambda: _tasks_gauge(client, "tabular_expiration", "queued") == before + 1, 30, what="queued + 1")
+    assert tasks.control("cancel", tasks.of(table_id, "tabular_expiration")["task-id"]).status_code == 204
+    wait_until(lambda: _tasks_gauge(client, "tabular_expiration", "queued") == before, 30, what="queued again")
+    text = client.get("/metrics").text
+    assert 'lakeledger_task_oldest_due_seconds{queue="tabular_purge"}' in text
 
 
 def test_a_cancelled_purge_keeps_the_files_after_a_run_now_expiry(client, warehouse):

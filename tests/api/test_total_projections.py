@@ -42,6 +42,7 @@ from lakeledger.projections.maintenance_policies import MaintenancePoliciesProje
 from lakeledger.projections.metrics_reports import MetricsReportsProjection
 from lakeledger.projections.rebuild import Rebuild
 from lakeledger.projections.tags import TagsProjection
+from lakeledger.projections.tasks import TasksProjection
 from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.settings import Settings
 
@@ -50,7 +51,8 @@ SERVER_ID = UUID("00000000-0000-4000-8000-000000000027")
 # TupleProjectionRunner's, tested with OpenFGA in tests/e2e)
 PROJECTIONS = (CatalogProjection(), HistoryProjection(), ExpirySchedule(), UsersRolesProjection(),
                AccessHistoryProjection(SERVER_ID), CatalogVersionsProjection(), AuthzTuplesProjection(SERVER_ID),
-               TagsProjection(), MetricsReportsProjection(per_table=2), MaintenancePoliciesProjection())
+               TagsProjection(), MetricsReportsProjection(per_table=2), MaintenancePoliciesProjection(),
+               TasksProjection())
 SURROGATE_KEYS = {"ll_access_ranges": {"id"}}  # numbered by a sequence that keeps counting across rebuilds
 
 
@@ -62,7 +64,9 @@ def event_classes() -> list[type]:
     while pending:
         cls = pending.pop()
         pending.extend(cls.__subclasses__())
-        if cls.__module__.startswith("lakeledger.domain.") and dataclasses.is_dataclass(cls):
+        # an aggregate's own events (``Aggregate.Event``); a shared base such as base.OpensOrContinues is never recorded
+        if cls.__module__.startswith("lakeledger.domain.") and dataclasses.is_dataclass(cls) \
+                and "." in cls.__qualname__:
             topic = _topic(cls)
             if resolve_topic(topic) is cls:
                 found[topic] = cls

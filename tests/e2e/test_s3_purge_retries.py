@@ -1,13 +1,15 @@
 """A purge that fails is tried again until it goes through: the storage of an S3 warehouse is down when its table is
-dropped with a purge, the purger records the failure (``ll_purge_retries``) and moves on with the log, and once the
-storage is back a retry deletes the table's objects — and nothing beside them — and records Purged once. Its own
-MinIO (stopped and started again on the same port and data), its own database, an API without workers and a
-workers process retrying every second."""
+dropped with a purge, the purger records each attempt in the log (started, failed: the tasks API's attempts and the
+task gauges show them) and its retry (``ll_purge_retries``), moves on with the log, and once the storage is back a
+retry deletes the table's objects — and nothing beside them — and records Purged once. Its own MinIO (stopped and
+started again on the same port and data), its own database, an API without workers and a workers process retrying
+every second."""
 
 from collections import Counter
 
 import httpx
 import psycopg
+from prometheus_client.parser import text_string_to_metric_families
 from support import SCHEMA, MinioServer, Server, WorkersProcess, wait_until
 
 KEY = "s3-purge-retries-test-key"
@@ -21,6 +23,11 @@ def _query(database: str, sql: str) -> list[tuple]:
 def _purged(database: str) -> Counter:
     return Counter(str(r[0]) for r in _query(
         database, "SELECT originator_id FROM lakeledger_events WHERE topic LIKE '%%:Tab%%.Purged'"))
+
+
+def _gauge(client, name: str, **labels) -> float:
+    return sum(s.value for f in text_string_to_metric_families(client.get("/metrics").text) for s in f.samples
+               if s.name == name and s.labels == labels)
 
 
 def test_a_purge_that_failed_while_the_storage_was_down_is_retried_until_done(database, tmp_path):
@@ -65,13 +72,20 @@ def test_a_purge_that_failed_while_the_storage_was_down_is_retried_until_done(da
             [task] = client.post(f"{tasks}/list", json={"queue-name": ["tabular_purge"]}).json()["tasks"]
             assert task["status"] == "SCHEDULED" and task["attempt"] >= 3, task
             details = client.get(f"{tasks}/by-id/{task['task-id']}").json()
-            assert details["attempts"][-1]["status"] == "FAILED" and details["attempts"][-1]["message"]
+            # every attempt is in the log (table.purge-started, table.purge-failed), newest first
+            failed = [a for a in details["attempts"] if a["status"] == "FAILED"]
+            assert len(failed) >= 2 and {a["status"] for a in details["attempts"]} <= {"FAILED", "RUNNING"}, details
+            assert all(len(a["message"]) <= 500 and KEY not in a["message"] for a in failed), failed
+            assert _gauge(client, "lakeledger_tasks", queue="tabular_purge", state="failed") + _gauge(
+                client, "lakeledger_tasks", queue="tabular_purge", state="running") >= 1
             # run-now of a purge waiting for its retry is an event the purger honours (the retry is due at once)
             control = {"action": {"action-type": "run-now"}, "task-ids": [task["task-id"]]}
             assert client.post(f"{tasks}/control", json=control).status_code == 204
             history = client.get(f"/management/v1/warehouse/{warehouse_id}/history",
                                  params={"tabular-id": table_id}).json()["events"]
-            assert history[-1]["type"] == "table.purge-retry-due", history
+            assert "table.purge-retry-due" in [e["type"] for e in history], history
+            assert {"table.purge-started", "table.purge-failed"} <= {e["type"] for e in history}, history
+            assert {e["actor"] for e in history if e["type"].startswith("table.purge-")} >= {"system:purger"}
             # the warehouse cannot go while its purge is pending
             blocked = client.delete(f"/management/v1/warehouse/{warehouse_id}")
             assert blocked.status_code == 409, blocked.text
@@ -84,6 +98,9 @@ def test_a_purge_that_failed_while_the_storage_was_down_is_retried_until_done(da
             assert _purged(database) == Counter({table_id: 1})
             wait_until(lambda: client.get(f"{tasks}/by-id/{task['task-id']}").json()["status"] == "SUCCESS", 30,
                        "the purge task's success")
+            done = client.get(f"{tasks}/by-id/{task['task-id']}", params={"numAttempts": 100}).json()
+            assert done["attempts"][0]["status"] == "SUCCESS" and done["attempt"] == len(done["attempts"]), done
+            assert _gauge(client, "lakeledger_tasks", queue="tabular_purge", state="failed") == 0
     finally:
         if workers is not None:
             workers.stop()

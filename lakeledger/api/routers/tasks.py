@@ -8,7 +8,7 @@ warehouse managed by instance-admin keeps it to the server's admins). A warehous
 The project-level paths answer for the project's tasks, of which Lakeledger has none: an empty list, 404 by id."""
 
 import hashlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 from uuid import UUID
 
@@ -33,14 +33,15 @@ from lakeledger.api.routers.projects import project_id_of
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, NotFound
 from lakeledger.domain.provenance import Provenance
-from lakeledger.domain.tasks import MAX_CONTROLLED, QUEUE_ALIASES, SCHEDULED, SUCCESS, queue_name
+from lakeledger.domain.tasks import MAX_CONTROLLED, QUEUE_ALIASES, RUNNING, SCHEDULED, SUCCESS, queue_name
 from lakeledger.projections.catalog_queries import WarehouseRow
-from lakeledger.projections.tasks_queries import TaskFilter, TaskRow
+from lakeledger.projections.tasks_queries import AttemptRow, TaskFilter, TaskRow
 from lakeledger.services.tasks import QUEUES, TaskTarget, check_action
 
 router = APIRouter(prefix="/management/v1", tags=["Tasks"])
 
 READ, CONTROL = "can_list_deleted_tabulars", "can_modify_soft_deletion"
+DEFAULT_ATTEMPTS = 5  # Lakekeeper's default numAttempts
 _ID_FIELD = {"table": "table-id", "view": "view-id", "generic-table": "generic-table-id"}
 TaskStatus = Literal["RUNNING", "SCHEDULED", "STOPPING", "CANCELLED", "SUCCESS", "FAILED"]
 
@@ -116,8 +117,11 @@ class TaskAttempt(BaseModel):
     status: TaskStatus
     scheduled_for: datetime = Field(alias="scheduled-for")
     created_at: datetime = Field(alias="created-at")
+    started_at: datetime | None = Field(default=None, alias="started-at")
+    duration: str | None = None
     progress: float
     message: str | None = None
+    execution_details: dict[str, Any] | None = Field(default=None, alias="execution-details")
 
 
 class GetTaskDetailsResponse(TaskInfo):
@@ -148,21 +152,42 @@ def _task_json(row: TaskRow) -> dict[str, Any]:
         "task-id": str(row.task_id), "project-id": str(row.project_id), "warehouse-id": str(row.warehouse_id),
         "queue-name": row.queue, "entity": {"type": row.entity_type, _ID_FIELD[row.entity_type]: str(row.entity_id)},
         "entity-name": list(row.entity_name), "status": row.status, "scheduled-for": row.scheduled_for.isoformat(),
-        "attempt": row.failed_attempts + 1, "progress": 1.0 if row.status == SUCCESS else 0.0,
+        "attempt": _current_attempt(row), "progress": 1.0 if row.status == SUCCESS else 0.0,
         "created-at": row.created_at.isoformat(),
         "updated-at": row.updated_at.isoformat() if row.updated_at else None,
-        "picked-up-at": None, "last-heartbeat-at": None, "parent-task-id": None,
+        "picked-up-at": _iso(row.picked_up_at), "last-heartbeat-at": None, "parent-task-id": None,
     }
 
 
-def _details_json(row: TaskRow, num_attempts: int | None) -> dict[str, Any]:
-    # only the last failed attempt's error is kept (ll_purge_retries); earlier ones are counted, not described
-    attempts = [] if not row.failed_attempts else [{
-        "attempt": row.failed_attempts, "status": "FAILED", "scheduled-for": row.scheduled_for.isoformat(),
-        "created-at": (row.updated_at or row.created_at).isoformat(), "progress": 0.0, "message": row.last_error}]
+def _current_attempt(row: TaskRow) -> int:
+    """The running attempt, the next one while the task waits, the last one once it has ended (at least 1)."""
+    if row.status == SCHEDULED:
+        return row.attempts + 1
+    return max(row.attempts, 1)
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at else None
+
+
+def _attempt_json(attempt: AttemptRow) -> dict[str, Any]:
+    duration = None if attempt.ended_at is None else _duration(attempt.ended_at - attempt.started_at)
+    return {"attempt": attempt.attempt, "status": attempt.status, "scheduled-for": attempt.scheduled_for.isoformat(),
+            "created-at": attempt.started_at.isoformat(), "started-at": attempt.started_at.isoformat(),
+            "duration": duration, "progress": 1.0 if attempt.status == SUCCESS else 0.0, "message": attempt.message,
+            "execution-details": {"worker": attempt.worker}}
+
+
+def _duration(took: timedelta) -> str:
+    """ISO 8601, as Lakekeeper's ``duration`` (``PT1.5S``)."""
+    return f"PT{max(took.total_seconds(), 0.0):.3f}S"
+
+
+def _details_json(row: TaskRow, attempts: list[AttemptRow]) -> dict[str, Any]:
+    # a task waiting for its retry has no outcome yet: its message is the last attempt's error, in ``attempts``
     return {**_task_json(row), "task-data": {**row.data, "entity-id": str(row.entity_id)},
-            "attempts": attempts[:num_attempts] if num_attempts is not None else attempts,
-            "message": None if row.status == SCHEDULED else row.message, "execution-details": None}
+            "attempts": [_attempt_json(a) for a in attempts],
+            "message": None if row.status in (SCHEDULED, RUNNING) else row.message, "execution-details": None}
 
 
 def _filter(body: ListTasksRequest) -> TaskFilter:
@@ -216,15 +241,18 @@ async def list_tasks(container: ContainerDep, request: Request, warehouse_id: st
 
 
 @router.get("/warehouse/{warehouse_id}/task/by-id/{task_id}",
-            responses={**ok(GetTaskDetailsResponse, "The task, with its failed attempts"), **errors(400, 404)})
+            responses={**ok(GetTaskDetailsResponse, "The task, with its attempts, newest first"), **errors(400, 404)})
 async def get_task_details(container: ContainerDep, warehouse_id: str, task_id: UUID,
-                           numAttempts: int | None = Query(default=None, ge=0), az: Guard = Depends(guard)):
+                           numAttempts: int | None = Query(default=DEFAULT_ATTEMPTS, ge=0),
+                           az: Guard = Depends(guard)):
     row = await _readable(container, az, warehouse_id)
     await run_in_threadpool(container.tasks_view.caught_up)
     found = await container.task_queries.by_ids(row.id, [task_id])
     if not found:
         raise NotFound(f"Task does not exist in warehouse {warehouse_id}: {task_id}")
-    return JSONResponse(_details_json(found[0], numAttempts))
+    limit = DEFAULT_ATTEMPTS if numAttempts is None else numAttempts
+    attempts = await container.task_queries.attempts(task_id, limit) if limit else []
+    return JSONResponse(_details_json(found[0], attempts))
 
 
 @router.post("/warehouse/{warehouse_id}/task/control", status_code=204,
