@@ -11,6 +11,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support import SCHEMA, create_database, event_count, openfga_server, signed_in, wait_until
 
+from lakeledger.bootstrap import Container
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.tabular import Tabular
+from lakeledger.settings import Settings
+
 M = "/management/v1"
 
 
@@ -115,6 +120,34 @@ def test_run_now_of_a_purge_expires_the_table_and_purges_it_at_once(client, ware
     # the other table's tasks are untouched
     assert {tasks.of(kept, q)["status"] for q in ("tabular_expiration", "tabular_purge")} == {"SCHEDULED"}
     assert tasks.files(kept)
+
+
+def test_a_purge_attempt_whose_worker_died_is_shown_abandoned_by_the_next(client, warehouse, pg_url, data_dir):
+    """A worker that recorded its start and died (kill -9) leaves a RUNNING attempt with no outcome: the next
+    attempt's start names it, and the task API shows it FAILED as abandoned, then the attempt that succeeded."""
+    tasks = Tasks(client, warehouse, 3600)
+    table_id = tasks.dropped_table("t")
+    container = Container(Settings(pg_url=pg_url, data_dir=data_dir))
+    try:  # what the purger records once it holds the claim, by a worker that then stops
+        table = container.ledger.log.get(Tabular, uuid.UUID(table_id))
+        assert table.start_purge("dead-host:1", Provenance("system:purger", "r-dead")) == 1
+        container.ledger.append(table)
+    finally:
+        container.close()
+    purge = tasks.of(table_id, "tabular_purge")
+    assert purge["status"] == "RUNNING" and purge["attempt"] == 1 and purge["picked-up-at"], purge
+    assert tasks.control("run-now", tasks.of(table_id, "tabular_expiration")["task-id"]).status_code == 204
+    wait_until(lambda: tasks.of(table_id, "tabular_purge")["status"] == "SUCCESS", 30, what="the purge")
+    done = _ok(client.get(f"{tasks.w}/task/by-id/{purge['task-id']}"))
+    assert [(a["attempt"], a["status"]) for a in done["attempts"]] == [(2, "SUCCESS"), (1, "FAILED")], done
+    assert done["attempts"][1]["message"].startswith("Abandoned") and done["attempt"] == 2
+    assert done["attempts"][1]["execution-details"] == {"worker": "dead-host:1"}
+    assert "attempt 1 was abandoned" in tasks.history(table_id)[-2]["summary"]
+    # the Events API shows the attempts like any change
+    r = client.post(f"{warehouse['prefix']}/events", json={"operation-types": ["x-lakeledger.table.purge-started"]})
+    assert r.status_code == 200, r.text
+    started = [e["operation"] for e in r.json()["events"] if e["operation"]["object-uuid"] == table_id]
+    assert [o["change"]["attempt"] for o in started] == [1, 2] and started[0]["change"]["abandoned"] is None
 
 
 def _tasks_gauge(client, queue: str, state: str) -> float:
