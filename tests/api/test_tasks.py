@@ -7,6 +7,7 @@ import time
 import uuid
 from pathlib import Path
 
+import lakekeeper_spec
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support import SCHEMA, create_database, event_count, openfga_server, signed_in, wait_until
@@ -135,10 +136,12 @@ def test_a_purge_attempt_whose_worker_died_is_shown_abandoned_by_the_next(client
     finally:
         container.close()
     purge = tasks.of(table_id, "tabular_purge")
+    running = lakekeeper_spec.check(client.get(f"{tasks.w}/task/by-id/{purge['task-id']}"))
+    assert running["attempts"][0]["status"] == "RUNNING" and running["attempts"][0]["duration"] is None
     assert purge["status"] == "RUNNING" and purge["attempt"] == 1 and purge["picked-up-at"], purge
     assert tasks.control("run-now", tasks.of(table_id, "tabular_expiration")["task-id"]).status_code == 204
     wait_until(lambda: tasks.of(table_id, "tabular_purge")["status"] == "SUCCESS", 30, what="the purge")
-    done = _ok(client.get(f"{tasks.w}/task/by-id/{purge['task-id']}"))
+    done = lakekeeper_spec.check(client.get(f"{tasks.w}/task/by-id/{purge['task-id']}"))  # Lakekeeper's shape
     assert [(a["attempt"], a["status"]) for a in done["attempts"]] == [(2, "SUCCESS"), (1, "FAILED")], done
     assert done["attempts"][1]["message"].startswith("Abandoned") and done["attempt"] == 2
     assert done["attempts"][1]["execution-details"] == {"worker": "dead-host:1"}
