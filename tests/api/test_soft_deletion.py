@@ -88,7 +88,7 @@ def test_the_delete_profile_is_set_at_creation_or_later_and_applies_to_later_dro
     # the earlier soft drop keeps its expiry; the later drop was final
     assert [(t["id"], t["expiration-date"]) for t in bin_.deleted()] == [(first, expires)]
     assert bin_.undrop(("table", second)).status_code == 404
-    assert bin_.history(second)[-1] in ("table.dropped", "table.purged")
+    assert bin_.history(second)[-1] in ("table.dropped", "table.purge-started", "table.purged")
 
 
 def test_a_soft_dropped_table_is_gone_keeps_its_files_frees_its_name_and_is_listed(soft, client):
@@ -202,7 +202,7 @@ def test_force_deletes_a_namespace_tree_at_once_even_in_a_soft_warehouse(soft, c
     # The purger deletes the files, then records table.purged (so a crash in between purges again rather than
     # leaving files behind): the record is what says the purge is over, and the files are gone by then.
     wait_until(lambda: soft.history(table_id)[-1:] == ["table.purged"], 20, what="the purge of a force-dropped table")
-    assert soft.history(table_id)[-2:] == ["table.dropped", "table.purged"]
+    assert soft.history(table_id)[-3:] == ["table.dropped", "table.purge-started", "table.purged"]
     assert soft.files(table_id) == []
 
 
@@ -223,7 +223,8 @@ def test_expiry_deletes_for_good_and_purges_only_when_asked(client, warehouse):
     assert kept_files and all(f.exists() for f in kept_files)
     assert bin_.undrop(("table", purged)).status_code == 404
     wait_until(lambda: bin_.history(purged)[-1] == "table.purged", 20, what="the purge in the history")
-    assert bin_.history(purged) == ["table.created", "table.dropped", "table.expired", "table.purged"]
+    assert bin_.history(purged) == ["table.created", "table.dropped", "table.expired", "table.purge-started",
+                                    "table.purged"]
     assert bin_.history(kept) == ["table.created", "table.dropped", "table.expired"]
     events = client.get(f"{bin_.management}/history", params={"tabular-id": purged}).json()["events"]
     assert events[2]["actor"] == "system" and "deletion is final" in events[2]["summary"]

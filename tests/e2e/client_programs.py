@@ -36,7 +36,8 @@ def event_types_since(pg_url: str, position: int) -> list[str]:
         # expiries and purges are the workers' own, on their own time (an earlier test's drop may be purged now)
         topics = [t for (t,) in conn.execute(
             "SELECT topic FROM lakeledger_events WHERE notification_id > %s AND topic NOT LIKE '%%.Expired'"
-            " AND topic NOT LIKE '%%.Purged' ORDER BY notification_id", (position,))]
+            " AND topic NOT LIKE '%%.Purged' AND topic NOT LIKE '%%.PurgeStarted' AND topic NOT LIKE '%%.PurgeFailed'"
+            " ORDER BY notification_id", (position,))]
     return [topic.rsplit(":", 1)[-1] for topic in topics]
 
 

@@ -160,6 +160,13 @@ def test_two_workers_processes_killed_one_at_a_time_hold_every_position_exactly_
                "every position reaching the head")
     assert c.events("Expired") == Counter({t: 1 for t in tables})
     assert c.events("Purged") == Counter({t: 1 for t, (_, purge) in tables.items() if purge})
+    # every purge's attempts are in the log; the killed one's start has no outcome, and the next start names it
+    started = c.events("PurgeStarted")
+    assert set(started) == {t for t, (_, purge) in tables.items() if purge} and 2 in started.values(), started
+    with psycopg.connect(c.pg_url) as conn:
+        abandoned = conn.execute("SELECT count(*) FROM lakeledger_events WHERE topic LIKE '%%.PurgeStarted'"
+                                 " AND convert_from(state, 'UTF8')::jsonb->>'abandoned' IS NOT NULL").fetchone()[0]
+    assert abandoned >= 1
     for table_id, (location, purge) in tables.items():
         assert location.exists() is not purge, table_id
         if not purge:
