@@ -238,6 +238,8 @@ def test_queue_configs_are_set_and_read_under_both_names(client, warehouse, log_
     ("task/list", {"page-token": "not-a-token"}),
     ("task/list", {"entities": [{"type": "table"}]}),
     ("task/list", {"status": ["DONE"]}),
+    ("task/list", {"created-before": 7398.9}),  # a date-time is a string, not seconds since 1970
+    ("task/control", {"action": {"action-type": "run-at", "scheduled-for": 1700000000}, "task-ids": []}),
     ("task-queue/tabular_purge/config", {"queue-config": []}),
     ("task-queue/tabular_purge/config", {"queue-config": {}, "max-seconds-since-last-heartbeat": -1}),
     ("task-queue/tabular_purge/config", {}),

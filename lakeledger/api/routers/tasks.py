@@ -9,13 +9,13 @@ The project-level paths answer for the project's tasks, of which Lakeledger has 
 
 import hashlib
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 import orjson
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
 from lakeledger.api.authorization import Guard, guard
 from lakeledger.api.context import provenance
@@ -57,9 +57,19 @@ class EntityFilter(_Model):
     generic_table_id: UUID | None = Field(default=None, alias="generic-table-id")
 
 
+def _written(value: Any) -> Any:
+    """A date-time as the document has it, a string: pydantic would read a number as seconds since 1970."""
+    if not isinstance(value, str | datetime):
+        raise ValueError("a date-time is an RFC 3339 string")
+    return value
+
+
+DateTime = Annotated[datetime, BeforeValidator(_written)]
+
+
 class _ListRequest(_Model):
-    created_after: datetime | None = Field(default=None, alias="created-after")
-    created_before: datetime | None = Field(default=None, alias="created-before")
+    created_after: DateTime | None = Field(default=None, alias="created-after")
+    created_before: DateTime | None = Field(default=None, alias="created-before")
     page_size: StrictInt | None = Field(default=None, alias="page-size")
     page_token: str | None = Field(default=None, alias="page-token")
     queue_name: list[str] | None = Field(default=None, alias="queue-name")
@@ -76,7 +86,7 @@ class ListProjectTasksRequest(_ListRequest):
 
 class ControlTaskAction(_Model):
     action_type: Literal["cancel", "run-now", "run-at", "stop"] = Field(alias="action-type")
-    scheduled_for: datetime | None = Field(default=None, alias="scheduled-for")
+    scheduled_for: DateTime | None = Field(default=None, alias="scheduled-for")
 
 
 class ControlTasksRequest(_Model):
