@@ -126,10 +126,11 @@ def test_a_commit_sent_in_one_round_trip_behind_a_lagging_read_model_is_made_aga
     client.post(f"{p}/namespaces", json={"namespace": ["gap2"]})
     client.post(f"{p}/namespaces/gap2/tables", json={"name": "t", "schema": SCHEMA})
     position = db.execute("SELECT max(notification_id) FROM lakeledger_events").fetchone()[0]
-    client.post(f"{p}/namespaces/gap2/tables", json={"name": "u", "schema": SCHEMA})
+    u = client.post(f"{p}/namespaces/gap2/tables", json={"name": "u", "schema": SCHEMA}).json()["metadata"]
     before = _snapshot(db)
     with db.transaction():  # the read model as it was before u's creation, which it has yet to apply
-        db.execute("DELETE FROM ll_tabulars WHERE name = 'u'")
+        # this u alone: another test's table of that name in the session's database would not come back
+        db.execute("DELETE FROM ll_tabulars WHERE id = %s", (u["table-uuid"],))
         db.execute("UPDATE ll_projection_positions SET position = %s WHERE name = 'catalog'", (position,))
     committed = client.post(f"{p}/namespaces/gap2/tables/t", json={"requirements": [], "updates": [
         {"action": "set-properties", "updates": {"after": "gap"}}]})
