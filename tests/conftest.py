@@ -205,11 +205,12 @@ def db(pg_url, server):
 
 @pytest.fixture
 def log_length(db):
-    """Events made by requests. Expiries and purges are recorded by the workers on their own time (an earlier
-    test's drop may be purged in the middle of a later test), so they are not counted."""
+    """Events made by requests. Expiries and purges (and a purge's attempts) are recorded by the workers on their
+    own time (an earlier test's drop may be purged in the middle of a later test), so they are not counted."""
     def count() -> int:
         return db.execute("SELECT count(*) FROM lakeledger_events WHERE topic NOT LIKE '%%.Expired'"
-                          " AND topic NOT LIKE '%%.Purged'").fetchone()[0]
+                          " AND topic NOT LIKE '%%.Purged' AND topic NOT LIKE '%%.PurgeStarted'"
+                          " AND topic NOT LIKE '%%.PurgeFailed'").fetchone()[0]
     return count
 
 
