@@ -139,24 +139,33 @@ class Spark4:
             self.process.wait(60)
 
 
+def _spark4_session(server, warehouse: str, jars_variable: str, default_jars: Path, runtime: str,
+                    catalogs: dict[str, dict[str, str]], **options: str) -> "Spark4":
+    """PySpark 4.0 with an Iceberg Spark 4.0 runtime (`make spark4-deps`), each of ``catalogs`` (name: its extra
+    settings) a REST catalog of ``warehouse`` on the server."""
+    python = os.environ.get("LAKELEDGER_SPARK4_PYTHON", "").strip() or str(SPARK4_PYTHON)
+    jars = os.environ.get(jars_variable, "").strip() or str(default_jars)
+    missing = [p for p in (python, *jars.split(",")) if not Path(p).is_file()]
+    if missing:
+        pytest.fail(f"PySpark 4 or {runtime} is missing ({', '.join(missing)}): run `make spark4-deps`")
+    _check_java()
+    settings = {"spark.jars": jars, "spark.ui.enabled": "false", "spark.driver.memory": "1g",
+                "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
+                "spark.sql.session.timeZone": "UTC",
+                "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"}
+    for name, extra in catalogs.items():
+        catalog = f"spark.sql.catalog.{name}"
+        settings |= {catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest",
+                     f"{catalog}.uri": f"{server.url}/catalog", f"{catalog}.warehouse": warehouse,
+                     f"{catalog}.cache-enabled": "false", **{f"{catalog}.{k}": v for k, v in extra.items()}}
+    return Spark4(python, settings, **options)
+
+
 @pytest.fixture(scope="session")
 def spark4(server, spark_warehouse):
     """PySpark 4.0 with Iceberg's Spark 4.0 runtime (`make spark4-deps`) for the whole session."""
-    python = os.environ.get("LAKELEDGER_SPARK4_PYTHON", "").strip() or str(SPARK4_PYTHON)
-    jars = os.environ.get("LAKELEDGER_SPARK4_JARS", "").strip() or str(SPARK4_RUNTIME)
-    missing = [p for p in (python, *jars.split(",")) if not Path(p).is_file()]
-    if missing:
-        pytest.fail(f"PySpark 4 or Iceberg's Spark 4.0 runtime is missing ({', '.join(missing)}): "
-                    "run `make spark4-deps`")
-    _check_java()
-    catalog = f"spark.sql.catalog.{SPARK_CATALOG}"
-    session = Spark4(python, {
-        "spark.jars": jars, "spark.ui.enabled": "false", "spark.driver.memory": "1g",
-        "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.sql.session.timeZone": "UTC",
-        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-        catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest",
-        f"{catalog}.uri": f"{server.url}/catalog", f"{catalog}.warehouse": spark_warehouse["name"],
-        f"{catalog}.cache-enabled": "false"})
+    session = _spark4_session(server, spark_warehouse["name"], "LAKELEDGER_SPARK4_JARS", SPARK4_RUNTIME,
+                              "Iceberg's Spark 4.0 runtime", {SPARK_CATALOG: {}})
     try:
         yield session
     finally:
@@ -172,23 +181,11 @@ def spark4_planning(server, spark_warehouse):
     """PySpark 4.0 with Iceberg's Spark 4.0 runtime 1.11 (`make spark4-deps`: the first whose Java RESTCatalog plans
     scans on the server), for one module: catalog ``lakeledger`` plans on the client, ``lakeledger_server`` (the
     same warehouse) asks the server to (``scan-planning-mode=server``). Its script is tests/e2e/spark4_planning.py."""
-    python = os.environ.get("LAKELEDGER_SPARK4_PYTHON", "").strip() or str(SPARK4_PYTHON)
-    jars = os.environ.get("LAKELEDGER_SPARK4_PLANNING_JARS", "").strip() or str(SPARK4_PLANNING_RUNTIME)
-    missing = [p for p in (python, *jars.split(",")) if not Path(p).is_file()]
-    if missing:
-        pytest.fail(f"PySpark 4 or Iceberg's Spark 4.0 runtime 1.11 is missing ({', '.join(missing)}): "
-                    "run `make spark4-deps`")
-    _check_java()
-    settings = {"spark.jars": jars, "spark.ui.enabled": "false", "spark.driver.memory": "1g",
-                "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
-                "spark.sql.session.timeZone": "UTC",
-                "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"}
-    for name, mode in ((SPARK_CATALOG, "client"), (SPARK_SERVER_PLANNING_CATALOG, "server")):
-        catalog = f"spark.sql.catalog.{name}"
-        settings |= {catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest",
-                     f"{catalog}.uri": f"{server.url}/catalog", f"{catalog}.warehouse": spark_warehouse["name"],
-                     f"{catalog}.cache-enabled": "false", f"{catalog}.scan-planning-mode": mode}
-    session = Spark4(python, settings, script="spark4_planning.py")
+    session = _spark4_session(server, spark_warehouse["name"], "LAKELEDGER_SPARK4_PLANNING_JARS",
+                              SPARK4_PLANNING_RUNTIME, "Iceberg's Spark 4.0 runtime 1.11",
+                              {SPARK_CATALOG: {"scan-planning-mode": "client"},
+                               SPARK_SERVER_PLANNING_CATALOG: {"scan-planning-mode": "server"}},
+                              script="spark4_planning.py")
     try:
         yield session
     finally:
