@@ -3,11 +3,13 @@ A module of its own, because test directories have conftest.py files of their ow
 more than one module."""
 
 import base64
+import contextlib
 import os
 import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -116,6 +118,18 @@ def openfga_server(database: str, home: Path, oidc, openfga, store: str, **env: 
                   LAKELEDGER__OPENFGA__STORE_NAME=f"{store}-{uuid.uuid4().hex[:8]}",
                   LAKELEDGER__ENABLE_DEFAULT_PROJECT="false", LAKELEDGER__WORKERS="off", LAKELEDGER__PG_POOL_SIZE="3",
                   **env)
+
+
+@contextlib.contextmanager
+def openfga_api(pg_url: str, tmp_path_factory, oidc, openfga, name: str) -> Iterator[Server]:
+    """An ``openfga_server`` on a database of its own (``.database``, to count its events), stopped afterwards."""
+    database = create_database(pg_url, f"{name}_{uuid.uuid4().hex[:12]}")
+    server = openfga_server(database, tmp_path_factory.mktemp(f"{name}-serve"), oidc, openfga, name)
+    server.database = database  # type: ignore[attr-defined]
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def signed_in(api, oidc, who: str, project: str | None = None) -> httpx.Client:

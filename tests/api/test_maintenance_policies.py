@@ -11,7 +11,7 @@ import threading
 import uuid
 
 import pytest
-from support import SCHEMA, create_database, event_count, openfga_server, signed_in
+from support import SCHEMA, event_count, openfga_api, signed_in
 
 from lakeledger.domain.maintenance_policy import effective
 from lakeledger.projections.maintenance_policies import MaintenancePoliciesProjection
@@ -243,11 +243,8 @@ def test_a_rebuild_gives_the_same_rows(client, warehouse, db, pg_url, data_dir):
 
 @pytest.fixture(scope="module")
 def fga_api(oidc, openfga, pg_url, tmp_path_factory):
-    database = create_database(pg_url, f"policies_{uuid.uuid4().hex[:12]}")
-    s = openfga_server(database, tmp_path_factory.mktemp("policies-serve"), oidc, openfga, "policies")
-    s.database = database
-    yield s
-    s.stop()
+    with openfga_api(pg_url, tmp_path_factory, oidc, openfga, "policies") as server:
+        yield server
 
 
 def test_setting_takes_manage_maintenance_and_reading_takes_seeing(fga_api, oidc, tmp_path):

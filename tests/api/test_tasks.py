@@ -10,7 +10,7 @@ from pathlib import Path
 import lakekeeper_spec
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support import SCHEMA, create_database, event_count, openfga_server, signed_in, wait_until
+from support import SCHEMA, event_count, openfga_api, signed_in, wait_until
 
 from lakeledger.bootstrap import Container
 from lakeledger.domain.provenance import Provenance
@@ -271,11 +271,8 @@ def test_unknown_tasks_and_warehouses_are_404(client, warehouse, log_length):
 
 @pytest.fixture(scope="module")
 def fga_api(oidc, openfga, pg_url, tmp_path_factory):
-    database = create_database(pg_url, f"tasks_{uuid.uuid4().hex[:12]}")
-    s = openfga_server(database, tmp_path_factory.mktemp("tasks-serve"), oidc, openfga, "tasks")
-    s.database = database
-    yield s
-    s.stop()
+    with openfga_api(pg_url, tmp_path_factory, oidc, openfga, "tasks") as server:
+        yield server
 
 
 def test_reading_takes_seeing_the_warehouse_and_control_takes_modify(fga_api, oidc, tmp_path):
