@@ -35,6 +35,10 @@ STOP_TIMEOUT_SECONDS = 2.0
 IMMEDIATE_STOP_TIMEOUT_SECONDS = 0.5
 # How often a supervising process looks whether the postmaster still runs.
 SUPERVISE_SECONDS = 0.5
+# initdb's default (100) is too few for one machine's Lakeledger: an API process with its workers holds about twenty
+# connections idle and thirty or more under load, and a rebuild opens one per read model; a second process beside
+# them and a rebuild ran out (FATAL: sorry, too many clients already).
+MAX_CONNECTIONS = 400
 
 
 def postgres_url(settings: Settings) -> str:
@@ -84,6 +88,21 @@ class EmbeddedPostgres:
         with _locked_users(self.users_file) as users:
             users[:] = [u for u in users if _alive(u)] + [_user(self._pid)]
             self.url = self._start()
+            if len(users) == 1:  # nobody else uses it: restarting it (once in a data directory's life) is safe
+                self._make_room_for_connections()
+
+    def _make_room_for_connections(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            row = conn.execute("SHOW max_connections").fetchone()
+            if row is not None and int(row[0]) >= MAX_CONNECTIONS:
+                return
+            # kept in postgresql.auto.conf, so every later start has it; it takes effect at a restart only
+            conn.execute(f"ALTER SYSTEM SET max_connections = {MAX_CONNECTIONS}")
+        logger.info("restarting the embedded Postgres in %s with max_connections = %s", self.pgdata, MAX_CONNECTIONS)
+        _stop(self.pgdata)
+        self.url = self._start()
 
     def _start(self) -> str:
         """Starts Postgres unless it runs; its URL. Called with the users file locked."""

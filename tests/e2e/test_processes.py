@@ -89,6 +89,17 @@ def test_migrate_is_idempotent_and_stops_the_postgres_it_started(embedded):
     assert not _postmasters(data_dir)
 
 
+def test_the_embedded_postgres_has_room_for_a_rebuild_beside_servers(pg_url):
+    """initdb's 100 connections ran out with two API processes and a rebuild (one connection per read model): the
+    embedded Postgres is given 400 by its first user."""
+    import psycopg
+
+    from lakeledger.postgres import MAX_CONNECTIONS
+
+    with psycopg.connect(pg_url) as conn:
+        assert int(conn.execute("SHOW max_connections").fetchone()[0]) >= MAX_CONNECTIONS == 400
+
+
 def test_serve_on_the_embedded_postgres_with_workers_in_their_own_process(embedded):
     data_dir, env = embedded
     server = _embedded(data_dir, LAKELEDGER__WORKERS="off")

@@ -203,8 +203,10 @@ def test_drop_table(spark, ns, client, db, spark_warehouse):
         assert time.monotonic() < deadline, "the purge was not recorded"
         time.sleep(0.1)
     history = events(db, table_id)
+    # the worker records its attempt before it deletes (docs/tasks.md)
     assert [t for t, _ in history] == [f"{TABLE_TOPIC}.Created", f"{TABLE_TOPIC}.Committed",
-                                       f"{TABULAR_TOPIC}.Dropped", f"{TABULAR_TOPIC}.Purged"]
+                                       f"{TABULAR_TOPIC}.Dropped", f"{TABULAR_TOPIC}.PurgeStarted",
+                                       f"{TABULAR_TOPIC}.Purged"]
     assert history[2][1]["name"] == "doomed" and history[2][1]["purge_requested"] is True
 
 
