@@ -13,7 +13,7 @@ from lakeledger.settings import Settings
 if TYPE_CHECKING:
     from lakeledger.bootstrap import Container
     from lakeledger.sinks.replay import Sink
-    from lakeledger.workers.runner import Workers
+    from lakeledger.workers.runner import Follower, Workers
 
 # A stop (SIGTERM) must end the process within 5 s whatever the database does: requests in flight get this long,
 # the workers and pools a second or so each, the embedded Postgres' own stop the rest (lakeledger/postgres.py).
@@ -61,6 +61,8 @@ def _workers(container: "Container") -> "Workers":
     followers: list[Follower] = [Expirer(container.expiry_schedule, container.recycle_bin, settings.worker_poll_seconds,
                          min(1.0, settings.worker_poll_seconds)),
                  PurgeRetries(purger, container.pool, settings.worker_poll_seconds)]
+    if settings.maintenance == "on":
+        followers.extend(_maintenance(container))
     if settings.nats_address:
         from lakeledger.sinks.nats_auth import connect_options
         from lakeledger.workers.publisher import CloudEventsPublisher
@@ -78,6 +80,19 @@ def _workers(container: "Container") -> "Workers":
             server_id=settings.server_id, poll_seconds=settings.worker_poll_seconds))
     return Workers(runners, container.conninfo, settings.worker_poll_seconds, settings.worker_batch_seconds,
                    followers=followers)
+
+
+def _maintenance(container: "Container") -> list["Follower"]:
+    from lakeledger.domain.table_maintenance import Backoff
+    from lakeledger.maintenance.spark import SparkJobs
+    from lakeledger.workers.maintainer import MaintenanceChecks, MaintenanceRuns
+
+    settings = container.settings
+    backoff = Backoff(settings.maintenance_retry_seconds, max_attempts=settings.maintenance_max_attempts)
+    return [MaintenanceChecks(container.ledger, container.pool, container.files, container.storages,
+                              settings.maintenance_check_seconds),
+            MaintenanceRuns(container.ledger, container.pool, container.conninfo, SparkJobs(settings),
+                            container.tasks_view, backoff, settings.worker_poll_seconds)]
 
 
 def serve(settings: Settings) -> None:

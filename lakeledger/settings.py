@@ -149,6 +149,27 @@ class Settings(BaseSettings):
     purge_max_files_per_second: float = Field(default=0, ge=0)
     # a failed purge is tried again after this long, the pause doubling each time up to an hour
     purge_retry_seconds: float = Field(default=60.0, gt=0)
+    # table maintenance on Spark (lakeledger/maintenance/, docs/table-maintenance.md): off runs no scheduler and no jobs
+    maintenance: Literal["on", "off"] = "on"
+    # where the jobs run: any master spark-submit accepts (local[N] on this machine, spark://host:7077 a cluster)
+    spark_master: str = "local[2]"
+    # more Spark settings for the jobs, a JSON object: spark.jars or spark.jars.packages, executor memory, ...
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+    # the Python that runs a job (pyspark installed: the `spark` extra); default: the one running Lakeledger
+    spark_python: str | None = None
+    # the catalog the jobs commit through; default http://127.0.0.1:<listen port>/catalog
+    maintenance_catalog_uri: str | None = None
+    # with OpenID Connect on: the client credentials (client-id:secret) the jobs take tokens with, the token endpoint
+    # (default: the provider's own, by discovery) and the scope
+    maintenance_credential: SecretStr | None = None
+    maintenance_oauth2_server_uri: str | None = None
+    maintenance_scope: str | None = None
+    # how often tables with an enabled policy are looked at (each action no more often than its schedule-interval)
+    maintenance_check_seconds: float = Field(default=60.0, gt=0)
+    maintenance_job_timeout_seconds: float = Field(default=3600.0, gt=0)
+    # a failed job is tried again after this long, doubling each time up to an hour, at most this many attempts
+    maintenance_retry_seconds: float = Field(default=60.0, gt=0)
+    maintenance_max_attempts: int = Field(default=5, ge=1, le=100)
     # encrypts storage credentials at rest (lakeledger/secretstore/); without it, warehouses that need one are refused
     pg_encryption_key: SecretStr | None = None
     # the address clients reach this server at, for the URLs it hands out (the S3 signer); default: the request's

@@ -32,7 +32,10 @@ class Server(HttpServer):
         port = free_port()
         environment = {**os.environ, "LAKELEDGER__DATA_DIR": str(data_dir),
                        "LAKELEDGER__LISTEN_HOST": "127.0.0.1", "LAKELEDGER__LISTEN_PORT": str(port),
-                       "LAKELEDGER__LOG_LEVEL": "warning", **env}
+                       "LAKELEDGER__LOG_LEVEL": "warning",
+                       # tests that enable maintenance policies would start Spark jobs: the tests of table maintenance
+                       # (tests/e2e/test_table_maintenance.py) turn it on
+                       "LAKELEDGER__MAINTENANCE": "off", **env}
         environment.pop("LAKELEDGER__PG_URL", None)
         if pg_url:
             environment["LAKELEDGER__PG_URL"] = pg_url
@@ -91,8 +94,9 @@ class WorkersProcess(Child):
         environment = {k: v for k, v in os.environ.items() if not k.startswith("LAKELEDGER__")}
         environment.update(LAKELEDGER__PG_URL=pg_url, LAKELEDGER__DATA_DIR=str(data_dir),
                            LAKELEDGER__LOG_LEVEL="warning", LAKELEDGER__WORKER_POLL_SECONDS="0.2",
+                           LAKELEDGER__MAINTENANCE="off",
                            # small pools: a test may run several of these beside the session's servers, and the
-                           # embedded Postgres takes 100 connections
+                           # embedded Postgres takes 400 connections (lakeledger/postgres.py)
                            LAKELEDGER__PG_POOL_SIZE="2")
         environment.update(env)
         super().__init__(lakeledger_command("workers"), data_dir / f"workers-{time.monotonic_ns()}.log", environment)

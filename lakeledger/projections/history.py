@@ -33,6 +33,7 @@ from lakeledger.domain.project import Project
 from lakeledger.domain.role import Role
 from lakeledger.domain.server import Server
 from lakeledger.domain.table import CREATED_BY_COMMIT, CREATED_BY_REGISTRATION, Table
+from lakeledger.domain.table_maintenance import TableMaintenance
 from lakeledger.domain.tabular import GENERIC_TABLE, Tabular
 from lakeledger.domain.tag import COLUMN, TagDefinition
 from lakeledger.domain.tasks import TaskQueueConfig
@@ -47,6 +48,7 @@ SERVER, PROJECT, WAREHOUSE, NAMESPACE = "server", "project", "warehouse", "names
 USER, ROLE, GRANT, TAG = "user", "role", "grant", "tag-definition"
 POLICY = "maintenance-policy"
 TASK_QUEUE = "task-queue"
+MAINTENANCE = "table-maintenance"  # the runs of one action on one table; named by the table
 SERVER_LEVEL = (SERVER, PROJECT, WAREHOUSE, USER, ROLE, GRANT, TAG)
 
 # what every event has; "change" is the rest
@@ -637,6 +639,55 @@ def _(e: TaskQueueConfig.Set, before: Entity | None) -> EventDigest:
     settings = _settings_count(e.queue_config)
     return EventDigest(Entity(TASK_QUEUE, e.warehouse_id, [e.queue]),
                        f"set the {e.queue} task queue's configuration: {settings} settings{said}")
+
+
+def _run(e: Any) -> tuple[Entity, str]:
+    entity = Entity(MAINTENANCE, e.warehouse_id, [*e.table_name]) if isinstance(e, TableMaintenance.RunScheduled) \
+        else None
+    return entity or Entity(MAINTENANCE, e.warehouse_id, []), f"{e.queue} run {e.run}"
+
+
+@_digest.register
+def _(e: TableMaintenance.RunScheduled, before: Entity | None) -> EventDigest:
+    entity, run = _run(e)
+    return EventDigest(entity, f"scheduled {run} of table {dotted(entity.name)} for {e.due_at.isoformat()}: "
+                               f"{e.reason}")
+
+
+@_digest.register
+def _(e: TableMaintenance.RunStarted, before: Entity | None) -> EventDigest:
+    entity = _known(before, MAINTENANCE, e)
+    abandoned = "" if e.abandoned is None else f"; attempt {e.abandoned} was abandoned (its worker stopped)"
+    return EventDigest(entity, f"started attempt {e.attempt} of {_run(e)[1]} of table {dotted(entity.name)} on "
+                               f"{e.worker}{abandoned}")
+
+
+@_digest.register
+def _(e: TableMaintenance.RunSucceeded, before: Entity | None) -> EventDigest:
+    entity = _known(before, MAINTENANCE, e)
+    figures = ", ".join(f"{name.replace('_', ' ')} {value:,}" for name, value in e.figures.items())
+    return EventDigest(entity, f"{_run(e)[1]} of table {dotted(entity.name)} succeeded in {e.seconds:.1f} s"
+                               + (f": {figures}" if figures else ""))
+
+
+@_digest.register
+def _(e: TableMaintenance.RunFailed, before: Entity | None) -> EventDigest:
+    entity = _known(before, MAINTENANCE, e)
+    then = "no more attempts" if e.retry_at is None else f"tried again at {e.retry_at.isoformat()}"
+    return EventDigest(entity, f"attempt {e.attempt} of {_run(e)[1]} of table {dotted(entity.name)} failed: "
+                               f"{e.error}; {then}")
+
+
+@_digest.register
+def _(e: TableMaintenance.RunCancelled, before: Entity | None) -> EventDigest:
+    entity = _known(before, MAINTENANCE, e)
+    return EventDigest(entity, f"cancelled {_run(e)[1]} of table {dotted(entity.name)}: {e.reason}")
+
+
+@_digest.register
+def _(e: TableMaintenance.RunDueNow, before: Entity | None) -> EventDigest:
+    entity = _known(before, MAINTENANCE, e)
+    return EventDigest(entity, f"asked {_run(e)[1]} of table {dotted(entity.name)} to run now")
 
 
 def _settings_count(value: Any) -> int:

@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 
 from lakeledger.domain.generic_table import GenericTable
 from lakeledger.domain.table import Table
+from lakeledger.domain.table_maintenance import TableMaintenance, run_task_id
 from lakeledger.domain.tabular import GENERIC_TABLE, TABLE, VIEW, Tabular
 from lakeledger.domain.tasks import CANCELLED, EXPIRATION, FAILED, PURGE, SCHEDULED, SUCCESS, task_id
 from lakeledger.domain.view import View
@@ -24,7 +25,8 @@ from lakeledger.domain.view import View
 _NAMES = ("Dropped", "Undropped", "Expired", "Purged", "ExpiryRescheduled", "PurgeCancelled", "PurgeRetryDue",
           "PurgeStarted", "PurgeFailed")
 EVENTS = tuple(getattr(cls, name) for cls in (Tabular, Table, View, GenericTable) for name in _NAMES) + (
-    Table.Unregistered,)
+    Table.Unregistered, TableMaintenance.RunScheduled, TableMaintenance.RunStarted, TableMaintenance.RunSucceeded,
+    TableMaintenance.RunFailed, TableMaintenance.RunCancelled, TableMaintenance.RunDueNow)
 
 TASK_KINDS = (TABLE, VIEW, GENERIC_TABLE)
 _INSERT = ("INSERT INTO ll_tasks (task_id, warehouse_id, queue, entity_type, entity_id, entity_name, status,"
@@ -44,6 +46,7 @@ _ADD_ATTEMPT = ("INSERT INTO ll_task_attempts (task_id, attempt, status, worker,
                 " VALUES (%s, %s, 'RUNNING', %s, %s, %s) ON CONFLICT (task_id, attempt) DO NOTHING")
 _FAIL = ("UPDATE ll_tasks SET status = 'SCHEDULED', scheduled_for = %(due)s, updated_at = %(at)s, picked_up_at = NULL,"
          " last_error = %(message)s" + _OPEN + " RETURNING task_id")
+_FIGURES = "UPDATE ll_tasks SET data = data || %(figures)s WHERE task_id = %(task)s"
 ABANDONED = "Abandoned: its worker stopped before an outcome (the next attempt took over)"
 
 
@@ -104,20 +107,62 @@ class TasksProjection:
 
     @apply.register
     def _(self, e: Tabular.PurgeStarted, cur: Cursor) -> None:
-        attempt = _int32(e.attempt)
-        cur.execute(_START, {"attempt": attempt, "at": e.timestamp, "id": e.originator_id, "queues": [PURGE]})
-        started = cur.fetchall()
-        tasks = [task for task, _ in started]
-        cur.execute(_END_ATTEMPT, {"status": FAILED, "at": e.timestamp, "message": ABANDONED, "tasks": tasks})
-        for task, due in started:
-            cur.execute(_ADD_ATTEMPT, (task, attempt, e.worker, due, e.timestamp))
+        _start(cur, e, e.originator_id, PURGE)
 
     @apply.register
     def _(self, e: Tabular.PurgeFailed, cur: Cursor) -> None:
-        cur.execute(_FAIL, {"due": e.retry_at, "at": e.timestamp, "message": e.error, "id": e.originator_id,
-                            "queues": [PURGE]})
-        tasks = [task for (task,) in cur.fetchall()]
-        cur.execute(_END_ATTEMPT, {"status": FAILED, "at": e.timestamp, "message": e.error, "tasks": tasks})
+        _fail(cur, e, e.originator_id, PURGE, e.retry_at, e.error)
+
+
+    # --- maintenance runs (lakeledger/domain/table_maintenance.py): one open run per table and queue ------------
+
+    @apply.register
+    def _(self, e: TableMaintenance.RunScheduled, cur: Cursor) -> None:
+        cur.execute(_INSERT, (run_task_id(e.table_id, e.queue, e.run), e.warehouse_id, e.queue, TABLE, e.table_id,
+                              list(e.table_name), SCHEDULED, e.due_at, e.timestamp, e.timestamp,
+                              Jsonb({"run": e.run, "reason": e.reason, "settings": e.settings})))
+
+    @apply.register
+    def _(self, e: TableMaintenance.RunStarted, cur: Cursor) -> None:
+        _start(cur, e, e.table_id, e.queue)
+
+    @apply.register
+    def _(self, e: TableMaintenance.RunSucceeded, cur: Cursor) -> None:
+        cur.execute(_FIGURES, {"figures": Jsonb({"figures": e.figures, "seconds": e.seconds}),
+                               "task": run_task_id(e.table_id, e.queue, e.run)})
+        _end(cur, e, (e.queue,), SUCCESS, ", ".join(f"{k}={v}" for k, v in e.figures.items()) or "done",
+             entity=e.table_id)
+
+    @apply.register
+    def _(self, e: TableMaintenance.RunFailed, cur: Cursor) -> None:
+        if e.retry_at is None:
+            _end(cur, e, (e.queue,), FAILED, e.error, entity=e.table_id)
+        else:
+            _fail(cur, e, e.table_id, e.queue, e.retry_at, e.error)
+
+    @apply.register
+    def _(self, e: TableMaintenance.RunCancelled, cur: Cursor) -> None:
+        _end(cur, e, (e.queue,), CANCELLED, e.reason, entity=e.table_id)
+
+    @apply.register
+    def _(self, e: TableMaintenance.RunDueNow, cur: Cursor) -> None:
+        cur.execute(_MOVE, {"due": e.timestamp, "at": e.timestamp, "id": e.table_id, "queues": [e.queue]})
+
+
+def _start(cur: Cursor, e: Any, entity: UUID, queue: str) -> None:
+    attempt = _int32(e.attempt)
+    cur.execute(_START, {"attempt": attempt, "at": e.timestamp, "id": entity, "queues": [queue]})
+    started = cur.fetchall()
+    tasks = [task for task, _ in started]
+    cur.execute(_END_ATTEMPT, {"status": FAILED, "at": e.timestamp, "message": ABANDONED, "tasks": tasks})
+    for task, due in started:
+        cur.execute(_ADD_ATTEMPT, (task, attempt, e.worker, due, e.timestamp))
+
+
+def _fail(cur: Cursor, e: Any, entity: UUID, queue: str, retry_at: Any, error: str) -> None:
+    cur.execute(_FAIL, {"due": retry_at, "at": e.timestamp, "message": error, "id": entity, "queues": [queue]})
+    tasks = [task for (task,) in cur.fetchall()]
+    cur.execute(_END_ATTEMPT, {"status": FAILED, "at": e.timestamp, "message": error, "tasks": tasks})
 
 
 def _int32(value: int) -> int:
@@ -125,8 +170,8 @@ def _int32(value: int) -> int:
     return max(-(2**31), min(2**31 - 1, value))
 
 
-def _end(cur: Cursor, e: Any, queues: tuple[str, ...], status: str, message: str) -> None:
-    entity: UUID = e.originator_id
+def _end(cur: Cursor, e: Any, queues: tuple[str, ...], status: str, message: str, entity: UUID | None = None) -> None:
+    entity = entity if entity is not None else e.originator_id
     cur.execute(_END, {"status": status, "at": e.timestamp, "message": message, "id": entity, "queues": list(queues)})
     tasks = [task for (task,) in cur.fetchall()]
     if tasks:

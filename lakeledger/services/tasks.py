@@ -1,10 +1,12 @@
 """Controlling tasks (cancel, run-now) and setting a queue's configuration, as events in the log.
 
-A control is a change to the object the task works on, recorded on its aggregate (lakeledger/domain/tabular.py), so the
-workers that already run the work exactly once honour it without a lock of their own: a cancelled expiry is off the
-schedule and the aggregate refuses to expire it, a run-now moves the timer to now (the expirer wakes on the append),
-and a cancelled purge is no longer awaited, whichever worker gets to it. What each queue's actions do is that queue's
-entry in ``QUEUES``; a new queue plugs in there and writes its tasks into the same read model."""
+A control is a change recorded on the aggregate the task's work is kept on: the object itself for expiries and purges
+(lakeledger/domain/tabular.py), the table's runs of the action for maintenance (lakeledger/domain/table_maintenance.py).
+So the workers that already run the work exactly once honour it without a lock of their own: a cancelled expiry is off
+the schedule and the aggregate refuses to expire it, a run-now moves the timer to now (the expirer wakes on the append),
+a cancelled purge is no longer awaited, a cancelled maintenance run is closed, whichever worker gets to it. What each
+queue's actions do is that queue's entry in ``QUEUES``; a new queue plugs in there and writes its tasks into the same
+read model."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from uuid import UUID
 
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.table_maintenance import MAINTENANCE_QUEUES, TableMaintenance, maintenance_id
 from lakeledger.domain.tabular import Tabular
 from lakeledger.domain.tasks import (
     CANCEL,
@@ -27,24 +30,8 @@ from lakeledger.domain.tasks import (
 from lakeledger.services import resolve
 from lakeledger.services.unit_of_work import Ledger
 
-# (the object's aggregate, now, who) -> whether anything changed
-Control = Callable[[Tabular, datetime, Provenance], bool]
-
-
-@dataclass(frozen=True)
-class Queue:
-    """One queue: what its tasks' actions do to the object they work on."""
-
-    name: str
-    actions: dict[str, Control]
-
-
-QUEUES: dict[str, Queue] = {
-    EXPIRATION: Queue(EXPIRATION, {CANCEL: lambda t, now, by: t.reschedule_expiry(None, by),
-                                   RUN_NOW: lambda t, now, by: t.reschedule_expiry(now, by)}),
-    PURGE: Queue(PURGE, {CANCEL: lambda t, now, by: t.cancel_purge(by),
-                         RUN_NOW: lambda t, now, by: t.purge_now(now, by)}),
-}
+# (the aggregate the task's work is kept on, now, who) -> whether anything changed
+Control = Callable[[Any, datetime, Provenance], bool]
 
 
 @dataclass(frozen=True)
@@ -55,10 +42,36 @@ class TaskTarget:
     entity_id: UUID
 
 
+@dataclass(frozen=True)
+class Queue:
+    """One queue: which aggregate keeps its tasks' work, and what its tasks' actions do to it."""
+
+    name: str
+    aggregate: type
+    aggregate_id: Callable[[TaskTarget], UUID]
+    actions: dict[str, Control]
+
+
+def _maintenance(queue: str) -> Queue:
+    return Queue(queue, TableMaintenance, lambda target: maintenance_id(target.entity_id, target.queue),
+                 {CANCEL: lambda m, now, by: m.cancel(f"Cancelled by {by.actor}", by),
+                  RUN_NOW: lambda m, now, by: m.run_now(now, by)})
+
+
+QUEUES: dict[str, Queue] = {
+    EXPIRATION: Queue(EXPIRATION, Tabular, lambda target: target.entity_id,
+                      {CANCEL: lambda t, now, by: t.reschedule_expiry(None, by),
+                       RUN_NOW: lambda t, now, by: t.reschedule_expiry(now, by)}),
+    PURGE: Queue(PURGE, Tabular, lambda target: target.entity_id,
+                 {CANCEL: lambda t, now, by: t.cancel_purge(by), RUN_NOW: lambda t, now, by: t.purge_now(now, by)}),
+    **{queue: _maintenance(queue) for queue in MAINTENANCE_QUEUES},
+}
+
+
 def check_action(action: str) -> str:
     if action not in (CANCEL, RUN_NOW):
-        raise BadRequest(f"Unsupported task action {action!r}: Lakeledger's expiries and purges take "
-                         f"{CANCEL!r} and {RUN_NOW!r} (they never run long enough to be stopped)")
+        raise BadRequest(f"Unsupported task action {action!r}: Lakeledger's tasks take {CANCEL!r} and {RUN_NOW!r} "
+                         f"(a scheduled task; a running one finishes its attempt)")
     return action
 
 
@@ -73,15 +86,17 @@ class TaskService:
 
         def command() -> int:
             now = self.ledger.now()
-            objects: dict[UUID, Tabular] = {}
-            changed: dict[UUID, Tabular] = {}
+            objects: dict[UUID, Any] = {}
+            changed: dict[UUID, Any] = {}
             for target in targets:
-                found = objects.get(target.entity_id) or self.ledger.log.get(Tabular, target.entity_id)
+                queue = QUEUES[target.queue]
+                aggregate_id = queue.aggregate_id(target)
+                found = objects.get(aggregate_id) or self.ledger.log.get(queue.aggregate, aggregate_id)
                 if found is None or found.warehouse_id != warehouse_id:
                     continue
-                objects[target.entity_id] = found
-                if QUEUES[target.queue].actions[action](found, now, by):
-                    changed[target.entity_id] = found
+                objects[aggregate_id] = found
+                if queue.actions[action](found, now, by):
+                    changed[aggregate_id] = found
             if changed:
                 self.ledger.append(*changed.values())
             return len(changed)

@@ -41,6 +41,13 @@ def _check_java() -> None:
 
 
 @pytest.fixture(scope="session")
+def spark_runtime() -> str:
+    """The Iceberg Spark runtime jar(s) for a Spark started by someone else (a maintenance job), Java checked."""
+    _check_java()
+    return _spark_jars()
+
+
+@pytest.fixture(scope="session")
 def spark_warehouse(client, tmp_path_factory) -> dict:
     name = f"spark-{uuid.uuid4().hex[:12]}"
     path = tmp_path_factory.mktemp("spark-warehouse")

@@ -1,0 +1,86 @@
+"""Questions the maintenance workers (lakeledger/workers/maintainer.py) ask: which live tables may need a look (those
+of active warehouses where some policy is enabled), when each action was last looked at, which runs are due, and the
+table a run works on as it is now (renamed or moved since it was scheduled). On a ``Cursor`` of the worker's own."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from psycopg import Cursor
+from psycopg.rows import class_row
+
+from lakeledger.domain.table_maintenance import MAINTENANCE_QUEUES
+
+
+@dataclass(frozen=True)
+class TableToCheck:
+    id: UUID
+    warehouse_id: UUID
+    namespace: list[str]
+    name: str
+    metadata_location: str | None
+    checks: dict[str, datetime]  # queue -> when it was last looked at
+
+
+@dataclass(frozen=True)
+class LiveTable:
+    warehouse_id: UUID
+    warehouse_name: str
+    namespace: list[str]
+    name: str
+    metadata_location: str | None
+
+
+# An enabled setting anywhere in a warehouse may reach any of its tables (inherited downwards); the effective policy
+# of each (maintenance_policies_queries.levels) says whether it does.
+_TO_CHECK = (
+    "SELECT t.id, t.warehouse_id, t.namespace, t.name, t.metadata_location,"
+    " coalesce((SELECT jsonb_object_agg(c.queue, c.checked_at) FROM ll_maintenance_checks c WHERE c.table_id = t.id),"
+    " '{}'::jsonb) AS checks"
+    " FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id AND w.status = 'active'"
+    " WHERE t.typ = 'table' AND t.dropped_at IS NULL AND t.id > %(after)s"
+    " AND EXISTS (SELECT 1 FROM ll_maintenance_policies p WHERE p.warehouse_id = t.warehouse_id"
+    " AND p.parameters @> '{\"enabled\": true}')"
+    " ORDER BY t.id LIMIT %(limit)s")
+_CHECKED = ("INSERT INTO ll_maintenance_checks (table_id, queue, checked_at) VALUES (%(table)s, %(queue)s, %(at)s)"
+            " ON CONFLICT (table_id, queue) DO UPDATE SET checked_at = EXCLUDED.checked_at")
+_DUE = ("SELECT entity_id, queue FROM ll_tasks WHERE queue = ANY(%(queues)s) AND status IN ('SCHEDULED', 'RUNNING')"
+        " AND scheduled_for <= now() ORDER BY scheduled_for LIMIT %(limit)s")
+_NEXT_DUE = ("SELECT extract(epoch FROM min(scheduled_for) - now()) FROM ll_tasks WHERE queue = ANY(%(queues)s)"
+             " AND status = 'SCHEDULED'")
+_LIVE = ("SELECT t.warehouse_id, w.name AS warehouse_name, t.namespace, t.name, t.metadata_location FROM ll_tabulars t"
+         " JOIN ll_warehouses w ON w.id = t.warehouse_id AND w.status = 'active'"
+         " WHERE t.id = %(id)s AND t.typ = 'table' AND t.dropped_at IS NULL")
+
+
+def _datetimes(checks: dict[str, str]) -> dict[str, datetime]:
+    return {queue: datetime.fromisoformat(at) for queue, at in checks.items()}
+
+
+def tables_to_check(cur: Cursor, after: UUID, limit: int) -> list[TableToCheck]:
+    """Live tables after ``after`` (by id) in warehouses where some policy is enabled."""
+    cur.execute(_TO_CHECK, {"after": after, "limit": limit})
+    return [TableToCheck(i, w, list(ns), n, m, _datetimes(c)) for i, w, ns, n, m, c in cur.fetchall()]
+
+
+def record_check(cur: Cursor, table_id: UUID, queue: str, at: datetime) -> None:
+    cur.execute(_CHECKED, {"table": table_id, "queue": queue, "at": at})
+
+
+def due_runs(cur: Cursor, limit: int) -> list[tuple[UUID, str]]:
+    """(table, queue) of the runs due by now, earliest first: waiting ones, and running ones (whose worker may have
+    died; the run's claim tells)."""
+    cur.execute(_DUE, {"queues": list(MAINTENANCE_QUEUES), "limit": limit})
+    return [(table, queue) for table, queue in cur.fetchall()]
+
+
+def seconds_until_next_run(cur: Cursor) -> float | None:
+    cur.execute(_NEXT_DUE, {"queues": list(MAINTENANCE_QUEUES)})
+    row = cur.fetchone()
+    return None if row is None or row[0] is None else float(row[0])
+
+
+def live_table(cur: Cursor, table_id: UUID) -> LiveTable | None:
+    rows = cur.connection.cursor(row_factory=class_row(LiveTable))
+    rows.execute(_LIVE, {"id": table_id})
+    return rows.fetchone()

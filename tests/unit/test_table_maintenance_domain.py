@@ -1,0 +1,124 @@
+"""Table maintenance's pure parts: the runs' aggregate (one open run, attempts, take-over, backoff), the triggers, and
+the Spark SQL a policy leads to."""
+
+from datetime import UTC, datetime, timedelta
+from uuid import uuid4
+
+import pytest
+
+from lakeledger.domain.maintenance_policy import (
+    DATA_COMPACTION,
+    DEFAULTS,
+    METADATA_COMPACTION,
+    ORPHAN_FILE_REMOVAL,
+    SNAPSHOT_EXPIRY,
+)
+from lakeledger.domain.maintenance_triggers import TableFigures, due_reason, expiry_cutoff, orphan_cutoff
+from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.table_maintenance import Backoff, RunRefused, TableMaintenance, maintenance_id
+from lakeledger.maintenance.procedures import calls, figures, table_argument
+
+BY = Provenance("system:maintenance", "r")
+NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+
+
+def _scheduled(found=None, table_id=None) -> TableMaintenance:
+    table_id = table_id or uuid4()
+    run = TableMaintenance.schedule(found, uuid4(), table_id, ["ns", "t"], "data_compaction", NOW, "why", {"a": 1}, BY)
+    assert run is not None
+    return run
+
+
+def test_one_run_is_open_at_a_time_and_the_next_follows_the_end():
+    run = _scheduled()
+    assert run.id == maintenance_id(run.table_id, "data_compaction") and run.open_run == 1
+    assert TableMaintenance.schedule(run, run.warehouse_id, run.table_id, ["ns", "t"], "data_compaction", NOW, "again",
+                                     {}, BY) is None
+    attempt = run.start("w1", BY)
+    run.succeed(attempt, {"rewritten_data_files_count": 12}, 3.2, BY)
+    assert run.open_run is None and run.last_ended_at is not None
+    again = TableMaintenance.schedule(run, run.warehouse_id, run.table_id, ["ns", "t"], "data_compaction", NOW, "x",
+                                      {}, BY)
+    assert again is run and run.open_run == 2 and run.attempts == 0
+
+
+def test_a_failed_attempt_waits_longer_each_time_and_the_last_one_ends_the_run():
+    run = _scheduled()
+    backoff = Backoff(10, longest_seconds=25, max_attempts=3)
+    assert run.fail(run.start("w", BY), "boom", NOW, backoff, BY) == NOW + timedelta(seconds=10)
+    assert run.open_run == 1 and not run.is_due(NOW) and run.is_due(NOW + timedelta(seconds=10))
+    assert run.fail(run.start("w", BY), "boom", NOW, backoff, BY) == NOW + timedelta(seconds=20)
+    assert run.fail(run.start("w", BY), "boom", NOW, backoff, BY) is None
+    assert run.open_run is None and run.attempts == 3
+
+
+def test_a_started_attempt_with_no_outcome_is_named_abandoned_by_the_next_and_cannot_end_later():
+    run = _scheduled()
+    first = run.start("w1", BY)
+    second = run.start("w2", BY)
+    started = [e for e in run.collect_events() if isinstance(e, TableMaintenance.RunStarted)]
+    assert [e.abandoned for e in started] == [None, first]
+    with pytest.raises(RunRefused):
+        run.succeed(first, {}, 1.0, BY)
+    run.succeed(second, {}, 1.0, BY)
+
+
+def test_cancel_and_run_now_touch_only_a_waiting_run():
+    run = _scheduled()
+    assert run.run_now(NOW, BY) is False  # due already
+    run.fail(run.start("w", BY), "boom", NOW, Backoff(60), BY)
+    assert run.run_now(NOW, BY) is True and run.due_at == run.collect_events()[-1].timestamp
+    run.start("w", BY)
+    assert run.cancel("no", BY) is False  # a running job's commits cannot be called back
+    assert run.cancel("its table is gone", BY, running_too=True) is True
+    assert run.open_run is None and run.cancel("again", BY) is False
+
+
+def _settings(policy_type: str, **overrides) -> dict:
+    return {**DEFAULTS[policy_type], **overrides}
+
+
+def test_triggers_say_why_with_the_figures():
+    small = TableFigures(snapshots=3, oldest_snapshot_at=NOW, data_files=120, small_files=110, delete_files=0,
+                         manifests=4)
+    assert "110 of 120 data files" in due_reason(DATA_COMPACTION, _settings(DATA_COMPACTION), small, NOW)
+    assert due_reason(DATA_COMPACTION, _settings(DATA_COMPACTION, **{"trigger-small-files": 110}), small, NOW) is None
+    assert due_reason(METADATA_COMPACTION, _settings(METADATA_COMPACTION, **{"trigger-manifests": 3}), small, NOW)
+    assert due_reason(METADATA_COMPACTION, _settings(METADATA_COMPACTION), small, NOW) is None
+    old = TableFigures(3, NOW - timedelta(days=6), 1, 0, 0, 1)
+    assert "older than P5D" in due_reason(SNAPSHOT_EXPIRY, _settings(SNAPSHOT_EXPIRY), old, NOW)
+    one = TableFigures(1, NOW - timedelta(days=60), 1, 0, 0, 1)
+    assert due_reason(SNAPSHOT_EXPIRY, _settings(SNAPSHOT_EXPIRY), one, NOW) is None  # the one kept
+    assert due_reason(ORPHAN_FILE_REMOVAL, _settings(ORPHAN_FILE_REMOVAL), one, NOW)
+
+
+def test_cutoffs_keep_the_retention_and_never_delete_young_orphans():
+    expiry = _settings(SNAPSHOT_EXPIRY, **{"max-snapshot-age": "PT1H"})
+    assert expiry_cutoff(expiry, None, NOW) == NOW - timedelta(hours=1)
+    assert expiry_cutoff(expiry, timedelta(days=7), NOW) == NOW - timedelta(days=7)
+    # a policy recorded before the floor existed, or written by hand into the log, still keeps a day
+    assert orphan_cutoff({"min-orphan-age": "PT1H"}, NOW) == NOW - timedelta(days=1)
+    assert orphan_cutoff({"min-orphan-age": "P3D"}, NOW) == NOW - timedelta(days=3)
+
+
+def test_procedures_quote_names_and_pass_the_policy():
+    assert table_argument(["a.b", "it's", "t`x"]) == "'`a.b`.`it\\'s`.`t``x`'"
+    compaction = calls(DATA_COMPACTION, _settings(DATA_COMPACTION), ["ns", "t"], "lakeledger", NOW)
+    assert [c.procedure for c in compaction] == ["rewrite_data_files", "rewrite_position_delete_files"]
+    assert "'target-file-size-bytes', '536870912'" in compaction[0].sql
+    assert compaction[0].sql.startswith("CALL lakeledger.system.rewrite_data_files(table => '`ns`.`t`'")
+    expiry = calls(SNAPSHOT_EXPIRY, _settings(SNAPSHOT_EXPIRY), ["ns", "t"], "lakeledger", NOW)[0].sql
+    assert "older_than => TIMESTAMP '2026-11-22 12:00:00.000000'" in expiry and "retain_last => 1" in expiry
+    orphans = calls(ORPHAN_FILE_REMOVAL, _settings(ORPHAN_FILE_REMOVAL), ["ns", "t"], "lakeledger", NOW)[0].sql
+    assert "older_than => TIMESTAMP '2026-11-24 12:00:00.000000'" in orphans
+    assert calls(METADATA_COMPACTION, {}, ["ns", "t"], "c", NOW)[0].sql == \
+        "CALL c.system.rewrite_manifests(table => '`ns`.`t`')"
+
+
+def test_figures_sum_counts_and_count_orphans():
+    assert figures("rewrite_data_files", [{"rewritten_data_files_count": 3, "added_data_files_count": 1,
+                                           "rewritten_bytes_count": 900, "failed_data_files_count": 0}]) == {
+        "rewritten_data_files_count": 3, "added_data_files_count": 1, "rewritten_bytes_count": 900,
+        "failed_data_files_count": 0}
+    assert figures("remove_orphan_files", [{"orphan_file_location": "file:/a"}, {"orphan_file_location": "b"}]) == {
+        "orphan_files_deleted": 2}
