@@ -40,11 +40,15 @@ class SparkStandalone:
         spark = spark_home()
         conf = home / "conf"  # empty: no spark-defaults.conf or spark-env.sh from elsewhere applies
         self.work_dir = home / "work"
-        for folder in (conf, self.work_dir):
+        local = home / "local"  # the executors' scratch space (spark.local.dir), /tmp otherwise
+        for folder in (conf, self.work_dir, local):
             folder.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "SPARK_HOME": str(spark), "SPARK_CONF_DIR": str(conf), "SPARK_LOCAL_IP": LOOPBACK,
-               # each daemon's heap (Spark's default is 1g): they only schedule; executors get their own JVMs
-               "SPARK_DAEMON_MEMORY": "256m"}
+               "SPARK_LOCAL_DIRS": str(local),
+               # the daemons only schedule (executors get JVMs of their own): a small heap (Spark's default is 1g),
+               # grown from 32m, takes each about 135 MiB where the defaults took 195
+               "SPARK_DAEMON_MEMORY": "256m",
+               "SPARK_DAEMON_JAVA_OPTS": "-Xms32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"}
         port, self.webui_port = free_port(), free_port()
         self.master_url = f"spark://{LOOPBACK}:{port}"
         self.status_url = f"http://{LOOPBACK}:{self.webui_port}/json/"

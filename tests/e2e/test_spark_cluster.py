@@ -21,7 +21,7 @@ INSERTS = 5
 
 def _run_job(settings: dict[str, str], statements: list[str], name: str) -> tuple[list[list[dict]], str]:
     """Each statement's rows and the application's id."""
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     job = json.dumps({"name": name, "settings": settings, "statements": statements})
     try:
         done = subprocess.run([sys.executable, str(JOB), job], env=env, capture_output=True, text=True, timeout=600)
@@ -70,3 +70,6 @@ def test_rewrite_data_files_on_the_cluster(spark_cluster, spark_cluster_settings
     executors = spark_cluster.executor_dirs(application)
     assert executors, f"the worker launched no executor for {application}"
     assert any("Running task" in (e / "stderr").read_text(errors="replace") for e in executors)
+    # with the Iceberg runtime fetched from the driver (spark.jars), not found on the worker's classpath
+    runtime = next(Path(j).name for j in settings["spark.jars"].split(",") if "iceberg-spark-runtime" in j)
+    assert all((e / runtime).is_file() for e in executors)
