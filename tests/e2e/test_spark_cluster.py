@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 
 CATALOG = "lakeledger"  # the catalog spark_cluster_settings configures
 JOB = Path(__file__).with_name("spark_cluster_job.py")
-INSERTS = 5
+INSERTS = 3
 
 
 def _run_job(settings: dict[str, str], statements: list[str], name: str) -> tuple[list[list[dict]], str]:
