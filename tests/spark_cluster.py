@@ -103,7 +103,7 @@ class SparkStandalone:
         return self.status()["activeapps"]
 
     def executor_dirs(self, app_id: str) -> list[Path]:
-        """The work directories of the executors the worker launched for ``app_id`` (each has their stdout/stderr)."""
+        """The work directories of the executors the worker launched for ``app_id`` (each holds its logs)."""
         return sorted(p for p in (self.work_dir / app_id).glob("*") if p.is_dir())
 
     def stop(self) -> None:

@@ -126,6 +126,7 @@ def spark_cluster_settings(spark_cluster, server):
 
     return settings
 
+
 SPARK4_PYTHON = Path(__file__).resolve().parents[2] / ".cache/spark4/bin/python"
 SPARK4_RUNTIME = Path(__file__).resolve().parents[2] / ".cache/jars/iceberg-spark-runtime-4.0_2.13-1.10.0.jar"
 
