@@ -72,7 +72,7 @@ class SparkStandalone:
 
     def job_settings(self, executor_memory: str = "512m", cores: int = 1) -> dict[str, str]:
         """The Spark settings of a driver that runs its work on this cluster: one executor of ``cores`` cores and
-        ``executor_memory`` (the defaults let two jobs run side by side on the worker), everything on loopback, so
+        ``executor_memory`` (with the defaults, two such executors fit the worker), everything on loopback, so
         the executors reach the driver (for its jars, from ``spark.jars``) at the address it listens on."""
         return {"spark.master": self.master_url, "spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK,
                 "spark.executor.memory": executor_memory, "spark.executor.cores": str(cores),
