@@ -8,149 +8,42 @@ figures. A job that cannot run fails its attempts with a pause between them, and
 import json
 import os
 import time
-import uuid
-from pathlib import Path
 
-import httpx
 import pyarrow as pa
 import pytest
-from pyiceberg.catalog.rest import RestCatalog
-from support import Server, create_database, wait_until
-
-DAY_MS = 86_400_000
-AGE_DAYS = 3
-APPENDS = 12
-
-
-def _path(uri: str) -> Path:
-    return Path(uri.removeprefix("file://").removeprefix("file:"))
-
-
-def _database(pg_url: str) -> str:
-    return create_database(pg_url, f"upkeep_{uuid.uuid4().hex[:12]}")
-
-
-def _server(database: str, home: Path, jars: str, **env: str) -> Server:
-    conf = {"spark.jars": jars, "spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2"}
-    settings = {"LAKELEDGER__MAINTENANCE": "on", "LAKELEDGER__MAINTENANCE_CHECK_SECONDS": "1",
-                "LAKELEDGER__WORKER_POLL_SECONDS": "1", "LAKELEDGER__SPARK_MASTER": "local[2]",
-                "LAKELEDGER__SPARK_CONF": json.dumps(conf), "LAKELEDGER__PG_POOL_SIZE": "3", **env}
-    return Server(database, home, **settings)
-
-
-class Stack:
-    def __init__(self, server: Server, home: Path):
-        self.server = server
-        self.home = home
-        self.client = httpx.Client(base_url=server.url, timeout=60)
-
-    def warehouse(self, name: str) -> dict:
-        path = self.home / name
-        r = self.client.post("/management/v1/warehouse", json={
-            "warehouse-name": name, "storage-profile": {"type": "file", "location": f"file://{path}"}})
-        assert r.status_code == 201, r.text
-        warehouse_id = r.json()["warehouse-id"]
-        return {"name": name, "id": warehouse_id, "prefix": f"/catalog/v1/{warehouse_id}", "path": path,
-                "management": f"/management/v1/warehouse/{warehouse_id}"}
-
-    def catalog(self, warehouse: dict) -> RestCatalog:
-        return RestCatalog("ll", uri=f"{self.server.url}/catalog", warehouse=warehouse["name"])
-
-    def policy(self, warehouse: dict, policy_type: str, settings: dict) -> None:
-        r = self.client.put(f"{warehouse['management']}/maintenance-policies/{policy_type}", json=settings)
-        assert r.status_code == 200, r.text
-
-    def tasks(self, warehouse: dict, **body) -> list[dict]:
-        r = self.client.post(f"{warehouse['management']}/task/list", json={"page-size": 100, **body})
-        assert r.status_code == 200, r.text
-        return r.json()["tasks"]
-
-    def details(self, warehouse: dict, task_id: str) -> dict:
-        r = self.client.get(f"{warehouse['management']}/task/by-id/{task_id}")
-        assert r.status_code == 200, r.text
-        return r.json()
-
-    def history(self, warehouse: dict) -> list[dict]:
-        """The warehouse's history, oldest first, every page."""
-        events: list[dict] = []
-        params: dict = {}
-        while True:
-            r = self.client.get(f"{warehouse['management']}/history", params=params)
-            assert r.status_code == 200, r.text
-            events += r.json()["events"]
-            if not r.json().get("next-page-token"):
-                return events
-            params = {"pageToken": r.json()["next-page-token"]}
-
-    def ready(self) -> int:
-        return self.client.get("/health/ready").status_code
+from maintenance_support import (
+    AGE_DAYS,
+    APPENDS,
+    DAY_MS,
+    Stack,
+    aged_table,
+    data_file_count,
+    ended,
+    maintenance_database,
+    maintenance_server,
+    path_of,
+    stored,
+    table_rows,
+)
+from support import wait_until
 
 
 @pytest.fixture(scope="module")
 def stack(pg_url, tmp_path_factory, spark_runtime):
     home = tmp_path_factory.mktemp("maintenance")
-    server = _server(_database(pg_url), home, spark_runtime)
+    server = maintenance_server(maintenance_database(pg_url), home, spark_runtime)
     try:
         yield Stack(server, home)
     finally:
         server.stop()
 
 
-def _aged(stack: Stack, warehouse: dict, name: str) -> dict:
-    """A table of ``APPENDS`` small appends whose history is ``AGE_DAYS`` days old: built through the catalog, then
-    unregistered and registered again from a copy of its metadata with every time moved back (a catalog cannot be
-    asked to write the past; this is the metadata a table left alone for days has)."""
-    catalog = stack.catalog(warehouse)
-    catalog.create_namespace("ns")
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
-    table = catalog.create_table(f"ns.{name}", schema=schema)
-    for i in range(APPENDS):
-        table.append(pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64()),
-                               "v": pa.array([f"row {n}" for n in range(i * 10, i * 10 + 10)])}, schema=schema))
-    metadata = json.loads(_path(table.metadata_location).read_text())
-    shift = AGE_DAYS * DAY_MS
-    metadata["last-updated-ms"] -= shift
-    for snapshot in metadata["snapshots"]:
-        snapshot["timestamp-ms"] -= shift
-    for entry in metadata.get("snapshot-log", []) + metadata.get("metadata-log", []):
-        entry["timestamp-ms"] -= shift
-    aged = _path(table.metadata_location).parent / "aged.metadata.json"
-    aged.write_text(json.dumps(metadata))
-    r = stack.client.post(f"{warehouse['prefix']}/namespaces/ns/tables/{name}/unregister")
-    assert r.status_code == 200, r.text
-    r = stack.client.post(f"{warehouse['prefix']}/namespaces/ns/register",
-                          json={"name": name, "metadata-location": f"file://{aged}"})
-    assert r.status_code == 200, r.text
-    return r.json()["metadata"]
-
-
-def _rows(stack: Stack, warehouse: dict, name: str) -> list[tuple]:
-    table = stack.catalog(warehouse).load_table(f"ns.{name}")
-    return sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
-
-
-def _data_files(stack: Stack, warehouse: dict, name: str) -> int:
-    table = stack.catalog(warehouse).load_table(f"ns.{name}")
-    return len(table.inspect.files())
-
-
-def _stored(location: Path) -> tuple[int, int]:
-    """How many files lie under the table's location (Hadoop's .crc checksums left out), and the data files' bytes."""
-    files = [p for p in location.rglob("*") if p.is_file() and not p.name.endswith(".crc")]
-    return len(files), sum(p.stat().st_size for p in files if p.suffix == ".parquet")
-
-
-def _ended(tasks: list[dict], queues: set[str]) -> bool:
-    return {t["queue-name"] for t in tasks if t["status"] in ("SUCCESS", "FAILED")} >= queues
-
-
 def test_a_decayed_table_is_compacted_expired_and_cleaned_by_spark(stack):
     warehouse = stack.warehouse("decayed")
-    metadata = _aged(stack, warehouse, "events")
-    table_id, location = metadata["table-uuid"], _path(metadata["location"])
-    before = _rows(stack, warehouse, "events")
-    assert len(before) == APPENDS * 10 and _data_files(stack, warehouse, "events") == APPENDS
+    metadata = aged_table(stack, warehouse, "events")
+    table_id, location = metadata["table-uuid"], path_of(metadata["location"])
+    before = table_rows(stack, warehouse, "events")
+    assert len(before) == APPENDS * 10 and data_file_count(stack, warehouse, "events") == APPENDS
     # files no metadata references: three left by failed writes days ago, one an in-flight write staged just now
     old_orphans = [location / "data" / f"orphan-{i}.parquet" for i in range(3)]
     young_orphan = location / "data" / "staged-by-a-running-write.parquet"
@@ -159,7 +52,7 @@ def test_a_decayed_table_is_compacted_expired_and_cleaned_by_spark(stack):
     days_ago = time.time() - AGE_DAYS * 86_400
     for orphan in old_orphans:
         os.utime(orphan, (days_ago, days_ago))
-    files_before, data_bytes_before = _stored(location)
+    files_before, data_bytes_before = stored(location)
 
     stack.policy(warehouse, "system.data-compaction",
                  {"enabled": True, "trigger-small-files": 5, "min-input-files": 2})
@@ -169,7 +62,7 @@ def test_a_decayed_table_is_compacted_expired_and_cleaned_by_spark(stack):
     stack.policy(warehouse, "system.orphan-file-removal", {"enabled": True, "min-orphan-age": "P1D"})
 
     queues = {"data_compaction", "metadata_compaction", "snapshot_expiry", "orphan_file_removal"}
-    tasks = wait_until(lambda: (found := stack.tasks(warehouse)) and _ended(found, queues) and found, 600,
+    tasks = wait_until(lambda: (found := stack.tasks(warehouse)) and ended(found, queues) and found, 600,
                        "every maintenance run to end")
     by_queue = {t["queue-name"]: t for t in tasks}
     assert {t["status"] for t in by_queue.values()} == {"SUCCESS"}, tasks
@@ -185,14 +78,14 @@ def test_a_decayed_table_is_compacted_expired_and_cleaned_by_spark(stack):
     assert figures["orphan_file_removal"] == {"orphan_files_deleted": 3}
     assert not any(o.exists() for o in old_orphans) and young_orphan.exists()
 
-    assert _rows(stack, warehouse, "events") == before
-    assert _data_files(stack, warehouse, "events") == 1
+    assert table_rows(stack, warehouse, "events") == before
+    assert data_file_count(stack, warehouse, "events") == 1
     current = stack.client.get(f"{warehouse['prefix']}/namespaces/ns/tables/events").json()["metadata"]
     assert len(current["snapshots"]) < APPENDS
     assert all(s["timestamp-ms"] > time.time() * 1000 - DAY_MS for s in current["snapshots"])
     # fewer files, and the data smaller; the manifests the compaction's own snapshot rewrote go when that snapshot
     # expires in turn (it is younger than the policy's age)
-    files_after, data_bytes_after = _stored(location)
+    files_after, data_bytes_after = stored(location)
     assert files_after < files_before - APPENDS and data_bytes_after < data_bytes_before
 
     history = stack.history(warehouse)
@@ -211,7 +104,7 @@ def test_a_decayed_table_is_compacted_expired_and_cleaned_by_spark(stack):
 def test_a_job_that_cannot_run_fails_with_pauses_and_readiness_stays_up(pg_url, tmp_path_factory, spark_runtime):
     """The Spark master is unreachable (nothing listens at its port): each attempt fails at the job's timeout."""
     home = tmp_path_factory.mktemp("maintenance-down")
-    server = _server(_database(pg_url), home, spark_runtime, LAKELEDGER__SPARK_MASTER="spark://127.0.0.1:9",
+    server = maintenance_server(maintenance_database(pg_url), home, spark_runtime, LAKELEDGER__SPARK_MASTER="spark://127.0.0.1:9",
                      LAKELEDGER__MAINTENANCE_MAX_ATTEMPTS="2", LAKELEDGER__MAINTENANCE_RETRY_SECONDS="1",
                      LAKELEDGER__MAINTENANCE_JOB_TIMEOUT_SECONDS="20")
     try:
@@ -247,8 +140,8 @@ def test_a_run_whose_worker_is_killed_mid_job_is_taken_over_and_succeeds_once(pg
     from support import WorkersProcess
 
     home = tmp_path_factory.mktemp("maintenance-kill")
-    database = _database(pg_url)
-    api = _server(database, home, spark_runtime, LAKELEDGER__WORKERS="off")
+    database = maintenance_database(pg_url)
+    api = maintenance_server(database, home, spark_runtime, LAKELEDGER__WORKERS="off")
     conf = {"spark.jars": spark_runtime, "spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2"}
     settings = {"LAKELEDGER__MAINTENANCE": "on", "LAKELEDGER__MAINTENANCE_CHECK_SECONDS": "1",
                 "LAKELEDGER__WORKER_POLL_SECONDS": "0.5", "LAKELEDGER__SPARK_MASTER": "local[2]",
@@ -264,7 +157,7 @@ def test_a_run_whose_worker_is_killed_mid_job_is_taken_over_and_succeeds_once(pg
         table = catalog.create_table("ns.t", schema=schema)
         for i in range(6):
             table.append(pa.table({"id": pa.array(range(i * 5, i * 5 + 5), pa.int64())}, schema=schema))
-        before = _rows(stack, warehouse, "t")
+        before = table_rows(stack, warehouse, "t")
         stack.policy(warehouse, "system.data-compaction",
                      {"enabled": True, "trigger-small-files": 2, "min-input-files": 2})
 
@@ -289,7 +182,7 @@ def test_a_run_whose_worker_is_killed_mid_job_is_taken_over_and_succeeds_once(pg
         assert [e["type"] for e in runs] == ["table-maintenance.run-scheduled", "table-maintenance.run-started",
                                              "table-maintenance.run-started", "table-maintenance.run-succeeded"]
         assert runs[2]["change"]["abandoned"] == 1 and runs[2]["change"]["worker"] != runs[1]["change"]["worker"]
-        assert _rows(stack, warehouse, "t") == before and _data_files(stack, warehouse, "t") == 1
+        assert table_rows(stack, warehouse, "t") == before and data_file_count(stack, warehouse, "t") == 1
     finally:
         for w in workers:
             w.stop()
