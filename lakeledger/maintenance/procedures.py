@@ -66,7 +66,9 @@ def calls(policy_type: str, settings: Mapping[str, Any], identifier: list[str], 
         return [call("expire_snapshots", f", older_than => {_timestamp(expiry_cutoff(settings, retention, now))}, "
                                          f"retain_last => {int(settings['min-snapshots-to-keep'])}")]
     if policy_type == ORPHAN_FILE_REMOVAL:
-        return [call(ORPHANS, f", older_than => {_timestamp(orphan_cutoff(settings, now))}")]
+        # listed with the table's own FileIO (the catalog's vended credentials), not Hadoop's file systems, which
+        # would need storage credentials of their own
+        return [call(ORPHANS, f", older_than => {_timestamp(orphan_cutoff(settings, now))}, prefix_listing => true")]
     raise ValueError(f"unknown policy type {policy_type!r}")
 
 

@@ -665,7 +665,7 @@ def _(e: TableMaintenance.RunStarted, before: Entity | None) -> EventDigest:
 @_digest.register
 def _(e: TableMaintenance.RunSucceeded, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
-    figures = ", ".join(f"{name.replace('_', ' ')} {value:,}" for name, value in e.figures.items())
+    figures = ", ".join(f"{name.replace('_', ' ')} {_figure(value)}" for name, value in e.figures.items())
     return EventDigest(entity, f"{_run(e)[1]} of table {dotted(entity.name)} succeeded in {e.seconds:.1f} s"
                                + (f": {figures}" if figures else ""))
 
@@ -688,6 +688,11 @@ def _(e: TableMaintenance.RunCancelled, before: Entity | None) -> EventDigest:
 def _(e: TableMaintenance.RunDueNow, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
     return EventDigest(entity, f"asked {_run(e)[1]} of table {dotted(entity.name)} to run now")
+
+
+def _figure(value: Any) -> str:
+    # figures are counts; a log written elsewhere may hold anything in their place
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def _settings_count(value: Any) -> int:

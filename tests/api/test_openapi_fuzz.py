@@ -211,7 +211,8 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     [view_task] = [t["task-id"] for t in listed["tasks"] if t["entity"].get("view-id") == objects["view_id"]]
     answer(f"GET {wh_tasks}/by-id/{{task_id}}", {200}, task_id=view_task, query={"numAttempts": "5"})
     answer(f"POST {wh_tasks}/control", {204}, body={"action": {"action-type": "cancel"}, "task-ids": [view_task]})
-    for queue in ("tabular_expiration", "soft_deletion", "tabular_purge"):
+    for queue in ("tabular_expiration", "soft_deletion", "tabular_purge", "data_compaction", "metadata_compaction",
+                  "snapshot_expiry", "orphan_file_removal"):
         config = f"/management/v1/warehouse/{{warehouse_id}}/task-queue/{queue}/config"
         answer(f"POST {config}", {204}, body={"queue-config": {}, "max-seconds-since-last-heartbeat": 60})
         answer(f"GET {config}", {200})

@@ -169,6 +169,8 @@ def _one(name: str, hint: object) -> st.SearchStrategy:
         return st.booleans()
     if hint is int:
         return st.one_of(st.integers(), st.sampled_from([10**30, -(10**30), 2**64]))
+    if hint is float:  # a duration a worker measured; a log from elsewhere may hold any finite number
+        return st.floats(allow_nan=False, allow_infinity=False)
     if hint is UUID:
         return st.uuids()
     if hint is datetime:

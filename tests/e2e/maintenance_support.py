@@ -34,10 +34,13 @@ def maintenance_server(database: str, home: Path, jars: str, **env: str) -> Serv
 
 
 class Stack:
-    def __init__(self, server: Server, home: Path):
+    def __init__(self, server: Server, home: Path, token: str | None = None):
+        """``token``: a bearer token for a server with OpenID Connect on."""
         self.server = server
         self.home = home
-        self.client = httpx.Client(base_url=server.url, timeout=60)
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.client = httpx.Client(base_url=server.url, timeout=60, headers=headers)
 
     def warehouse(self, name: str) -> dict:
         path = self.home / name
@@ -49,7 +52,8 @@ class Stack:
                 "management": f"/management/v1/warehouse/{warehouse_id}"}
 
     def catalog(self, warehouse: dict) -> RestCatalog:
-        return RestCatalog("ll", uri=f"{self.server.url}/catalog", warehouse=warehouse["name"])
+        extra = {"token": self.token} if self.token else {}
+        return RestCatalog("ll", uri=f"{self.server.url}/catalog", warehouse=warehouse["name"], **extra)
 
     def policy(self, warehouse: dict, policy_type: str, settings: dict) -> None:
         r = self.client.put(f"{warehouse['management']}/maintenance-policies/{policy_type}", json=settings)

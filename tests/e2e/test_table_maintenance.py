@@ -187,3 +187,36 @@ def test_a_run_whose_worker_is_killed_mid_job_is_taken_over_and_succeeds_once(pg
         for w in workers:
             w.stop()
         api.stop()
+
+
+def test_with_openid_connect_on_the_jobs_commit_as_the_maintenance_identity(pg_url, tmp_path_factory, spark_runtime,
+                                                                             oidc):
+    """The jobs take tokens with LAKELEDGER__MAINTENANCE_CREDENTIAL (OAuth2 client credentials, through Iceberg's REST
+    client): the compaction's commit carries that identity as its actor, the runs themselves system:maintenance."""
+    home = tmp_path_factory.mktemp("maintenance-oidc")
+    server = maintenance_server(maintenance_database(pg_url), home, spark_runtime,
+                                LAKELEDGER__OPENID_PROVIDER_URI=oidc.issuer, LAKELEDGER__OPENID_AUDIENCE=oidc.audience,
+                                LAKELEDGER__AUTHZ_ALLOWALL_WITH_OPENID="true",
+                                LAKELEDGER__MAINTENANCE_CREDENTIAL="bob:bob-secret",
+                                LAKELEDGER__MAINTENANCE_SCOPE="catalog")
+    try:
+        stack = Stack(server, home, token=oidc.token("spark"))
+        warehouse = stack.warehouse("signed-in")
+        catalog = stack.catalog(warehouse)
+        catalog.create_namespace("ns")
+        schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+        table = catalog.create_table("ns.t", schema=schema)
+        for i in range(3):
+            table.append(pa.table({"id": pa.array([i], pa.int64())}, schema=schema))
+        stack.policy(warehouse, "system.data-compaction",
+                     {"enabled": True, "trigger-small-files": 2, "min-input-files": 2})
+        tasks = wait_until(lambda: (found := stack.tasks(warehouse)) and ended(found, {"data_compaction"}) and found,
+                           300, "the compaction run to end")
+        assert tasks[0]["status"] == "SUCCESS", stack.details(warehouse, tasks[0]["task-id"])
+        history = stack.history(warehouse)
+        compaction = [e for e in history if e["type"] == "table.committed" and e["request-id"].startswith("maint")]
+        assert [e["actor"] for e in compaction] == ["oidc~bob"]
+        assert {e["actor"] for e in history if e["type"].startswith("table-maintenance.")} == {"system:maintenance"}
+        assert data_file_count(stack, warehouse, "t") == 1
+    finally:
+        server.stop()

@@ -110,7 +110,7 @@ def test_procedures_quote_names_and_pass_the_policy():
     expiry = calls(SNAPSHOT_EXPIRY, _settings(SNAPSHOT_EXPIRY), ["ns", "t"], "lakeledger", NOW)[0].sql
     assert "older_than => TIMESTAMP '2026-11-22 12:00:00.000000'" in expiry and "retain_last => 1" in expiry
     orphans = calls(ORPHAN_FILE_REMOVAL, _settings(ORPHAN_FILE_REMOVAL), ["ns", "t"], "lakeledger", NOW)[0].sql
-    assert "older_than => TIMESTAMP '2026-11-24 12:00:00.000000'" in orphans
+    assert "older_than => TIMESTAMP '2026-11-24 12:00:00.000000', prefix_listing => true" in orphans
     assert calls(METADATA_COMPACTION, {}, ["ns", "t"], "c", NOW)[0].sql == \
         "CALL c.system.rewrite_manifests(table => '`ns`.`t`')"
 
