@@ -55,6 +55,15 @@ class Stack:
         extra = {"token": self.token} if self.token else {}
         return RestCatalog("ll", uri=f"{self.server.url}/catalog", warehouse=warehouse["name"], **extra)
 
+    def small_files_table(self, warehouse: dict, appends: int, rows: int = 5) -> None:
+        """Table ``ns.t`` of ``appends`` appends of ``rows`` rows each: one small data file per append."""
+        catalog = self.catalog(warehouse)
+        catalog.create_namespace("ns")
+        schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+        table = catalog.create_table("ns.t", schema=schema)
+        for i in range(appends):
+            table.append(pa.table({"id": pa.array(range(i * rows, (i + 1) * rows), pa.int64())}, schema=schema))
+
     def policy(self, warehouse: dict, policy_type: str, settings: dict) -> None:
         r = self.client.put(f"{warehouse['management']}/maintenance-policies/{policy_type}", json=settings)
         assert r.status_code == 200, r.text

@@ -9,7 +9,6 @@ import json
 import os
 import time
 
-import pyarrow as pa
 import pytest
 from maintenance_support import (
     AGE_DAYS,
@@ -110,9 +109,7 @@ def test_a_job_that_cannot_run_fails_with_pauses_and_readiness_stays_up(pg_url, 
     try:
         stack = Stack(server, home)
         warehouse = stack.warehouse("unreachable")
-        catalog = stack.catalog(warehouse)
-        catalog.create_namespace("ns")
-        catalog.create_table("ns.t", schema=pa.schema([pa.field("id", pa.int64())]))
+        stack.small_files_table(warehouse, appends=1)
         stack.policy(warehouse, "system.orphan-file-removal", {"enabled": True})
         wait_until(lambda: any(t["status"] == "RUNNING" for t in stack.tasks(warehouse)), 60, "the run to start")
         assert stack.ready() == 200
@@ -151,12 +148,7 @@ def test_a_run_whose_worker_is_killed_mid_job_is_taken_over_and_succeeds_once(pg
     try:
         stack = Stack(api, home)
         warehouse = stack.warehouse("killed")
-        catalog = stack.catalog(warehouse)
-        catalog.create_namespace("ns")
-        schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
-        table = catalog.create_table("ns.t", schema=schema)
-        for i in range(6):
-            table.append(pa.table({"id": pa.array(range(i * 5, i * 5 + 5), pa.int64())}, schema=schema))
+        stack.small_files_table(warehouse, appends=6)
         before = table_rows(stack, warehouse, "t")
         stack.policy(warehouse, "system.data-compaction",
                      {"enabled": True, "trigger-small-files": 2, "min-input-files": 2})
@@ -202,12 +194,7 @@ def test_with_openid_connect_on_the_jobs_commit_as_the_maintenance_identity(pg_u
     try:
         stack = Stack(server, home, token=oidc.token("spark"))
         warehouse = stack.warehouse("signed-in")
-        catalog = stack.catalog(warehouse)
-        catalog.create_namespace("ns")
-        schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
-        table = catalog.create_table("ns.t", schema=schema)
-        for i in range(3):
-            table.append(pa.table({"id": pa.array([i], pa.int64())}, schema=schema))
+        stack.small_files_table(warehouse, appends=3, rows=1)
         stack.policy(warehouse, "system.data-compaction",
                      {"enabled": True, "trigger-small-files": 2, "min-input-files": 2})
         tasks = wait_until(lambda: (found := stack.tasks(warehouse)) and ended(found, {"data_compaction"}) and found,
