@@ -143,11 +143,14 @@ class TableMaintenance(CatalogAggregate):
         def apply(self, aggregate: "TableMaintenance") -> None:
             aggregate._close(self.timestamp)
 
-    class RunDueNow(_Run):
-        """A task control asked the run (waiting for its due time or a retry) to run at once."""
+    class RunRescheduled(_Run):
+        """A task control moved the waiting run (for its due time or a retry) to ``due_at``: now (run-now) or the
+        time it named (run-at)."""
+
+        due_at: datetime
 
         def apply(self, aggregate: "TableMaintenance") -> None:
-            aggregate.due_at = self.timestamp
+            aggregate.due_at = self.due_at
 
     def __init__(self, **_: Any):
         self.warehouse_id = self.table_id = UUID(int=0)
@@ -227,9 +230,12 @@ class TableMaintenance(CatalogAggregate):
         self.trigger_event(self.RunCancelled, reason=reason, **self._fields(by))
         return True
 
-    def run_now(self, now: datetime, by: Provenance) -> bool:
-        """Makes a waiting run due now; False when none waits (none is open, or it is running)."""
-        if self.open_run is None or self.running is not None or (self.due_at is not None and self.due_at <= now):
+    def reschedule(self, due_at: datetime, now: datetime, by: Provenance) -> bool:
+        """Moves a waiting run to ``due_at`` (run-now: now); False (nothing recorded) when none waits (none is open,
+        or it is running) or it would change nothing (already due when asked to run now, or due at that time)."""
+        if self.open_run is None or self.running is not None or self.due_at == due_at:
             return False
-        self.trigger_event(self.RunDueNow, **self._fields(by))
+        if due_at <= now and self.due_at is not None and self.due_at <= now:
+            return False
+        self.trigger_event(self.RunRescheduled, due_at=due_at, **self._fields(by))
         return True

@@ -685,9 +685,9 @@ def _(e: TableMaintenance.RunCancelled, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
-def _(e: TableMaintenance.RunDueNow, before: Entity | None) -> EventDigest:
+def _(e: TableMaintenance.RunRescheduled, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
-    return EventDigest(entity, f"asked {_run(e)[1]} of table {dotted(entity.name)} to run now")
+    return EventDigest(entity, f"rescheduled {_run(e)[1]} of table {dotted(entity.name)} to {e.due_at.isoformat()}")
 
 
 def _figure(value: Any) -> str:

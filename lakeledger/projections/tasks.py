@@ -26,7 +26,7 @@ _NAMES = ("Dropped", "Undropped", "Expired", "Purged", "ExpiryRescheduled", "Pur
           "PurgeStarted", "PurgeFailed")
 EVENTS = tuple(getattr(cls, name) for cls in (Tabular, Table, View, GenericTable) for name in _NAMES) + (
     Table.Unregistered, TableMaintenance.RunScheduled, TableMaintenance.RunStarted, TableMaintenance.RunSucceeded,
-    TableMaintenance.RunFailed, TableMaintenance.RunCancelled, TableMaintenance.RunDueNow)
+    TableMaintenance.RunFailed, TableMaintenance.RunCancelled, TableMaintenance.RunRescheduled)
 
 TASK_KINDS = (TABLE, VIEW, GENERIC_TABLE)
 _INSERT = ("INSERT INTO ll_tasks (task_id, warehouse_id, queue, entity_type, entity_id, entity_name, status,"
@@ -145,8 +145,8 @@ class TasksProjection:
         _end(cur, e, (e.queue,), CANCELLED, e.reason, entity=e.table_id)
 
     @apply.register
-    def _(self, e: TableMaintenance.RunDueNow, cur: Cursor) -> None:
-        cur.execute(_MOVE, {"due": e.timestamp, "at": e.timestamp, "id": e.table_id, "queues": [e.queue]})
+    def _(self, e: TableMaintenance.RunRescheduled, cur: Cursor) -> None:
+        cur.execute(_MOVE, {"due": e.due_at, "at": e.timestamp, "id": e.table_id, "queues": [e.queue]})
 
 
 def _start(cur: Cursor, e: Any, entity: UUID, queue: str) -> None:

@@ -22,6 +22,7 @@ from lakeledger.domain.tasks import (
     CANCEL,
     EXPIRATION,
     PURGE,
+    RUN_AT,
     RUN_NOW,
     TaskQueueConfig,
     check_queue_config,
@@ -30,8 +31,9 @@ from lakeledger.domain.tasks import (
 from lakeledger.services import resolve
 from lakeledger.services.unit_of_work import Ledger
 
-# (the aggregate the task's work is kept on, now, who) -> whether anything changed
-Control = Callable[[Any, datetime, Provenance], bool]
+# (the aggregate the task's work is kept on, when it is to run: now for run-now, the time named for run-at; now; who)
+# -> whether anything changed
+Control = Callable[[Any, datetime, datetime, Provenance], bool]
 
 
 @dataclass(frozen=True)
@@ -54,38 +56,57 @@ class Queue:
 
 def _maintenance(queue: str) -> Queue:
     return Queue(queue, TableMaintenance, lambda target: maintenance_id(target.entity_id, target.queue),
-                 {CANCEL: lambda m, now, by: m.cancel(f"Cancelled by {by.actor}", by),
-                  RUN_NOW: lambda m, now, by: m.run_now(now, by)})
+                 {CANCEL: lambda m, when, now, by: m.cancel(f"Cancelled by {by.actor}", by),
+                  RUN_NOW: lambda m, when, now, by: m.reschedule(when, now, by),
+                  RUN_AT: lambda m, when, now, by: m.reschedule(when, now, by)})
 
 
 QUEUES: dict[str, Queue] = {
     EXPIRATION: Queue(EXPIRATION, Tabular, lambda target: target.entity_id,
-                      {CANCEL: lambda t, now, by: t.reschedule_expiry(None, by),
-                       RUN_NOW: lambda t, now, by: t.reschedule_expiry(now, by)}),
+                      {CANCEL: lambda t, when, now, by: t.reschedule_expiry(None, by),
+                       RUN_NOW: lambda t, when, now, by: t.reschedule_expiry(when, by),
+                       RUN_AT: lambda t, when, now, by: t.reschedule_expiry(when, by)}),
+    # a purge runs when its drop is final: it can be made due now, not moved to another time of its own
     PURGE: Queue(PURGE, Tabular, lambda target: target.entity_id,
-                 {CANCEL: lambda t, now, by: t.cancel_purge(by), RUN_NOW: lambda t, now, by: t.purge_now(now, by)}),
+                 {CANCEL: lambda t, when, now, by: t.cancel_purge(by),
+                  RUN_NOW: lambda t, when, now, by: t.purge_now(now, by)}),
     **{queue: _maintenance(queue) for queue in MAINTENANCE_QUEUES},
 }
 
 
-def check_action(action: str) -> str:
-    if action not in (CANCEL, RUN_NOW):
-        raise BadRequest(f"Unsupported task action {action!r}: Lakeledger's tasks take {CANCEL!r} and {RUN_NOW!r} "
-                         f"(a scheduled task; a running one finishes its attempt)")
+def check_action(action: str, scheduled_for: datetime | None = None) -> str:
+    if action not in (CANCEL, RUN_NOW, RUN_AT):
+        raise BadRequest(f"Unsupported task action {action!r}: Lakeledger's tasks take {CANCEL!r}, {RUN_NOW!r} and "
+                         f"{RUN_AT!r} (a scheduled task; a running one finishes its attempt)")
+    if action == RUN_AT and scheduled_for is None:
+        raise BadRequest(f"{RUN_AT!r} needs scheduled-for, an RFC 3339 date-time")
+    if scheduled_for is not None and scheduled_for.tzinfo is None:
+        raise BadRequest("scheduled-for needs an offset (RFC 3339), e.g. 2026-12-31T23:59:59Z")
     return action
+
+
+def check_queues(targets: "list[TaskTarget]", action: str) -> None:
+    """Every target's queue takes the action: else a 400 naming the first that does not, before anything is read."""
+    for target in targets:
+        if action not in QUEUES[target.queue].actions:
+            raise BadRequest(f"{target.queue} tasks do not take {action!r}: they take "
+                             f"{', '.join(repr(a) for a in QUEUES[target.queue].actions)}")
 
 
 class TaskService:
     def __init__(self, ledger: Ledger):
         self.ledger = ledger
 
-    def control(self, warehouse_id: UUID, targets: list[TaskTarget], action: str, by: Provenance) -> int:
+    def control(self, warehouse_id: UUID, targets: list[TaskTarget], action: str, by: Provenance,
+                scheduled_for: datetime | None = None) -> int:
         """Applies ``action`` to every target in one append; returns how many changed (a task the action no longer
-        affects, because it ran or was cancelled meanwhile, records nothing)."""
-        check_action(action)
+        affects, because it ran or was cancelled meanwhile, records nothing). ``scheduled_for``: run-at's time."""
+        check_action(action, scheduled_for)
+        check_queues(targets, action)
 
         def command() -> int:
             now = self.ledger.now()
+            when = scheduled_for if action == RUN_AT and scheduled_for is not None else now
             objects: dict[UUID, Any] = {}
             changed: dict[UUID, Any] = {}
             for target in targets:
@@ -95,7 +116,7 @@ class TaskService:
                 if found is None or found.warehouse_id != warehouse_id:
                     continue
                 objects[aggregate_id] = found
-                if queue.actions[action](found, now, by):
+                if queue.actions[action](found, when, now, by):
                     changed[aggregate_id] = found
             if changed:
                 self.ledger.append(*changed.values())

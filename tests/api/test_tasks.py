@@ -47,9 +47,9 @@ class Tasks:
                   if t["queue-name"] == queue]
         return task
 
-    def control(self, action: str, *task_ids: str):
+    def control(self, action: str, *task_ids: str, **fields: str):
         return self.client.post(f"{self.w}/task/control",
-                                json={"action": {"action-type": action}, "task-ids": list(task_ids)})
+                                json={"action": {"action-type": action, **fields}, "task-ids": list(task_ids)})
 
     def files(self, table_id: str) -> list[Path]:
         return [f for f in Path(self.wh["path"]).rglob("*") if f.is_file() and table_id in str(f)]
@@ -95,6 +95,25 @@ def test_a_cancelled_expiry_never_fires_and_the_table_stays_restorable(client, w
     assert len(tasks.history(table_id)) == 3
     r = client.post(f"{tasks.w}/deleted-tabulars/undrop", json={"targets": [{"type": "table", "id": table_id}]})
     assert r.status_code == 204, r.text
+
+
+def test_run_at_moves_an_expiry_and_is_refused_for_a_purge(client, warehouse, log_length):
+    """Lakekeeper's run-at: the expiry is moved to the time named (and its purge, which follows it); a purge has no
+    time of its own to move (it runs when its drop is final): 400, nothing appended."""
+    tasks = Tasks(client, warehouse, 3600)
+    table_id = tasks.dropped_table("t")
+    expiry, purge = tasks.of(table_id, "tabular_expiration"), tasks.of(table_id, "tabular_purge")
+    later = "2031-01-02T03:04:05+00:00"
+    before = log_length()
+    assert tasks.control("run-at", expiry["task-id"], **{"scheduled-for": later}).status_code == 204
+    assert log_length() == before + 1
+    assert tasks.of(table_id, "tabular_expiration")["scheduled-for"] == later
+    assert tasks.of(table_id, "tabular_purge")["scheduled-for"] == later
+    r = tasks.control("run-at", purge["task-id"], **{"scheduled-for": later})
+    assert r.status_code == 400 and "tabular_purge tasks do not take 'run-at'" in r.json()["error"]["message"]
+    assert log_length() == before + 1
+    moved = [e for e in tasks.history(table_id) if e["type"] == "table.expiry-rescheduled"]
+    assert len(moved) == 1 and moved[0]["change"]["expires_at"].startswith("2031-01-02 03:04:05")
 
 
 def test_run_now_of_a_purge_expires_the_table_and_purges_it_at_once(client, warehouse):
@@ -240,6 +259,8 @@ def test_queue_configs_are_set_and_read_under_both_names(client, warehouse, log_
     ("task/list", {"status": ["DONE"]}),
     ("task/list", {"created-before": 7398.9}),  # a date-time is a string, not seconds since 1970
     ("task/control", {"action": {"action-type": "run-at", "scheduled-for": 1700000000}, "task-ids": []}),
+    ("task/control", {"action": {"action-type": "run-at"}, "task-ids": []}),
+    ("task/control", {"action": {"action-type": "run-at", "scheduled-for": "2030-01-01T00:00:00"}, "task-ids": []}),
     ("task-queue/tabular_purge/config", {"queue-config": []}),
     ("task-queue/tabular_purge/config", {"queue-config": {}, "max-seconds-since-last-heartbeat": -1}),
     ("task-queue/tabular_purge/config", {}),

@@ -63,11 +63,14 @@ def test_a_started_attempt_with_no_outcome_is_named_abandoned_by_the_next_and_ca
     run.succeed(second, {}, 1.0, BY)
 
 
-def test_cancel_and_run_now_touch_only_a_waiting_run():
+def test_cancel_and_reschedule_touch_only_a_waiting_run():
     run = _scheduled()
-    assert run.run_now(NOW, BY) is False  # due already
+    assert run.reschedule(NOW, NOW, BY) is False  # due already: run-now changes nothing
+    assert run.reschedule(NOW + timedelta(hours=2), NOW, BY) is True and run.due_at == NOW + timedelta(hours=2)
+    assert run.reschedule(NOW + timedelta(hours=2), NOW, BY) is False  # the same time again
+    assert run.reschedule(NOW, NOW, BY) is True and run.is_due(NOW)
     run.fail(run.start("w", BY), "boom", NOW, Backoff(60), BY)
-    assert run.run_now(NOW, BY) is True and run.due_at == run.collect_events()[-1].timestamp
+    assert not run.is_due(NOW) and run.reschedule(NOW, NOW, BY) is True and run.is_due(NOW)
     run.start("w", BY)
     assert run.cancel("no", BY) is False  # a running job's commits cannot be called back
     assert run.cancel("its table is gone", BY, running_too=True) is True

@@ -269,9 +269,10 @@ async def get_task_details(container: ContainerDep, warehouse_id: str, task_id: 
              responses={**bodiless("Every named task was controlled", 204), **errors(400, 404)})
 async def control_tasks(container: ContainerDep, warehouse_id: str, body: ControlTasksRequest,
                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    """``cancel`` and ``run-now`` a scheduled expiry or purge, recorded as events on the object it works on; a task
-    that has already ended is left as it is. At most 100 ids; an id that names no task of the warehouse is a 404."""
-    action = check_action(body.action.action_type)
+    """``cancel``, ``run-now`` and ``run-at`` a scheduled task (an expiry, a purge, a maintenance run), recorded as
+    events on the aggregate its work is kept on; a task that has already ended is left as it is. At most 100 ids; an
+    id that names no task of the warehouse is a 404."""
+    action = check_action(body.action.action_type, body.action.scheduled_for)
     if len(body.task_ids) > MAX_CONTROLLED:
         raise BadRequest(f"At most {MAX_CONTROLLED} tasks can be controlled at once, not {len(body.task_ids)}")
     row = await _readable(container, az, warehouse_id, CONTROL)
@@ -283,7 +284,7 @@ async def control_tasks(container: ContainerDep, warehouse_id: str, body: Contro
         raise NotFound(f"Tasks do not exist in warehouse {warehouse_id}: {', '.join(missing)}")
     targets = [TaskTarget(r.queue, r.entity_id) for r in found.values() if r.status == SCHEDULED]
     if targets:
-        await run_in_threadpool(container.tasks.control, row.id, targets, action, by)
+        await run_in_threadpool(container.tasks.control, row.id, targets, action, by, body.action.scheduled_for)
     return Response(status_code=204)
 
 
