@@ -10,6 +10,7 @@ from psycopg import Cursor
 from psycopg.rows import class_row
 
 from lakeledger.domain.table_maintenance import MAINTENANCE_QUEUES
+from lakeledger.projections.catalog_queries import READ_ONLY
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,13 @@ def tables_to_check(cur: Cursor, after: UUID, limit: int) -> list[TableToCheck]:
     """Live tables after ``after`` (by id) in warehouses where some policy is enabled."""
     cur.execute(_TO_CHECK, {"after": after, "limit": limit})
     return [TableToCheck(i, w, list(ns), n, m, _datetimes(c)) for i, w, ns, n, m, c in cur.fetchall()]
+
+
+def read_only(cur: Cursor) -> bool:
+    """Whether the server is in read-only maintenance mode: a job's commits would be refused (503)."""
+    cur.execute(READ_ONLY)
+    row = cur.fetchone()
+    return bool(row and row[0])
 
 
 def record_check(cur: Cursor, table_id: UUID, queue: str, at: datetime) -> None:

@@ -86,6 +86,8 @@ class MaintenanceChecks(TimedWork):
 
     def run_batch(self) -> tuple[int, int]:
         with self.pool.connection() as conn, conn.cursor() as cur:
+            if maintenance_queries.read_only(cur):
+                return 0, 0  # nothing is scheduled while no commit would be let through
             tables = maintenance_queries.tables_to_check(cur, self.after, self.batch)
             scheduled = 0
             for table in tables:
@@ -178,7 +180,8 @@ class MaintenanceRuns(TimedWork):
     def run_batch(self) -> tuple[int, int]:
         self.tasks_view.caught_up()
         with self.pool.connection() as conn, conn.cursor() as cur:
-            due = maintenance_queries.due_runs(cur, self.batch)
+            # a job's commits would be refused: due runs wait for the mode to end rather than spend their attempts
+            due = [] if maintenance_queries.read_only(cur) else maintenance_queries.due_runs(cur, self.batch)
         self._done_in_batch = 0
         for table_id, queue in due:
             if self._stop.is_set():

@@ -207,3 +207,36 @@ def test_with_openid_connect_on_the_jobs_commit_as_the_maintenance_identity(pg_u
         assert data_file_count(stack, warehouse, "t") == 1
     finally:
         server.stop()
+
+
+def test_nothing_is_scheduled_or_started_while_the_server_is_read_only(pg_url, tmp_path_factory):
+    """Read-only maintenance mode refuses every commit a job would make: the workers schedule nothing meanwhile, and
+    schedule the due run as soon as the mode ends. (No Spark: the job's Python is /bin/false, so it fails at once.)"""
+    from support import WorkersProcess
+
+    home = tmp_path_factory.mktemp("maintenance-read-only")
+    database = maintenance_database(pg_url)
+    api = maintenance_server(database, home, "unused.jar", LAKELEDGER__WORKERS="off")
+    workers: list = []
+    try:
+        stack = Stack(api, home)
+        warehouse = stack.warehouse("paused")
+        stack.small_files_table(warehouse, appends=3)
+        stack.policy(warehouse, "system.data-compaction",
+                     {"enabled": True, "trigger-small-files": 2, "min-input-files": 2})
+        switched = stack.client.post("/management/v1/maintenance-mode", json={"mode": "read-only"})
+        assert switched.status_code == 200, switched.text
+        workers.append(WorkersProcess(database, home, LAKELEDGER__MAINTENANCE="on",
+                                      LAKELEDGER__MAINTENANCE_CHECK_SECONDS="0.2",
+                                      LAKELEDGER__SPARK_PYTHON="/bin/false"))
+        time.sleep(4)  # a dozen check passes, each of which would have scheduled the run
+        assert stack.tasks(warehouse) == []
+        assert not [e for e in stack.history(warehouse) if e["type"].startswith("table-maintenance.")]
+        switched = stack.client.post("/management/v1/maintenance-mode", json={"mode": "off"})
+        assert switched.status_code == 200, switched.text
+        tasks = wait_until(lambda: stack.tasks(warehouse), 30, "the run to be scheduled once the mode ended")
+        assert [t["queue-name"] for t in tasks] == ["data_compaction"]
+    finally:
+        for w in workers:
+            w.stop()
+        api.stop()
