@@ -53,6 +53,17 @@ def check_due(settings: Mapping[str, Any], last_checked: datetime | None, now: d
     return last_checked is None or last_checked + duration(settings["schedule-interval"]) <= now
 
 
+# a table no enabled action reaches is looked at again this late (a policy set meanwhile brings the look forward)
+IDLE_RECHECK = timedelta(days=1)
+
+
+def next_check(intervals: Mapping[str, tuple[Any, datetime | None]], now: datetime) -> datetime:
+    """When the table is to be looked at next: the soonest of its enabled actions' last look plus schedule-interval
+    (``intervals``: queue -> (schedule-interval, last look)), or IDLE_RECHECK from now when none is enabled."""
+    times = [now if last is None else last + duration(interval) for interval, last in intervals.values()]
+    return max(now, min(times)) if times else now + IDLE_RECHECK
+
+
 def due_reason(policy_type: str, settings: Mapping[str, Any], figures: TableFigures, now: datetime) -> str | None:
     """Why the action is to run now (the trigger that holds, with the figures), or None when it is not."""
     if policy_type == DATA_COMPACTION:

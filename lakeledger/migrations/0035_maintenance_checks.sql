@@ -8,3 +8,11 @@ CREATE TABLE IF NOT EXISTS ll_maintenance_checks (
     checked_at  timestamptz NOT NULL,
     PRIMARY KEY (table_id, queue)
 );
+
+-- When a table is to be looked at next: the soonest schedule-interval of its enabled actions. A pass reads only the
+-- tables due (or whose warehouse's policies changed since their last look), not every table of the warehouse.
+CREATE TABLE IF NOT EXISTS ll_maintenance_tables (
+    table_id       uuid PRIMARY KEY,
+    checked_at     timestamptz NOT NULL,
+    next_check_at  timestamptz NOT NULL
+);

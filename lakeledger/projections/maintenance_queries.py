@@ -1,5 +1,6 @@
-"""Questions the maintenance workers (lakeledger/workers/maintainer.py) ask: which live tables may need a look (those
-of active warehouses where some policy is enabled), when each action was last looked at, which runs are due, and the
+"""Questions the maintenance workers (lakeledger/workers/maintainer.py) ask: which live tables need a look (those of
+active warehouses where some policy is enabled, whose next look is due or whose warehouse's policies changed since
+the last one), when each action was last looked at, which runs are due, and the
 table a run works on as it is now (renamed or moved since it was scheduled). On a ``Cursor`` of the worker's own."""
 
 from dataclasses import dataclass
@@ -39,12 +40,18 @@ _TO_CHECK = (
     " coalesce((SELECT jsonb_object_agg(c.queue, c.checked_at) FROM ll_maintenance_checks c WHERE c.table_id = t.id),"
     " '{}'::jsonb) AS checks"
     " FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id AND w.status = 'active'"
+    " LEFT JOIN ll_maintenance_tables m ON m.table_id = t.id"
     " WHERE t.typ = 'table' AND t.dropped_at IS NULL AND t.id > %(after)s"
     " AND EXISTS (SELECT 1 FROM ll_maintenance_policies p WHERE p.warehouse_id = t.warehouse_id"
     " AND p.parameters @> '{\"enabled\": true}')"
+    " AND (m.table_id IS NULL OR m.next_check_at <= now() OR m.checked_at < (SELECT max(p.set_at)"
+    " FROM ll_maintenance_policies p WHERE p.warehouse_id = t.warehouse_id))"
     " ORDER BY t.id LIMIT %(limit)s")
 _CHECKED = ("INSERT INTO ll_maintenance_checks (table_id, queue, checked_at) VALUES (%(table)s, %(queue)s, %(at)s)"
             " ON CONFLICT (table_id, queue) DO UPDATE SET checked_at = EXCLUDED.checked_at")
+_TABLE_CHECKED = ("INSERT INTO ll_maintenance_tables (table_id, checked_at, next_check_at)"
+                  " VALUES (%(table)s, %(at)s, %(next)s) ON CONFLICT (table_id) DO UPDATE"
+                  " SET checked_at = EXCLUDED.checked_at, next_check_at = EXCLUDED.next_check_at")
 _DUE = ("SELECT entity_id, queue FROM ll_tasks WHERE queue = ANY(%(queues)s) AND status IN ('SCHEDULED', 'RUNNING')"
         " AND scheduled_for <= now() ORDER BY scheduled_for LIMIT %(limit)s")
 _NEXT_DUE = ("SELECT extract(epoch FROM min(scheduled_for) - now()) FROM ll_tasks WHERE queue = ANY(%(queues)s)"
@@ -73,6 +80,10 @@ def read_only(cur: Cursor) -> bool:
 
 def record_check(cur: Cursor, table_id: UUID, queue: str, at: datetime) -> None:
     cur.execute(_CHECKED, {"table": table_id, "queue": queue, "at": at})
+
+
+def record_table_check(cur: Cursor, table_id: UUID, at: datetime, next_at: datetime) -> None:
+    cur.execute(_TABLE_CHECKED, {"table": table_id, "at": at, "next": next_at})
 
 
 def due_runs(cur: Cursor, limit: int) -> list[tuple[UUID, str]]:

@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -26,6 +27,7 @@ from lakeledger.domain.maintenance_triggers import (
     check_due,
     due_reason,
     enabled,
+    next_check,
     small_file_bytes,
 )
 from lakeledger.domain.provenance import Provenance
@@ -54,6 +56,8 @@ from lakeledger.workers.timed_work import TimedWork
 logger = logging.getLogger("lakeledger.maintenance")
 
 ACTOR = "system:maintenance"
+# a table whose look failed (its metadata unreadable, its storage down) is looked at again this much later
+FAILED_CHECK_PAUSE = timedelta(minutes=5)
 _NO_TABLE = UUID(int=0)
 
 
@@ -95,6 +99,9 @@ class MaintenanceChecks(TimedWork):
                     scheduled += self.check(cur, table)
                 except Exception:  # one table whose metadata cannot be read holds up no other
                     logger.warning("Maintenance check of table %s failed", table.id, exc_info=True)
+                    conn.rollback()
+                    now = self.ledger.now()
+                    maintenance_queries.record_table_check(cur, table.id, now, now + FAILED_CHECK_PAUSE)
                 conn.commit()
         if tables:
             self.after = tables[-1].id
@@ -109,9 +116,13 @@ class MaintenanceChecks(TimedWork):
         now = self.ledger.now()
         figures: TableFigures | None = None
         scheduled = 0
+        looked: dict[str, tuple[Any, datetime | None]] = {}  # enabled queue -> (its interval, its last look)
         for policy_type, queue in QUEUE_OF_POLICY.items():
             settings = _settings(policy, policy_type)
-            if not enabled(settings) or not check_due(settings, table.checks.get(queue), now):
+            if not enabled(settings):
+                continue
+            looked[queue] = (settings["schedule-interval"], table.checks.get(queue))
+            if not check_due(settings, table.checks.get(queue), now):
                 continue
             if figures is None:
                 figures = self._figures(table, small_file_bytes(_settings(policy, DATA_COMPACTION)))
@@ -119,6 +130,8 @@ class MaintenanceChecks(TimedWork):
             if reason is not None and self._schedule(table, queue, reason, settings):
                 scheduled += 1
             maintenance_queries.record_check(cur, table.id, queue, now)
+            looked[queue] = (settings["schedule-interval"], now)
+        maintenance_queries.record_table_check(cur, table.id, now, next_check(looked, now))
         return scheduled
 
     def _figures(self, table: TableToCheck, small_bytes: int) -> TableFigures:

@@ -13,7 +13,14 @@ from lakeledger.domain.maintenance_policy import (
     ORPHAN_FILE_REMOVAL,
     SNAPSHOT_EXPIRY,
 )
-from lakeledger.domain.maintenance_triggers import TableFigures, due_reason, expiry_cutoff, orphan_cutoff
+from lakeledger.domain.maintenance_triggers import (
+    IDLE_RECHECK,
+    TableFigures,
+    due_reason,
+    expiry_cutoff,
+    next_check,
+    orphan_cutoff,
+)
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table_maintenance import Backoff, RunRefused, TableMaintenance, maintenance_id
 from lakeledger.maintenance.procedures import calls, figures, table_argument
@@ -93,6 +100,14 @@ def test_triggers_say_why_with_the_figures():
     one = TableFigures(1, NOW - timedelta(days=60), 1, 0, 0, 1)
     assert due_reason(SNAPSHOT_EXPIRY, _settings(SNAPSHOT_EXPIRY), one, NOW) is None  # the one kept
     assert due_reason(ORPHAN_FILE_REMOVAL, _settings(ORPHAN_FILE_REMOVAL), one, NOW)
+
+
+def test_a_table_is_looked_at_next_at_its_soonest_enabled_interval():
+    assert next_check({}, NOW) == NOW + IDLE_RECHECK
+    assert next_check({"data_compaction": ("PT1H", None)}, NOW) == NOW  # never looked at
+    soonest = {"data_compaction": ("PT1H", NOW - timedelta(minutes=10)), "snapshot_expiry": ("P1D", NOW)}
+    assert next_check(soonest, NOW) == NOW + timedelta(minutes=50)
+    assert next_check({"orphan_file_removal": ("PT5M", NOW - timedelta(hours=2))}, NOW) == NOW  # overdue: now
 
 
 def test_cutoffs_keep_the_retention_and_never_delete_young_orphans():
