@@ -53,8 +53,11 @@ def check_due(settings: Mapping[str, Any], last_checked: datetime | None, now: d
     return last_checked is None or last_checked + duration(settings["schedule-interval"]) <= now
 
 
-def due_reason(policy_type: str, settings: Mapping[str, Any], figures: TableFigures, now: datetime) -> str | None:
-    """Why the action is to run now (the trigger that holds, with the figures), or None when it is not."""
+def due_reason(policy_type: str, settings: Mapping[str, Any], figures: TableFigures, now: datetime,
+               retention: timedelta | None = None) -> str | None:
+    """Why the action is to run now (the trigger that holds, with the figures), or None when it is not. An expiry
+    is not due while every snapshot is younger than the cutoff (``expiry_cutoff``: the policy's age or the
+    warehouse's time-travel ``retention``), whatever their number: it could remove none of them."""
     if policy_type == DATA_COMPACTION:
         small, trigger = figures.small_files, int(settings["trigger-small-files"])
         if small > trigger and small >= int(settings["min-input-files"]):
@@ -69,10 +72,12 @@ def due_reason(policy_type: str, settings: Mapping[str, Any], figures: TableFigu
         return None
     if policy_type == SNAPSHOT_EXPIRY:
         keep = int(settings["min-snapshots-to-keep"])
-        if figures.snapshots > int(settings["trigger-snapshots"]) and figures.snapshots > keep:
-            return f"{figures.snapshots} snapshots (more than {settings['trigger-snapshots']})"
         oldest = figures.oldest_snapshot_at
-        if figures.snapshots > keep and oldest is not None and oldest < now - duration(settings["max-snapshot-age"]):
+        if figures.snapshots <= keep or oldest is None or oldest >= expiry_cutoff(settings, retention, now):
+            return None
+        if figures.snapshots > int(settings["trigger-snapshots"]):
+            return f"{figures.snapshots} snapshots (more than {settings['trigger-snapshots']})"
+        if oldest < now - duration(settings["max-snapshot-age"]):
             return f"snapshots older than {settings['max-snapshot-age']} (the oldest from {oldest.isoformat()})"
         return None
     if policy_type == ORPHAN_FILE_REMOVAL:

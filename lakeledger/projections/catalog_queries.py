@@ -20,7 +20,7 @@ from lakeledger.projections.users_roles_queries import PROJECT_ROLES, like_patte
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
                      " status, protected, created_at, updated_at, name_matching, allowed_format_versions,"
-                     " default_format_version, managed_by")
+                     " default_format_version, managed_by, time_travel_retention")
 
 
 def _matched(warehouse_id: str, exact: str, folded: str) -> str:
@@ -318,6 +318,7 @@ class WarehouseRow:
     allowed_format_versions: list[int] = field(default_factory=lambda: [1, 2, 3])
     default_format_version: int | None = None
     managed_by: str = "self-managed"
+    time_travel_retention: str | None = None
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,9 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
            body={"allowed-format-versions": [1, 2, 3], "default-format-version": 2})
     answer("POST /management/v1/warehouse/{warehouse_id}/drop-purge-default", {200},
            body={"drop-purge-default": "keep"})
+    answer("POST /management/v1/warehouse/{warehouse_id}/time-travel-retention", {200},
+           body={"time-travel-retention": "P7D"})
+    answer("GET /management/v1/warehouse/{warehouse_id}/time-travel-retention", {200})
     answer(f"DELETE {view}", {204})
     answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
     answer("GET /management/v1/warehouse/{warehouse_id}/search-tabulars", {200}, query={"prefix": "t", "pageSize": "5"})
