@@ -48,9 +48,14 @@ def enabled(settings: Mapping[str, Any]) -> bool:
     return settings.get("enabled") is True
 
 
-def check_due(settings: Mapping[str, Any], last_checked: datetime | None, now: datetime) -> bool:
-    """Whether the table is to be checked again: never checked, or checked a schedule interval ago."""
-    return last_checked is None or last_checked + duration(settings["schedule-interval"]) <= now
+def check_due(settings: Mapping[str, Any], last_checked: datetime | None, now: datetime,
+              changed_at: datetime | None = None) -> bool:
+    """Whether the table is to be checked again: never checked, checked a schedule interval ago, or something the
+    decision depends on beyond the policy (``changed_at``: the warehouse's time-travel retention, for an expiry)
+    changed after the last check."""
+    if last_checked is None or last_checked + duration(settings["schedule-interval"]) <= now:
+        return True
+    return changed_at is not None and changed_at > last_checked
 
 
 def due_reason(policy_type: str, settings: Mapping[str, Any], figures: TableFigures, now: datetime,

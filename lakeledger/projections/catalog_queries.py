@@ -207,6 +207,7 @@ TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
               f" AND namespace_key = {_NAMESPACE_KEY} AND name_key = {_NAME_KEY} AND dropped_at IS NULL")
 
 WAREHOUSES = f"SELECT {WAREHOUSE_COLUMNS} FROM ll_warehouses"
+LATEST_METADATA_LOCATION = "SELECT metadata_location FROM ll_tabulars WHERE id = %(id)s AND typ = 'table'"
 
 WAREHOUSE_BY_NAME = f"{WAREHOUSES} WHERE project_id = %(project_id)s AND name = %(name)s"
 
@@ -650,6 +651,11 @@ class AsyncCatalogQueries:
     async def generic_table(self, table_id: UUID) -> GenericTableRow | None:
         """A generic table's description (the same now as at any time since its creation, which alone sets it)."""
         return await self._one(GenericTableRow, GENERIC_TABLE, {"id": table_id})
+
+    async def latest_metadata_location(self, table_id: UUID) -> str | None:
+        """The metadata file a table points at now, or last did (a dropped one's); None for a table not known."""
+        rows = await self._all(LATEST_METADATA_LOCATION, {"id": table_id})
+        return rows[0]["metadata_location"] if rows else None
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
         rows = await self._all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})

@@ -21,6 +21,7 @@ class TableToCheck:
     metadata_location: str | None
     checks: dict[str, datetime]  # queue -> when it was last looked at
     time_travel_retention: timedelta | None  # its warehouse's
+    time_travel_retention_set_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class LiveTable:
 # of each (maintenance_policies_queries.levels) says whether it does.
 _TO_CHECK = (
     "SELECT t.id, t.warehouse_id, t.namespace, t.name, t.metadata_location, w.time_travel_retention,"
+    " w.time_travel_retention_set_at,"
     " coalesce((SELECT jsonb_object_agg(c.queue, c.checked_at) FROM ll_maintenance_checks c WHERE c.table_id = t.id),"
     " '{}'::jsonb) AS checks"
     " FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id AND w.status = 'active'"
@@ -63,8 +65,8 @@ def _datetimes(checks: dict[str, str]) -> dict[str, datetime]:
 def tables_to_check(cur: Cursor, after: UUID, limit: int) -> list[TableToCheck]:
     """Live tables after ``after`` (by id) in warehouses where some policy is enabled."""
     cur.execute(_TO_CHECK, {"after": after, "limit": limit})
-    return [TableToCheck(i, w, list(ns), n, m, _datetimes(c), retention_of(r))
-            for i, w, ns, n, m, r, c in cur.fetchall()]
+    return [TableToCheck(i, w, list(ns), n, m, _datetimes(c), retention_of(r), r_at)
+            for i, w, ns, n, m, r, r_at, c in cur.fetchall()]
 
 
 def record_check(cur: Cursor, table_id: UUID, queue: str, at: datetime) -> None:

@@ -20,7 +20,7 @@ from uuid import UUID, uuid4
 import psycopg
 from psycopg import Cursor
 
-from lakeledger.domain.maintenance_policy import DATA_COMPACTION, TABLE, effective
+from lakeledger.domain.maintenance_policy import DATA_COMPACTION, SNAPSHOT_EXPIRY, TABLE, effective
 from lakeledger.domain.maintenance_triggers import (
     TableFigures,
     check_due,
@@ -109,7 +109,8 @@ class MaintenanceChecks(TimedWork):
         scheduled = 0
         for policy_type, queue in QUEUE_OF_POLICY.items():
             settings = _settings(policy, policy_type)
-            if not enabled(settings) or not check_due(settings, table.checks.get(queue), now):
+            changed_at = table.time_travel_retention_set_at if policy_type == SNAPSHOT_EXPIRY else None
+            if not enabled(settings) or not check_due(settings, table.checks.get(queue), now, changed_at):
                 continue
             if figures is None:
                 figures = self._figures(table, small_file_bytes(_settings(policy, DATA_COMPACTION)))

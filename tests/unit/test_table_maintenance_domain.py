@@ -14,7 +14,13 @@ from lakeledger.domain.maintenance_policy import (
     ORPHAN_FILE_REMOVAL,
     SNAPSHOT_EXPIRY,
 )
-from lakeledger.domain.maintenance_triggers import TableFigures, due_reason, expiry_cutoff, orphan_cutoff
+from lakeledger.domain.maintenance_triggers import (
+    TableFigures,
+    check_due,
+    due_reason,
+    expiry_cutoff,
+    orphan_cutoff,
+)
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table_maintenance import Backoff, RunRefused, TableMaintenance, maintenance_id
 from lakeledger.domain.warehouse import (
@@ -113,6 +119,15 @@ def test_an_expiry_the_retention_makes_pointless_is_not_due():
     assert due_reason(SNAPSHOT_EXPIRY, expiry, young, NOW) is None
     # the retention is the expiry's only: compaction and orphan removal run as before
     assert due_reason(ORPHAN_FILE_REMOVAL, _settings(ORPHAN_FILE_REMOVAL), aged, NOW, timedelta(days=7))
+
+
+def test_a_retention_set_since_the_last_check_makes_the_table_checked_again():
+    expiry = _settings(SNAPSHOT_EXPIRY)  # every PT6H
+    checked = NOW - timedelta(minutes=10)
+    assert not check_due(expiry, checked, NOW)
+    assert not check_due(expiry, checked, NOW, changed_at=NOW - timedelta(hours=1))
+    assert check_due(expiry, checked, NOW, changed_at=NOW - timedelta(minutes=5))
+    assert check_due(expiry, None, NOW) and check_due(expiry, NOW - timedelta(hours=6), NOW)
 
 
 def test_a_time_travel_retention_is_an_iso_duration_spelt_one_way():
