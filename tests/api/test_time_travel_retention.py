@@ -1,10 +1,15 @@
 """A warehouse's time-travel retention (Lakeledger's own setting): how long its tables' past stays readable, which
 snapshot expiry run by the catalog's maintenance honours (tests/e2e/test_maintenance_expiry_safety.py). Set through
-an endpoint of its own, recorded as an event only when it changes, and a bad value is a 400 that appends nothing."""
+an endpoint of its own, recorded as an event only when it changes, and a bad value is a 400 that appends nothing;
+read with what seeing the warehouse takes, set with what its other retention settings take (OpenFGA); rebuilt."""
 
+import os
+import subprocess
+import sys
 import uuid
 
 import pytest
+from support import event_count, openfga_api, signed_in
 
 MANAGEMENT = "/management/v1/warehouse"
 
@@ -49,3 +54,55 @@ def test_an_unknown_warehouse_is_404(client):
     unknown = _retention(str(uuid.uuid4()))
     assert client.get(unknown).status_code == 404
     assert client.post(unknown, json={"time-travel-retention": "P1D"}).status_code == 404
+
+
+def test_a_rebuild_gives_the_same_retentions(client, warehouse, db, pg_url, data_dir):
+    assert client.post(_retention(warehouse["id"]), json={"time-travel-retention": "P3D"}).status_code == 200
+
+    def rows() -> list:
+        return db.execute("SELECT id, time_travel_retention, time_travel_retention_set_at FROM ll_warehouses"
+                          " ORDER BY id").fetchall()
+
+    live = rows()
+    assert (uuid.UUID(warehouse["id"]), "P3D") in {(r[0], r[1]) for r in live}
+    env = {"LAKELEDGER__PG_URL": pg_url, "LAKELEDGER__DATA_DIR": str(data_dir)}
+    done = subprocess.run([sys.executable, "-m", "lakeledger.cli", "rebuild"], env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert rows() == live
+
+
+@pytest.fixture(scope="module")
+def fga_api(oidc, openfga, pg_url, tmp_path_factory):
+    with openfga_api(pg_url, tmp_path_factory, oidc, openfga, "retention") as server:
+        yield server
+
+
+def test_reading_takes_seeing_the_warehouse_and_setting_takes_modify(fga_api, oidc, tmp_path):
+    with signed_in(fga_api, oidc, "spark") as spark:
+        assert spark.post("/management/v1/bootstrap",
+                          json={"accept-terms-of-use": True, "is-operator": True}).status_code == 204
+        r = spark.post("/management/v1/project", json={"project-name": "retention"})
+        project = r.json()["project-id"]
+        r = spark.post(MANAGEMENT, json={"warehouse-name": "wh", "project-id": project,
+                                         "storage-profile": {"type": "file", "location": f"file://{tmp_path}"}})
+        assert r.status_code == 201, r.text
+        path = _retention(r.json()["warehouse-id"])
+        grants = f"{MANAGEMENT}/{r.json()['warehouse-id']}/grants"
+
+        def grant(privilege: str) -> None:
+            with signed_in(fga_api, oidc, "spark", project) as admin:
+                assert admin.post(grants, json={"writes": [
+                    {"privilege": privilege, "principal": {"user": "oidc~bob"}}]}).status_code == 204
+
+        with signed_in(fga_api, oidc, "bob", project) as bob:
+            assert bob.get(path).status_code in (403, 404)
+            grant("describe")
+            assert bob.get(path).json() == {"time-travel-retention": None}
+            before = event_count(fga_api.database)
+            refused = bob.post(path, json={"time-travel-retention": "P1D"})
+            assert refused.status_code == 403, refused.text
+            assert event_count(fga_api.database) == before
+            grant("modify")
+            r = bob.post(path, json={"time-travel-retention": "P1D"})
+            assert r.status_code == 200 and r.json() == {"time-travel-retention": "P1D"}, r.text
