@@ -127,3 +127,11 @@ def test_the_time_travel_retention_keeps_the_past_readable_until_it_is_shortened
     earlier = RestCatalog("earlier", uri=f"{stack.server.url}/catalog", warehouse=f"retained@seq:{before_append}")
     with pytest.raises(NoSuchTableError, match=f"current snapshot {ids[-1]} has been expired since"):
         earlier.load_table("ns.events")
+    # server-side scan planning of the past plans what loading it shows
+    plan = f"/catalog/v1/{warehouse['id']}@seq:{after_append}/namespaces/ns/tables/events/plan"
+    r = stack.client.post(plan, json={"snapshot-id": ids[0]})
+    assert r.status_code == 400 and f"Snapshot does not exist: {ids[0]}" in r.json()["error"]["message"], r.text
+    r = stack.client.post(plan, json={})
+    assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+    r = stack.client.post(plan.replace(f"@seq:{after_append}", f"@seq:{before_append}"), json={})
+    assert r.status_code == 404 and "has been expired since" in r.json()["error"]["message"], r.text
