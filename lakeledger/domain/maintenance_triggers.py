@@ -4,7 +4,7 @@
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import isodate
@@ -16,6 +16,7 @@ from lakeledger.domain.maintenance_policy import (
     ORPHAN_FILE_REMOVAL,
     SNAPSHOT_EXPIRY,
 )
+from lakeledger.domain.table_metadata import TableMetadata
 
 # A data file smaller than this part of the target size counts as small (Iceberg's rewrite_data_files takes files
 # below 75 % of the target as candidates by default: min-file-size-bytes)
@@ -27,11 +28,20 @@ class TableFigures:
     """What the table's current metadata says, as far as the triggers ask."""
 
     snapshots: int
-    oldest_snapshot_at: datetime | None
+    oldest_snapshot_at: datetime | None  # of those an expiry may remove (``oldest_expirable_at``)
     data_files: int
     small_files: int  # data files smaller than SMALL_FRACTION of the data-compaction target size
     delete_files: int
     manifests: int
+
+
+def oldest_expirable_at(metadata: TableMetadata) -> datetime | None:
+    """When the oldest snapshot an expiry may remove was made. A snapshot a branch or tag points at is never removed
+    for its age (unless the ref itself has a max-ref-age-ms), so an old tag alone does not make a run due: every
+    run would find it kept, and another would follow every schedule interval."""
+    protected = {ref.snapshot_id for ref in metadata.refs.values() if ref.max_ref_age_ms is None}
+    found = min((s.timestamp_ms for s in metadata.snapshots if s.snapshot_id not in protected), default=None)
+    return None if found is None else datetime.fromtimestamp(found / 1000, UTC)
 
 
 def duration(value: Any) -> timedelta:

@@ -5,7 +5,10 @@ from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 import pytest
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
 
+from lakeledger.domain import table_metadata as tm
 from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.maintenance_policy import (
     DATA_COMPACTION,
@@ -19,6 +22,7 @@ from lakeledger.domain.maintenance_triggers import (
     check_due,
     due_reason,
     expiry_cutoff,
+    oldest_expirable_at,
     orphan_cutoff,
 )
 from lakeledger.domain.provenance import Provenance
@@ -119,6 +123,38 @@ def test_an_expiry_the_retention_makes_pointless_is_not_due():
     assert due_reason(SNAPSHOT_EXPIRY, expiry, young, NOW) is None
     # the retention is the expiry's only: compaction and orphan removal run as before
     assert due_reason(ORPHAN_FILE_REMOVAL, _settings(ORPHAN_FILE_REMOVAL), aged, NOW, timedelta(days=7))
+
+
+def _snapshots(refs: list[dict]):
+    metadata = tm.new_metadata(Schema(NestedField(1, "id", LongType(), required=True)), None, None, "file:///w/t", {},
+                               uuid4())
+    parent = None
+    for snapshot_id in (1, 2, 3):
+        snapshot = {"snapshot-id": snapshot_id, "sequence-number": snapshot_id, "timestamp-ms": snapshot_id * 1000,
+                    "manifest-list": f"file:///w/t/metadata/snap-{snapshot_id}.avro", "schema-id": 0,
+                    "summary": {"operation": "append"}, **({"parent-snapshot-id": parent} if parent else {})}
+        metadata = tm.apply_commit(metadata, "file:///w/t/metadata/1.metadata.json", [], tm.parse_updates([
+            {"action": "add-snapshot", "snapshot": snapshot},
+            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id}]))
+        parent = snapshot_id
+    updates = [{"action": "set-snapshot-ref", **ref} for ref in refs]
+    return tm.apply_commit(metadata, "file:///w/t/metadata/2.metadata.json", [], tm.parse_updates(updates))
+
+
+def test_a_snapshot_a_ref_keeps_does_not_make_an_expiry_due():
+    def at(seconds: int) -> datetime:
+        return datetime.fromtimestamp(seconds, UTC)
+
+    assert oldest_expirable_at(_snapshots([])) == at(1)
+    tagged = _snapshots([{"ref-name": "t", "type": "tag", "snapshot-id": 1}])
+    assert oldest_expirable_at(tagged) == at(2)  # the tag keeps 1 for ever; 2 may go
+    everything = _snapshots([{"ref-name": "t", "type": "tag", "snapshot-id": 1},
+                             {"ref-name": "b", "type": "branch", "snapshot-id": 2}])
+    assert oldest_expirable_at(everything) is None  # every snapshot is a ref's own: an expiry would remove none
+    figures = TableFigures(3, oldest_expirable_at(everything), 1, 0, 0, 1)
+    assert due_reason(SNAPSHOT_EXPIRY, _settings(SNAPSHOT_EXPIRY, **{"trigger-snapshots": 2}), figures, NOW) is None
+    aging = _snapshots([{"ref-name": "t", "type": "tag", "snapshot-id": 1, "max-ref-age-ms": 1000}])
+    assert oldest_expirable_at(aging) == at(1)  # a tag that itself expires does not keep its snapshot
 
 
 def test_a_retention_set_since_the_last_check_makes_the_table_checked_again():
