@@ -264,6 +264,16 @@ class GetWarehouseResponse(_Management):
     updated_at: datetime | None = Field(alias="updated-at")
 
 
+class TimeTravelRetention(_Management):
+    """A warehouse's time-travel retention (Lakeledger's own setting; Lakekeeper has none)."""
+
+    time_travel_retention: str | None = Field(
+        alias="time-travel-retention",
+        description="An ISO-8601 duration (PT1H to P36500D; answered in ISO-8601's own spelling, PT48H as P2D) "
+                    "or null (none): snapshot expiry never removes a snapshot younger than it, so catalog time "
+                    "travel and `VERSION AS OF` keep working inside it")
+
+
 class ListWarehousesResponse(_Management):
     warehouses: list[GetWarehouseResponse]
 

@@ -1,6 +1,8 @@
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
+import isodate
 from eventsourcing.domain import event
 from pydantic import TypeAdapter, ValidationError
 
@@ -9,6 +11,7 @@ from lakeledger.domain.deletion import check_expiration
 from lakeledger.domain.errors import BadRequest, NoSuchWarehouse, Protected, WarehouseInactive
 from lakeledger.domain.format_versions import ALL_VERSIONS, FormatVersionPolicy
 from lakeledger.domain.json_types import JsonObject
+from lakeledger.domain.maintenance_policy import Duration
 from lakeledger.domain.managed_access import managed_access_changes
 from lakeledger.domain.names import CASE_INSENSITIVE, EXACT, NAME_MATCHINGS, check_composed_name
 from lakeledger.domain.provenance import Provenance
@@ -67,6 +70,33 @@ def parse_drop_purge_default(raw: Any, required: bool = False) -> str:
     return raw
 
 
+# A time-travel retention shorter than an hour protects nothing a snapshot-expiry policy could remove (its
+# max-snapshot-age is an hour at least); the upper bound is the policies' own.
+RETENTION_BOUNDS = (timedelta(hours=1), timedelta(days=36_500))
+_retentions = TypeAdapter(Duration | None)
+
+
+def parse_time_travel_retention(raw: Any) -> str | None:
+    """A ``time-travel-retention``: an ISO-8601 duration (as the maintenance policies take them) or null (none),
+    answered in ISO-8601's own spelling (``PT48H`` is ``P2D``), so an equal duration is an equal string."""
+    try:
+        found = _retentions.validate_python(raw)
+    except ValidationError as e:
+        raise BadRequest(f"time-travel-retention: {e.errors()[0].get('msg')}") from None
+    if found is None:
+        return None
+    low, high = RETENTION_BOUNDS
+    if not low <= found <= high:
+        raise BadRequest(f"time-travel-retention must lie between {isodate.duration_isoformat(low)} and "
+                         f"{isodate.duration_isoformat(high)}, not {raw}")
+    return str(isodate.duration_isoformat(found))
+
+
+def retention_of(value: str | None) -> timedelta | None:
+    """A recorded time-travel retention as a duration."""
+    return None if value is None else isodate.parse_duration(value)
+
+
 def _first_error(e: ValidationError) -> str:
     err = e.errors()[0]
     where = ".".join(str(p) for p in err.get("loc", ()))
@@ -86,6 +116,7 @@ class Warehouse(CatalogAggregate):
     default_format_version = ALL_VERSIONS.default
     managed_by = SELF_MANAGED
     managed_access = False  # until a ManagedAccessSet (lakeledger/authz/model.py: managed access)
+    time_travel_retention = None  # until a TimeTravelRetentionSet (an ISO-8601 duration)
 
     class Created(CatalogAggregate.Created):
         """Version 2 added ``drop_purge_default``; warehouses created before it purge, as they always did.
@@ -150,6 +181,12 @@ class Warehouse(CatalogAggregate):
 
     class ProtectionSet(CatalogAggregate.Event):
         protected: bool
+
+    class TimeTravelRetentionSet(CatalogAggregate.Event):
+        """How long a table's past stays readable (an ISO-8601 duration, or None: as long as its expiry policy
+        keeps it): snapshot expiry run by the catalog's maintenance keeps every snapshot younger than this."""
+
+        time_travel_retention: str | None
 
     class ManagedAccessSet(CatalogAggregate.Event):
         """Managed access on (or off): inside the warehouse, owning an object no longer gives the right to grant
@@ -306,6 +343,13 @@ class Warehouse(CatalogAggregate):
         if protected != self.protected:
             self._protection_set(protected=protected, actor=by.actor, request_id=by.request_id)
 
+    def set_time_travel_retention(self, value: Any, by: Provenance) -> None:
+        """Applies to expiry runs from now on; a snapshot already expired stays expired."""
+        self.ensure_live()
+        value = parse_time_travel_retention(value)
+        if value != self.time_travel_retention:
+            self._time_travel_retention_set(time_travel_retention=value, actor=by.actor, request_id=by.request_id)
+
     def set_managed_access(self, managed_access: bool, by: Provenance) -> None:
         self.ensure_live()
         if managed_access_changes(self.managed_access, managed_access):
@@ -348,6 +392,10 @@ class Warehouse(CatalogAggregate):
     @event(ProtectionSet)
     def _protection_set(self, protected: bool, actor: str, request_id: str) -> None:
         self.protected = protected
+
+    @event(TimeTravelRetentionSet)
+    def _time_travel_retention_set(self, time_travel_retention: str | None, actor: str, request_id: str) -> None:
+        self.time_travel_retention = time_travel_retention
 
     @event(ManagedAccessSet)
     def _managed_access_set(self, managed_access: bool, actor: str, request_id: str) -> None:

@@ -3,11 +3,9 @@ small), its delete files and its manifests. Read with pyiceberg over the warehou
 credential (lakeledger/storage/iceberg_io.py): a check reads the manifest list and the manifests of the current
 snapshot once, no data file."""
 
-from datetime import UTC, datetime
-
 from pyiceberg.manifest import ManifestContent
 
-from lakeledger.domain.maintenance_triggers import TableFigures
+from lakeledger.domain.maintenance_triggers import TableFigures, oldest_expirable_at
 from lakeledger.domain.table_metadata import TableMetadata
 from lakeledger.storage.base import Storage
 from lakeledger.storage.iceberg_io import StorageFileIO
@@ -15,8 +13,7 @@ from lakeledger.storage.iceberg_io import StorageFileIO
 
 def table_figures(metadata: TableMetadata, storage: Storage, small_bytes: int) -> TableFigures:
     snapshots = list(metadata.snapshots)
-    oldest = min((s.timestamp_ms for s in snapshots), default=None)
-    oldest_at = None if oldest is None else datetime.fromtimestamp(oldest / 1000, UTC)
+    oldest_at = oldest_expirable_at(metadata)
     current = metadata.current_snapshot()
     if current is None:
         return TableFigures(len(snapshots), oldest_at, 0, 0, 0, 0)

@@ -118,6 +118,12 @@ class CatalogProjection:
                     (e.drop_purge_default, e.timestamp, e.originator_id))
 
     @apply.register
+    def _(self, e: Warehouse.TimeTravelRetentionSet, cur: Cursor) -> None:
+        cur.execute("UPDATE ll_warehouses SET time_travel_retention = %s, time_travel_retention_set_at = %s,"
+                    " updated_at = %s WHERE id = %s",
+                    (e.time_travel_retention, e.timestamp, e.timestamp, e.originator_id))
+
+    @apply.register
     def _(self, e: Warehouse.ManagedBySet, cur: Cursor) -> None:
         cur.execute("UPDATE ll_warehouses SET managed_by = %s, updated_at = %s WHERE id = %s",
                     (e.managed_by, e.timestamp, e.originator_id))

@@ -20,7 +20,7 @@ from lakeledger.projections.users_roles_queries import PROJECT_ROLES, like_patte
 
 WAREHOUSE_COLUMNS = ("id, project_id, name, storage_profile, storage_secret, delete_profile, drop_purge_default,"
                      " status, protected, created_at, updated_at, name_matching, allowed_format_versions,"
-                     " default_format_version, managed_by")
+                     " default_format_version, managed_by, time_travel_retention")
 
 
 def _matched(warehouse_id: str, exact: str, folded: str) -> str:
@@ -207,6 +207,7 @@ TABULAR_ID = ("SELECT id FROM ll_tabulars WHERE warehouse_id = %(warehouse_id)s"
               f" AND namespace_key = {_NAMESPACE_KEY} AND name_key = {_NAME_KEY} AND dropped_at IS NULL")
 
 WAREHOUSES = f"SELECT {WAREHOUSE_COLUMNS} FROM ll_warehouses"
+LATEST_METADATA_LOCATION = "SELECT metadata_location FROM ll_tabulars WHERE id = %(id)s AND typ = 'table'"
 
 WAREHOUSE_BY_NAME = f"{WAREHOUSES} WHERE project_id = %(project_id)s AND name = %(name)s"
 
@@ -318,6 +319,7 @@ class WarehouseRow:
     allowed_format_versions: list[int] = field(default_factory=lambda: [1, 2, 3])
     default_format_version: int | None = None
     managed_by: str = "self-managed"
+    time_travel_retention: str | None = None
 
 
 @dataclass(frozen=True)
@@ -649,6 +651,11 @@ class AsyncCatalogQueries:
     async def generic_table(self, table_id: UUID) -> GenericTableRow | None:
         """A generic table's description (the same now as at any time since its creation, which alone sets it)."""
         return await self._one(GenericTableRow, GENERIC_TABLE, {"id": table_id})
+
+    async def latest_metadata_location(self, table_id: UUID) -> str | None:
+        """The metadata file a table points at now, or last did (a dropped one's); None for a table not known."""
+        rows = await self._all(LATEST_METADATA_LOCATION, {"id": table_id})
+        return rows[0]["metadata_location"] if rows else None
 
     async def tabulars(self, namespace_id: UUID, typ: str, after: str | None, limit: int) -> list[str]:
         rows = await self._all(TABULARS, {"namespace_id": namespace_id, "typ": typ, "after": after, "limit": limit})

@@ -377,6 +377,15 @@ def _(e: Warehouse.DropPurgeDefaultSet, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: Warehouse.TimeTravelRetentionSet, before: Entity | None) -> EventDigest:
+    entity = _known(before, WAREHOUSE, e)
+    if e.time_travel_retention is None:
+        return EventDigest(entity, f"removed the time-travel retention of warehouse {dotted(entity.name)}")
+    return EventDigest(entity, f"set the time-travel retention of warehouse {dotted(entity.name)} to "
+                               f"{e.time_travel_retention}")
+
+
+@_digest.register
 def _(e: Warehouse.ProtectionSet, before: Entity | None) -> EventDigest:
     entity = _known(before, WAREHOUSE, e)
     return EventDigest(entity, f"{_protection(e.protected)} warehouse {dotted(entity.name)}")

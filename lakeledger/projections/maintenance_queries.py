@@ -4,13 +4,13 @@ the last one), when each action was last looked at, which runs are due, and the
 table a run works on as it is now (renamed or moved since it was scheduled). On a ``Cursor`` of the worker's own."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from psycopg import Cursor
-from psycopg.rows import class_row
 
 from lakeledger.domain.table_maintenance import MAINTENANCE_QUEUES
+from lakeledger.domain.warehouse import retention_of
 from lakeledger.projections.catalog_queries import READ_ONLY
 
 
@@ -22,6 +22,8 @@ class TableToCheck:
     name: str
     metadata_location: str | None
     checks: dict[str, datetime]  # queue -> when it was last looked at
+    time_travel_retention: timedelta | None  # its warehouse's
+    time_travel_retention_set_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -31,12 +33,14 @@ class LiveTable:
     namespace: list[str]
     name: str
     metadata_location: str | None
+    time_travel_retention: timedelta | None  # its warehouse's
 
 
 # An enabled setting anywhere in a warehouse may reach any of its tables (inherited downwards); the effective policy
 # of each (maintenance_policies_queries.levels) says whether it does.
 _TO_CHECK = (
-    "SELECT t.id, t.warehouse_id, t.namespace, t.name, t.metadata_location,"
+    "SELECT t.id, t.warehouse_id, t.namespace, t.name, t.metadata_location, w.time_travel_retention,"
+    " w.time_travel_retention_set_at,"
     " coalesce((SELECT jsonb_object_agg(c.queue, c.checked_at) FROM ll_maintenance_checks c WHERE c.table_id = t.id),"
     " '{}'::jsonb) AS checks"
     " FROM ll_tabulars t JOIN ll_warehouses w ON w.id = t.warehouse_id AND w.status = 'active'"
@@ -45,7 +49,8 @@ _TO_CHECK = (
     " AND EXISTS (SELECT 1 FROM ll_maintenance_policies p WHERE p.warehouse_id = t.warehouse_id"
     " AND p.parameters @> '{\"enabled\": true}')"
     " AND (m.table_id IS NULL OR m.next_check_at <= now() OR m.checked_at < (SELECT max(p.set_at)"
-    " FROM ll_maintenance_policies p WHERE p.warehouse_id = t.warehouse_id))"
+    " FROM ll_maintenance_policies p WHERE p.warehouse_id = t.warehouse_id)"
+    " OR m.checked_at < w.time_travel_retention_set_at)"
     " ORDER BY t.id LIMIT %(limit)s")
 _CHECKED = ("INSERT INTO ll_maintenance_checks (table_id, queue, checked_at) VALUES (%(table)s, %(queue)s, %(at)s)"
             " ON CONFLICT (table_id, queue) DO UPDATE SET checked_at = EXCLUDED.checked_at")
@@ -56,7 +61,8 @@ _DUE = ("SELECT entity_id, queue FROM ll_tasks WHERE queue = ANY(%(queues)s) AND
         " AND scheduled_for <= now() ORDER BY scheduled_for LIMIT %(limit)s")
 _NEXT_DUE = ("SELECT extract(epoch FROM min(scheduled_for) - now()) FROM ll_tasks WHERE queue = ANY(%(queues)s)"
              " AND status = 'SCHEDULED'")
-_LIVE = ("SELECT t.warehouse_id, w.name AS warehouse_name, t.namespace, t.name, t.metadata_location FROM ll_tabulars t"
+_LIVE = ("SELECT t.warehouse_id, w.name AS warehouse_name, t.namespace, t.name, t.metadata_location,"
+         " w.time_travel_retention FROM ll_tabulars t"
          " JOIN ll_warehouses w ON w.id = t.warehouse_id AND w.status = 'active'"
          " WHERE t.id = %(id)s AND t.typ = 'table' AND t.dropped_at IS NULL")
 
@@ -68,7 +74,8 @@ def _datetimes(checks: dict[str, str]) -> dict[str, datetime]:
 def tables_to_check(cur: Cursor, after: UUID, limit: int) -> list[TableToCheck]:
     """Live tables after ``after`` (by id) in warehouses where some policy is enabled."""
     cur.execute(_TO_CHECK, {"after": after, "limit": limit})
-    return [TableToCheck(i, w, list(ns), n, m, _datetimes(c)) for i, w, ns, n, m, c in cur.fetchall()]
+    return [TableToCheck(i, w, list(ns), n, m, _datetimes(c), retention_of(r), r_at)
+            for i, w, ns, n, m, r, r_at, c in cur.fetchall()]
 
 
 def read_only(cur: Cursor) -> bool:
@@ -100,6 +107,9 @@ def seconds_until_next_run(cur: Cursor) -> float | None:
 
 
 def live_table(cur: Cursor, table_id: UUID) -> LiveTable | None:
-    rows = cur.connection.cursor(row_factory=class_row(LiveTable))
-    rows.execute(_LIVE, {"id": table_id})
-    return rows.fetchone()
+    cur.execute(_LIVE, {"id": table_id})
+    row = cur.fetchone()
+    if row is None:
+        return None
+    warehouse_id, warehouse_name, namespace, name, metadata_location, retention = row
+    return LiveTable(warehouse_id, warehouse_name, list(namespace), name, metadata_location, retention_of(retention))

@@ -31,6 +31,7 @@ from lakeledger.domain.warehouse import (
     parse_drop_purge_default,
     parse_name_matching,
     parse_storage_profile,
+    parse_time_travel_retention,
 )
 from lakeledger.eventstore.log import ConcurrentChange
 from lakeledger.projections.driver import ProjectionDriver
@@ -301,6 +302,16 @@ class ManagementService:
         def command() -> None:
             wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
             wh.set_format_version_policy(policy, by)
+            self.ledger.append(wh)
+
+        self.ledger.retrying(command)
+
+    def set_time_travel_retention(self, warehouse_id: str, value: object, by: Provenance) -> None:
+        value = parse_time_travel_retention(value)
+
+        def command() -> None:
+            wh = resolve.warehouse_aggregate(self.ledger, warehouse_id)
+            wh.set_time_travel_retention(value, by)
             self.ledger.append(wh)
 
         self.ledger.retrying(command)

@@ -21,7 +21,7 @@ from uuid import UUID, uuid4
 import psycopg
 from psycopg import Cursor
 
-from lakeledger.domain.maintenance_policy import DATA_COMPACTION, TABLE, effective
+from lakeledger.domain.maintenance_policy import DATA_COMPACTION, SNAPSHOT_EXPIRY, TABLE, effective
 from lakeledger.domain.maintenance_triggers import (
     TableFigures,
     check_due,
@@ -122,11 +122,12 @@ class MaintenanceChecks(TimedWork):
             if not enabled(settings):
                 continue
             looked[queue] = (settings["schedule-interval"], table.checks.get(queue))
-            if not check_due(settings, table.checks.get(queue), now):
+            changed_at = table.time_travel_retention_set_at if policy_type == SNAPSHOT_EXPIRY else None
+            if not check_due(settings, table.checks.get(queue), now, changed_at):
                 continue
             if figures is None:
                 figures = self._figures(table, small_file_bytes(_settings(policy, DATA_COMPACTION)))
-            reason = due_reason(policy_type, settings, figures, now)
+            reason = due_reason(policy_type, settings, figures, now, table.time_travel_retention)
             if reason is not None and self._schedule(table, queue, reason, settings):
                 scheduled += 1
             maintenance_queries.record_check(cur, table.id, queue, now)
@@ -225,8 +226,9 @@ class MaintenanceRuns(TimedWork):
         attempt = self._record(table_id, queue, lambda r: r.start(self.worker, by))
         started = time.monotonic()
         try:
+            # the retention as the warehouse has it now, not as when the run was scheduled: one set since counts
             calls = procedures.calls(POLICY_OF_QUEUE[queue], run.settings, [*table.namespace, table.name], CATALOG,
-                                     self.ledger.now())
+                                     self.ledger.now(), table.time_travel_retention)
             figures = self.jobs.run(Job(table.warehouse_name, calls, by.request_id), self._stop)
         except JobStopped:
             logger.info("Maintenance run %s stopped with its worker; the next worker takes it over", task)

@@ -22,6 +22,8 @@ from fuzzing import CHECKS, EXAMPLES, GENERIC_TABLE, NAMESPACE, TABLE, VIEW_VERS
 from schemathesis.specs.openapi.checks import negative_data_rejection
 from support import SCHEMA
 
+from lakeledger.domain.table_maintenance import MAINTENANCE_QUEUES
+
 
 def test_fuzzed_operations_answer_by_the_served_openapi_document(server, client, tmp_path):
     schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json")
@@ -201,6 +203,9 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
            body={"allowed-format-versions": [1, 2, 3], "default-format-version": 2})
     answer("POST /management/v1/warehouse/{warehouse_id}/drop-purge-default", {200},
            body={"drop-purge-default": "keep"})
+    answer("POST /management/v1/warehouse/{warehouse_id}/time-travel-retention", {200},
+           body={"time-travel-retention": "P7D"})
+    answer("GET /management/v1/warehouse/{warehouse_id}/time-travel-retention", {200})
     answer(f"DELETE {view}", {204})
     answer("GET /management/v1/warehouse/{warehouse_id}/deleted-tabulars", {200}, query={"pageSize": "10"})
     answer("GET /management/v1/warehouse/{warehouse_id}/search-tabulars", {200}, query={"prefix": "t", "pageSize": "5"})
@@ -211,8 +216,7 @@ def test_a_good_request_to_every_operation_is_answered_as_documented(server, cli
     [view_task] = [t["task-id"] for t in listed["tasks"] if t["entity"].get("view-id") == objects["view_id"]]
     answer(f"GET {wh_tasks}/by-id/{{task_id}}", {200}, task_id=view_task, query={"numAttempts": "5"})
     answer(f"POST {wh_tasks}/control", {204}, body={"action": {"action-type": "cancel"}, "task-ids": [view_task]})
-    for queue in ("tabular_expiration", "soft_deletion", "tabular_purge", "data_compaction", "metadata_compaction",
-                  "snapshot_expiry", "orphan_file_removal"):
+    for queue in ("tabular_expiration", "soft_deletion", "tabular_purge", *MAINTENANCE_QUEUES):
         config = f"/management/v1/warehouse/{{warehouse_id}}/task-queue/{queue}/config"
         answer(f"POST {config}", {204}, body={"queue-config": {}, "max-seconds-since-last-heartbeat": 60})
         answer(f"GET {config}", {200})

@@ -5,7 +5,11 @@ from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 import pytest
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
 
+from lakeledger.domain import table_metadata as tm
+from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.maintenance_policy import (
     DATA_COMPACTION,
     DEFAULTS,
@@ -16,13 +20,22 @@ from lakeledger.domain.maintenance_policy import (
 from lakeledger.domain.maintenance_triggers import (
     IDLE_RECHECK,
     TableFigures,
+    check_due,
     due_reason,
     expiry_cutoff,
     next_check,
+    oldest_expirable_at,
     orphan_cutoff,
 )
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.table_maintenance import Backoff, RunRefused, TableMaintenance, maintenance_id
+from lakeledger.domain.warehouse import (
+    Warehouse,
+    parse_delete_profile,
+    parse_storage_profile,
+    parse_time_travel_retention,
+    retention_of,
+)
 from lakeledger.maintenance.procedures import calls, figures, table_argument
 
 BY = Provenance("system:maintenance", "r")
@@ -110,10 +123,90 @@ def test_a_table_is_looked_at_next_at_its_soonest_enabled_interval():
     assert next_check({"orphan_file_removal": ("PT5M", NOW - timedelta(hours=2))}, NOW) == NOW  # overdue: now
 
 
+def test_an_expiry_the_retention_makes_pointless_is_not_due():
+    expiry = _settings(SNAPSHOT_EXPIRY, **{"max-snapshot-age": "PT1H", "trigger-snapshots": 5})
+    aged = TableFigures(snapshots=12, oldest_snapshot_at=NOW - timedelta(days=3), data_files=12, small_files=12,
+                        delete_files=0, manifests=12)
+    assert "12 snapshots" in due_reason(SNAPSHOT_EXPIRY, expiry, aged, NOW)
+    # every snapshot is within a week's retention: neither their number nor their age makes a run worth it
+    assert due_reason(SNAPSHOT_EXPIRY, expiry, aged, NOW, timedelta(days=7)) is None
+    assert "12 snapshots" in due_reason(SNAPSHOT_EXPIRY, expiry, aged, NOW, timedelta(days=1))
+    # nor, without a retention, when every snapshot is younger than the policy's own age
+    young = TableFigures(12, NOW - timedelta(minutes=30), 12, 12, 0, 12)
+    assert due_reason(SNAPSHOT_EXPIRY, expiry, young, NOW) is None
+    # the retention is the expiry's only: compaction and orphan removal run as before
+    assert due_reason(ORPHAN_FILE_REMOVAL, _settings(ORPHAN_FILE_REMOVAL), aged, NOW, timedelta(days=7))
+
+
+def _snapshots(refs: list[dict]):
+    metadata = tm.new_metadata(Schema(NestedField(1, "id", LongType(), required=True)), None, None, "file:///w/t", {},
+                               uuid4())
+    parent = None
+    for snapshot_id in (1, 2, 3):
+        snapshot = {"snapshot-id": snapshot_id, "sequence-number": snapshot_id, "timestamp-ms": snapshot_id * 1000,
+                    "manifest-list": f"file:///w/t/metadata/snap-{snapshot_id}.avro", "schema-id": 0,
+                    "summary": {"operation": "append"}, **({"parent-snapshot-id": parent} if parent else {})}
+        metadata = tm.apply_commit(metadata, "file:///w/t/metadata/1.metadata.json", [], tm.parse_updates([
+            {"action": "add-snapshot", "snapshot": snapshot},
+            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id}]))
+        parent = snapshot_id
+    updates = [{"action": "set-snapshot-ref", **ref} for ref in refs]
+    return tm.apply_commit(metadata, "file:///w/t/metadata/2.metadata.json", [], tm.parse_updates(updates))
+
+
+def test_a_snapshot_a_ref_keeps_does_not_make_an_expiry_due():
+    def at(seconds: int) -> datetime:
+        return datetime.fromtimestamp(seconds, UTC)
+
+    assert oldest_expirable_at(_snapshots([])) == at(1)
+    tagged = _snapshots([{"ref-name": "t", "type": "tag", "snapshot-id": 1}])
+    assert oldest_expirable_at(tagged) == at(2)  # the tag keeps 1 for ever; 2 may go
+    everything = _snapshots([{"ref-name": "t", "type": "tag", "snapshot-id": 1},
+                             {"ref-name": "b", "type": "branch", "snapshot-id": 2}])
+    assert oldest_expirable_at(everything) is None  # every snapshot is a ref's own: an expiry would remove none
+    figures = TableFigures(3, oldest_expirable_at(everything), 1, 0, 0, 1)
+    assert due_reason(SNAPSHOT_EXPIRY, _settings(SNAPSHOT_EXPIRY, **{"trigger-snapshots": 2}), figures, NOW) is None
+    aging = _snapshots([{"ref-name": "t", "type": "tag", "snapshot-id": 1, "max-ref-age-ms": 1000}])
+    assert oldest_expirable_at(aging) == at(1)  # a tag that itself expires does not keep its snapshot
+
+
+def test_a_retention_set_since_the_last_check_makes_the_table_checked_again():
+    expiry = _settings(SNAPSHOT_EXPIRY)  # every PT6H
+    checked = NOW - timedelta(minutes=10)
+    assert not check_due(expiry, checked, NOW)
+    assert not check_due(expiry, checked, NOW, changed_at=NOW - timedelta(hours=1))
+    assert check_due(expiry, checked, NOW, changed_at=NOW - timedelta(minutes=5))
+    assert check_due(expiry, None, NOW) and check_due(expiry, NOW - timedelta(hours=6), NOW)
+
+
+def test_a_time_travel_retention_is_an_iso_duration_spelt_one_way():
+    assert parse_time_travel_retention("P7D") == "P7D"
+    assert parse_time_travel_retention("PT48H") == "P2D"
+    assert parse_time_travel_retention(None) is None
+    assert retention_of("P2D") == timedelta(days=2) and retention_of(None) is None
+    for bad in ("7 days", 7, "PT30M", "P40000D", "", "P", True, {"days": 7}):
+        with pytest.raises(BadRequest):
+            parse_time_travel_retention(bad)
+
+
+def test_a_warehouse_records_its_retention_once_per_change():
+    warehouse = Warehouse.create(uuid4(), uuid4(), "w", parse_storage_profile({"type": "file", "location": "file:///w"}),
+                                 parse_delete_profile(None), BY)
+    warehouse.collect_events()
+    warehouse.set_time_travel_retention("P7D", BY)
+    warehouse.set_time_travel_retention("PT168H", BY)  # the same week
+    warehouse.set_time_travel_retention(None, BY)
+    recorded = warehouse.collect_events()
+    assert [e.time_travel_retention for e in recorded] == ["P7D", None]
+    assert all(isinstance(e, Warehouse.TimeTravelRetentionSet) and e.actor == BY.actor for e in recorded)
+
+
 def test_cutoffs_keep_the_retention_and_never_delete_young_orphans():
     expiry = _settings(SNAPSHOT_EXPIRY, **{"max-snapshot-age": "PT1H"})
     assert expiry_cutoff(expiry, None, NOW) == NOW - timedelta(hours=1)
     assert expiry_cutoff(expiry, timedelta(days=7), NOW) == NOW - timedelta(days=7)
+    retained = calls(SNAPSHOT_EXPIRY, expiry, ["ns", "t"], "c", NOW, timedelta(days=7))[0].sql
+    assert "older_than => TIMESTAMP '2026-11-20 12:00:00.000000'" in retained
     # a policy recorded before the floor existed, or written by hand into the log, still keeps a day
     assert orphan_cutoff({"min-orphan-age": "PT1H"}, NOW) == NOW - timedelta(days=1)
     assert orphan_cutoff({"min-orphan-age": "P3D"}, NOW) == NOW - timedelta(days=3)

@@ -21,6 +21,7 @@ from lakeledger.api.openapi import (
     ListWarehousesResponse,
     ServerInfo,
     TestStorageResponse,
+    TimeTravelRetention,
     bodiless,
     errors,
     ok,
@@ -389,6 +390,35 @@ async def set_drop_purge_default(container: ContainerDep, warehouse_id: str, bod
     await authorize_warehouse_settings(container, az, warehouse_id, "can_modify_soft_deletion")
     await run_in_threadpool(container.management.set_drop_purge_default, warehouse_id, body.drop_purge_default, by)
     return JSONResponse(_warehouse_json(await warehouse_row(container, warehouse_id)))
+
+
+class SetTimeTravelRetentionRequest(_Body):
+    time_travel_retention: Any = Field(alias="time-travel-retention")
+
+
+def _retention_json(row: WarehouseRow) -> dict:
+    return {"time-travel-retention": row.time_travel_retention}
+
+
+@router.get("/warehouse/{warehouse_id}/time-travel-retention",
+            responses={**ok(TimeTravelRetention, "The warehouse's time-travel retention"), **errors(404)})
+async def get_time_travel_retention(container: ContainerDep, warehouse_id: str, az: Guard = Depends(guard)):
+    """How long the past of the warehouse's tables stays readable: snapshot expiry keeps every snapshot younger."""
+    await authorize_warehouse(az, warehouse_id, "can_get_metadata")
+    return JSONResponse(_retention_json(await warehouse_row(container, warehouse_id)))
+
+
+@router.post("/warehouse/{warehouse_id}/time-travel-retention",
+             responses={**ok(TimeTravelRetention, "The warehouse's time-travel retention, as now recorded"),
+                        **errors(400, 404)})
+async def set_time_travel_retention(container: ContainerDep, warehouse_id: str, body: SetTimeTravelRetentionRequest,
+                                    by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
+    """An ISO-8601 duration, or null for none: the snapshot-expiry runs of the catalog's maintenance keep every
+    snapshot younger than it, whatever the expiry policy says. The same value again records nothing."""
+    await authorize_warehouse_settings(container, az, warehouse_id, "can_modify_soft_deletion")
+    await run_in_threadpool(container.management.set_time_travel_retention, warehouse_id,
+                            body.time_travel_retention, by)
+    return JSONResponse(_retention_json(await warehouse_row(container, warehouse_id)))
 
 
 class _StrictBody(_Body):

@@ -20,10 +20,12 @@ from lakeledger.api.routers.warehouses import active_warehouse
 from lakeledger.api.time_travel import as_of
 from lakeledger.domain.errors import NoSuchPlanId, NoSuchPlanTask
 from lakeledger.domain.scan_plans import PlanRequest
-from lakeledger.services import scan_planning
+from lakeledger.domain.table_metadata import TableMetadata
+from lakeledger.services import past_tables, scan_planning
 from lakeledger.services.resolve import WarehouseSettings, settings_of
 from lakeledger.services.scan_planning import PlanningLimits, ScanPlanner
 from lakeledger.services.table_access import requested_modes
+from lakeledger.storage import Storage
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
 
@@ -34,17 +36,26 @@ _TABLE_PATH = "/{prefix}/namespaces/{namespace}/tables/{table}"
 class _Table:
     """The table a planning request names, found and authorized as loadTable finds it."""
 
-    def __init__(self, container, prefix: str, warehouse: WarehouseSettings, row: tuple, rights: str | None):
+    def __init__(self, container, prefix: str, warehouse: WarehouseSettings, row: tuple, rights: str | None,
+                 name: str, latest_location: str | None):
         self.container = container
         self.prefix = prefix
         self.warehouse = warehouse
         self.id, self.metadata_location, self.location = row[:3]
         self.rights = rights
+        self.name = name
+        # at a past prefix, where the table's metadata is now: the snapshots expired since are not planned
+        self.latest_location = latest_location
+
+    def metadata(self, storage: Storage) -> TableMetadata:
+        if self.latest_location is None:
+            return self.container.files.parsed(self.metadata_location, storage)
+        return past_tables.metadata(self.container.files, storage, self.metadata_location, self.latest_location,
+                                    self.name)
 
     def planner(self, plan: PlanRequest, missing) -> ScanPlanner:
         storage = self.container.storages.of(self.warehouse)
-        metadata = self.container.files.parsed(self.metadata_location, storage)
-        return ScanPlanner(plan, metadata, storage, missing)
+        return ScanPlanner(plan, self.metadata(storage), storage, missing)
 
     def limits(self) -> PlanningLimits:
         settings = self.container.settings
@@ -52,12 +63,14 @@ class _Table:
 
 
 async def _table(container, prefix: str, namespace: str, table: str, az: Guard) -> _Table:
+    live = container
     container, prefix = await as_of(container, prefix)
     row = await tabulars.find(container, prefix, namespace, table, TABLE, az, None)
     rights = await az.storage_rights(
         authorization.table(row[0]), authorization.no_tabular(TABLE, parse_namespace(namespace), table))
     warehouse = settings_of(await active_warehouse(container, prefix))
-    return _Table(container, prefix, warehouse, row, rights)
+    latest = await live.queries.latest_metadata_location(row[0]) if container is not live else None
+    return _Table(container, prefix, warehouse, row, rights, ".".join([*parse_namespace(namespace), table]), latest)
 
 
 async def _with_credentials(found: _Table, answer: dict[str, Any], delegation: str | None,
@@ -83,8 +96,7 @@ async def plan_table_scan(prefix: str, namespace: str, table: str, body: PlanTab
     raw = body.model_dump(by_alias=True, exclude_unset=True)
 
     def plan() -> dict[str, Any]:
-        storage = container.storages.of(found.warehouse)
-        metadata = found.container.files.parsed(found.metadata_location, storage)
+        metadata = found.metadata(container.storages.of(found.warehouse))
         parsed = scan_planning.parse_request(raw, found.id, metadata)
         return scan_planning.plan_answer(found.planner(parsed, _gone(parsed)), found.limits())
 

@@ -35,6 +35,7 @@ from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import InvalidArgument
 from lakeledger.domain.metrics_report import check_report
 from lakeledger.domain.provenance import Provenance
+from lakeledger.services import past_tables
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
 from lakeledger.services.resolve import settings_of
 from lakeledger.services.table_access import NO_ACCESS, requested_modes
@@ -89,6 +90,7 @@ async def create_table(prefix: str, namespace: str, body: CreateTableRequest, re
 async def load_table(prefix: str, namespace: str, table: str, request: Request, container: ContainerDep,
                      snapshots: str | None = Query(default=None), if_none_match: str | None = Header(default=None),
                      x_iceberg_access_delegation: str | None = Header(default=None), az: Guard = Depends(guard)):
+    live = container
     container, prefix = await as_of(container, prefix)
     snapshots = (snapshots or ALL_SNAPSHOTS).lower()
     if snapshots not in (ALL_SNAPSHOTS, REFS_SNAPSHOTS):
@@ -108,6 +110,16 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
                                          x_iceberg_access_delegation, str(request.base_url), False, rights == WRITE,
                                          refresh_endpoint=credentials_endpoint(request.scope))
     access = with_planning(access, container.settings)
+    if container is not live:  # a past prefix: the past as far as it still exists (snapshots expired since left out)
+        wh = wh or settings_of(await active_warehouse(container, prefix))
+        latest = await live.queries.latest_metadata_location(table_id)
+        past_body, covered = await run_in_threadpool(
+            past_tables.load_body, container.files, container.storages.of(wh), metadata_location, latest, snapshots,
+            ".".join([*parse_namespace(namespace), table]))
+        tag = load_tag(covered, snapshots, access)
+        if matches(if_none_match, tag):
+            return Response(status_code=304, headers={"etag": tag})
+        return Response(with_access(past_body, access), media_type=JSON, headers={"etag": tag})
     tag = load_tag(metadata_location, snapshots, access)
     if matches(if_none_match, tag):
         return Response(status_code=304, headers={"etag": tag})
