@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pyarrow as pa
+from prometheus_client.parser import text_string_to_metric_families
 from pyiceberg.catalog.rest import RestCatalog
 from support import Server, create_database
 
@@ -114,6 +115,17 @@ def move_back(stack: Stack, warehouse: dict, name: str, days: int = AGE_DAYS) ->
                           json={"name": name, "metadata-location": f"file://{aged}"})
     assert r.status_code == 200, r.text
     return r.json()["metadata"]
+
+
+def requests_by_status(stack: Stack) -> dict[tuple[str, str], float]:
+    """The server's answered requests from /metrics, by (route template, status)."""
+    found: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(stack.client.get("/metrics").text):
+        for sample in family.samples:
+            if sample.name == "lakeledger_http_requests_total":
+                key = (sample.labels["route"], sample.labels["status"])
+                found[key] = found.get(key, 0) + sample.value
+    return found
 
 
 def table_rows(stack: Stack, warehouse: dict, name: str) -> list[tuple]:

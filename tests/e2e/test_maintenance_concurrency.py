@@ -8,7 +8,14 @@ import threading
 
 import pyarrow as pa
 import pytest
-from maintenance_support import Stack, data_file_count, maintenance_database, maintenance_server, table_rows
+from maintenance_support import (
+    Stack,
+    data_file_count,
+    maintenance_database,
+    maintenance_server,
+    requests_by_status,
+    table_rows,
+)
 from pyiceberg.exceptions import CommitFailedException
 from support import wait_until
 
@@ -25,19 +32,6 @@ def stack(pg_url, tmp_path_factory, spark_runtime):
         yield Stack(server, home)
     finally:
         server.stop()
-
-
-def requests_by_status(stack: Stack) -> dict[tuple[str, str], float]:
-    """The server's answered requests from /metrics, by (route template, status)."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    found: dict[tuple[str, str], float] = {}
-    for family in text_string_to_metric_families(stack.client.get("/metrics").text):
-        for sample in family.samples:
-            if sample.name == "lakeledger_http_requests_total":
-                key = (sample.labels["route"], sample.labels["status"])
-                found[key] = found.get(key, 0) + sample.value
-    return found
 
 
 class Writer(threading.Thread):
