@@ -218,10 +218,11 @@ bench-tools:
 # The scale section seeds a 1,000-table and a 100,000-table / 1,000,000-event catalog once (about 45 minutes on
 # 2 cores) and keeps them in .cache/scale; later runs measure them again (SCALE_OPTIONS=--scale-tables ... to change).
 SCALE_DIR ?= .cache/scale
-bench: setup bench-tools nats-deps minio-deps oidc-deps openfga-deps
+bench: setup bench-tools nats-deps minio-deps oidc-deps openfga-deps spark-deps
 	$(PY) -m bench
 	$(PY) -m bench.overlap
 	$(PY) -m bench.api_processes
+	$(PY) -m bench.maintenance
 	$(PY) -m bench.scale --keep $(SCALE_DIR) $(SCALE_OPTIONS)
 
 clean:

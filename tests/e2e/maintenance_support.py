@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pyarrow as pa
+from prometheus_client.parser import text_string_to_metric_families
 from pyiceberg.catalog.rest import RestCatalog
 from support import Server, create_database
 
@@ -42,8 +43,9 @@ class Stack:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.client = httpx.Client(base_url=server.url, timeout=60, headers=headers)
 
-    def warehouse(self, name: str) -> dict:
-        path = self.home / name
+    def warehouse(self, name: str, path: Path | None = None) -> dict:
+        """A file warehouse at ``path`` (under the stack's home by default)."""
+        path = path or self.home / name
         r = self.client.post("/management/v1/warehouse", json={
             "warehouse-name": name, "storage-profile": {"type": "file", "location": f"file://{path}"}})
         assert r.status_code == 201, r.text
@@ -95,9 +97,7 @@ class Stack:
 
 
 def aged_table(stack: Stack, warehouse: dict, name: str) -> dict:
-    """A table of ``APPENDS`` small appends whose history is ``AGE_DAYS`` days old: built through the catalog, then
-    unregistered and registered again from a copy of its metadata with every time moved back (a catalog cannot be
-    asked to write the past; this is the metadata a table left alone for days has)."""
+    """A table of ``APPENDS`` small appends whose history is ``AGE_DAYS`` days old (see ``move_back``)."""
     catalog = stack.catalog(warehouse)
     catalog.create_namespace("ns")
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
@@ -105,8 +105,16 @@ def aged_table(stack: Stack, warehouse: dict, name: str) -> dict:
     for i in range(APPENDS):
         table.append(pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64()),
                                "v": pa.array([f"row {n}" for n in range(i * 10, i * 10 + 10)])}, schema=schema))
+    return move_back(stack, warehouse, name)
+
+
+def move_back(stack: Stack, warehouse: dict, name: str, days: int = AGE_DAYS) -> dict:
+    """Makes table ``ns.name``'s history ``days`` days old: unregistered and registered again from a copy of its
+    current metadata with every time moved back (a catalog cannot be asked to write the past; this is the metadata a
+    table left alone for days has). Its metadata, as registered."""
+    table = stack.catalog(warehouse).load_table(f"ns.{name}")
     metadata = json.loads(path_of(table.metadata_location).read_text())
-    shift = AGE_DAYS * DAY_MS
+    shift = days * DAY_MS
     metadata["last-updated-ms"] -= shift
     for snapshot in metadata["snapshots"]:
         snapshot["timestamp-ms"] -= shift
@@ -120,6 +128,17 @@ def aged_table(stack: Stack, warehouse: dict, name: str) -> dict:
                           json={"name": name, "metadata-location": f"file://{aged}"})
     assert r.status_code == 200, r.text
     return r.json()["metadata"]
+
+
+def requests_by_status(stack: Stack) -> dict[tuple[str, str], float]:
+    """The server's answered requests from /metrics, by (route template, status)."""
+    found: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(stack.client.get("/metrics").text):
+        for sample in family.samples:
+            if sample.name == "lakeledger_http_requests_total":
+                key = (sample.labels["route"], sample.labels["status"])
+                found[key] = found.get(key, 0) + sample.value
+    return found
 
 
 def table_rows(stack: Stack, warehouse: dict, name: str) -> list[tuple]:
