@@ -11,11 +11,9 @@ included, as the run's figures report it. Medians of ``--rounds``; it prints fig
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -23,6 +21,7 @@ import pyarrow as pa
 from pyiceberg.catalog.rest import RestCatalog
 
 from bench.procs import ROOT, EmbeddedPostgres, start_lakeledger
+from bench.stats import median_ms
 
 JARS = ROOT / ".cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.0.jar"
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
@@ -32,13 +31,6 @@ COMPACTION = {"enabled": True, "trigger-small-files": 10, "min-input-files": 2}
 MANIFESTS = {"enabled": True, "trigger-manifests": 5}
 
 
-def _median_ms(work: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        work()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def _build(catalog: RestCatalog, name: str, appends: int) -> None:
@@ -70,9 +62,9 @@ class Catalog:
                 self.http.post(path.removesuffix("/plan") + "/tasks", json={"plan-task": task}).raise_for_status()
 
         return {"files": len(table.inspect.files()),
-                "read": _median_ms(lambda: table.scan().to_arrow(), rounds),
-                "plan": _median_ms(lambda: list(table.scan().plan_files()), rounds),
-                "server plan": _median_ms(server_plan, rounds)}
+                "read": median_ms(lambda: table.scan().to_arrow(), rounds),
+                "plan": median_ms(lambda: list(table.scan().plan_files()), rounds),
+                "server plan": median_ms(server_plan, rounds)}
 
     def maintain(self, name: str, policies: dict[str, dict], timeout: float = 1800) -> dict[str, dict]:
         """Sets ``policies`` on the table and waits for a run of each to end; each run's details by queue."""

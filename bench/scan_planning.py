@@ -9,10 +9,8 @@ of ``--manifests`` a table of that many appends of one file each (as many data m
 in milliseconds and checks nothing: figures, not a test."""
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
@@ -25,6 +23,7 @@ from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField
 
 from bench.procs import EmbeddedPostgres, start_lakeledger
+from bench.stats import median_ms
 
 SCHEMA = Schema(NestedField(1, "k", LongType(), required=True), NestedField(2, "v", LongType(), required=True))
 SPEC = PartitionSpec(PartitionField(source_id=1, field_id=1000, transform=IdentityTransform(), name="k"))
@@ -35,13 +34,6 @@ def _rows(keys: range) -> pa.Table:
                     schema=SCHEMA.as_arrow())
 
 
-def _median_ms(work, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        work()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def _server_plan(http: httpx.Client, path: str, body: dict) -> int:
@@ -91,10 +83,10 @@ def main(argv: list[str] | None = None) -> None:
                     one = {"filter": {"type": "eq", "term": "k", "value": 0}}
                     assert _server_plan(http, path, {}) == n and _server_plan(http, path, one) == 1
                     local = catalog.load_table(f"b.{name}")
-                    figures = [_median_ms(lambda: _server_plan(http, path, {}), args.rounds),
-                               _median_ms(lambda: _server_plan(http, path, one), args.rounds),
-                               _median_ms(lambda: list(local.scan().plan_files()), args.rounds),
-                               _median_ms(lambda: list(local.scan(row_filter=EqualTo("k", 0)).plan_files()),
+                    figures = [median_ms(lambda: _server_plan(http, path, {}), args.rounds),
+                               median_ms(lambda: _server_plan(http, path, one), args.rounds),
+                               median_ms(lambda: list(local.scan().plan_files()), args.rounds),
+                               median_ms(lambda: list(local.scan(row_filter=EqualTo("k", 0)).plan_files()),
                                           args.rounds)]
                     print(f"{label:<26}" + "".join(f"{f:>12.1f}" if i % 2 == 0 else f"{f:>15.1f}"
                                                    for i, f in enumerate(figures)))

@@ -2,8 +2,10 @@
 workers run maintenance on Spark, a client for the warehouse, policies, tasks and history, and a table whose history is
 days old."""
 
+import contextlib
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -159,3 +161,16 @@ def stored(location: Path) -> tuple[int, int]:
 
 def ended(tasks: list[dict], queues: set[str]) -> bool:
     return {t["queue-name"] for t in tasks if t["status"] in ("SUCCESS", "FAILED")} >= queues
+
+
+@contextlib.contextmanager
+def maintenance_stack(pg_url: str, home: Path, jars: str) -> Iterator[Stack]:
+    """A maintenance server on a database of its own (``.database`` of the stack), stopped afterwards."""
+    database = maintenance_database(pg_url)
+    server = maintenance_server(database, home, jars)
+    try:
+        stack = Stack(server, home)
+        stack.database = database  # type: ignore[attr-defined]
+        yield stack
+    finally:
+        server.stop()

@@ -11,8 +11,7 @@ import pytest
 from maintenance_support import (
     Stack,
     data_file_count,
-    maintenance_database,
-    maintenance_server,
+    maintenance_stack,
     requests_by_status,
     table_rows,
 )
@@ -26,12 +25,8 @@ COMMITS_AFTER_THE_RUN = 3
 
 @pytest.fixture(scope="module")
 def stack(pg_url, tmp_path_factory, spark_runtime):
-    home = tmp_path_factory.mktemp("maintenance-concurrency")
-    server = maintenance_server(maintenance_database(pg_url), home, spark_runtime)
-    try:
-        yield Stack(server, home)
-    finally:
-        server.stop()
+    with maintenance_stack(pg_url, tmp_path_factory.mktemp("maintenance-concurrency"), spark_runtime) as found:
+        yield found
 
 
 class Writer(threading.Thread):

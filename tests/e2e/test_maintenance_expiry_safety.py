@@ -9,7 +9,7 @@ One server for the module (tests/e2e/maintenance_support.py); each test waits fo
 import psycopg
 import pyarrow as pa
 import pytest
-from maintenance_support import APPENDS, Stack, aged_table, maintenance_database, maintenance_server
+from maintenance_support import APPENDS, Stack, aged_table, maintenance_stack
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from support import wait_until
@@ -19,15 +19,8 @@ EXPIRY = {"enabled": True, "max-snapshot-age": "PT1H", "min-snapshots-to-keep": 
 
 @pytest.fixture(scope="module")
 def stack(pg_url, tmp_path_factory, spark_runtime):
-    home = tmp_path_factory.mktemp("expiry-safety")
-    database = maintenance_database(pg_url)
-    server = maintenance_server(database, home, spark_runtime)
-    try:
-        found = Stack(server, home)
-        found.database = database  # type: ignore[attr-defined]
+    with maintenance_stack(pg_url, tmp_path_factory.mktemp("expiry-safety"), spark_runtime) as found:
         yield found
-    finally:
-        server.stop()
 
 
 def _expiry_run(stack: Stack, warehouse: dict) -> dict:

@@ -20,6 +20,7 @@ from maintenance_support import (
     ended,
     maintenance_database,
     maintenance_server,
+    maintenance_stack,
     path_of,
     stored,
     table_rows,
@@ -29,12 +30,8 @@ from support import wait_until
 
 @pytest.fixture(scope="module")
 def stack(pg_url, tmp_path_factory, spark_runtime):
-    home = tmp_path_factory.mktemp("maintenance")
-    server = maintenance_server(maintenance_database(pg_url), home, spark_runtime)
-    try:
-        yield Stack(server, home)
-    finally:
-        server.stop()
+    with maintenance_stack(pg_url, tmp_path_factory.mktemp("maintenance"), spark_runtime) as found:
+        yield found
 
 
 def test_a_decayed_table_is_compacted_expired_and_cleaned_by_spark(stack):

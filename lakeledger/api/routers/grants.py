@@ -139,7 +139,9 @@ class GrantRefused(BadRequest):
 # ---- the shared core ----------------------------------------------------------------------------------------------
 
 def _principal_filter(principal_user: str | None, principal_role: str | None) -> str | None:
-    """The grantee a listing is narrowed to (``user:…`` or ``role:…#assignee``), None for everyone."""
+    """The grantee a listing is narrowed to (``user:…`` or ``role:…#assignee``), None for everyone. An empty
+    parameter is an absent one, as the permission checks read it (permissions.py ``asked_for``)."""
+    principal_user, principal_role = principal_user or None, principal_role or None
     if principal_user is not None and principal_role is not None:
         raise GrantRefused("AmbiguousGrantPrincipal", "Specify at most one of principalUser and principalRole")
     if principal_role is not None:
