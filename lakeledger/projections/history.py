@@ -650,15 +650,14 @@ def _(e: TaskQueueConfig.Set, before: Entity | None) -> EventDigest:
                        f"set the {e.queue} task queue's configuration: {settings} settings{said}")
 
 
-def _run(e: Any) -> tuple[Entity, str]:
-    entity = Entity(MAINTENANCE, e.warehouse_id, [*e.table_name]) if isinstance(e, TableMaintenance.RunScheduled) \
-        else None
-    return entity or Entity(MAINTENANCE, e.warehouse_id, []), f"{e.queue} run {e.run}"
+def _run(e: Any) -> str:
+    return f"{e.queue} run {e.run}"
 
 
 @_digest.register
 def _(e: TableMaintenance.RunScheduled, before: Entity | None) -> EventDigest:
-    entity, run = _run(e)
+    # the runs' entity is named by its table, as the table is called when a run is scheduled
+    entity, run = Entity(MAINTENANCE, e.warehouse_id, [*e.table_name]), _run(e)
     return EventDigest(entity, f"scheduled {run} of table {dotted(entity.name)} for {e.due_at.isoformat()}: "
                                f"{e.reason}")
 
@@ -667,7 +666,7 @@ def _(e: TableMaintenance.RunScheduled, before: Entity | None) -> EventDigest:
 def _(e: TableMaintenance.RunStarted, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
     abandoned = "" if e.abandoned is None else f"; attempt {e.abandoned} was abandoned (its worker stopped)"
-    return EventDigest(entity, f"started attempt {e.attempt} of {_run(e)[1]} of table {dotted(entity.name)} on "
+    return EventDigest(entity, f"started attempt {e.attempt} of {_run(e)} of table {dotted(entity.name)} on "
                                f"{e.worker}{abandoned}")
 
 
@@ -675,7 +674,7 @@ def _(e: TableMaintenance.RunStarted, before: Entity | None) -> EventDigest:
 def _(e: TableMaintenance.RunSucceeded, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
     figures = ", ".join(f"{name.replace('_', ' ')} {_figure(value)}" for name, value in e.figures.items())
-    return EventDigest(entity, f"{_run(e)[1]} of table {dotted(entity.name)} succeeded in {e.seconds:.1f} s"
+    return EventDigest(entity, f"{_run(e)} of table {dotted(entity.name)} succeeded in {e.seconds:.1f} s"
                                + (f": {figures}" if figures else ""))
 
 
@@ -683,20 +682,20 @@ def _(e: TableMaintenance.RunSucceeded, before: Entity | None) -> EventDigest:
 def _(e: TableMaintenance.RunFailed, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
     then = "no more attempts" if e.retry_at is None else f"tried again at {e.retry_at.isoformat()}"
-    return EventDigest(entity, f"attempt {e.attempt} of {_run(e)[1]} of table {dotted(entity.name)} failed: "
+    return EventDigest(entity, f"attempt {e.attempt} of {_run(e)} of table {dotted(entity.name)} failed: "
                                f"{e.error}; {then}")
 
 
 @_digest.register
 def _(e: TableMaintenance.RunCancelled, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
-    return EventDigest(entity, f"cancelled {_run(e)[1]} of table {dotted(entity.name)}: {e.reason}")
+    return EventDigest(entity, f"cancelled {_run(e)} of table {dotted(entity.name)}: {e.reason}")
 
 
 @_digest.register
 def _(e: TableMaintenance.RunRescheduled, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
-    return EventDigest(entity, f"rescheduled {_run(e)[1]} of table {dotted(entity.name)} to {e.due_at.isoformat()}")
+    return EventDigest(entity, f"rescheduled {_run(e)} of table {dotted(entity.name)} to {e.due_at.isoformat()}")
 
 
 def _figure(value: Any) -> str:
