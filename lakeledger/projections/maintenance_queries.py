@@ -57,7 +57,8 @@ _CHECKED = ("INSERT INTO ll_maintenance_checks (table_id, queue, checked_at) VAL
 _TABLE_CHECKED = ("INSERT INTO ll_maintenance_tables (table_id, checked_at, next_check_at)"
                   " VALUES (%(table)s, %(at)s, %(next)s) ON CONFLICT (table_id) DO UPDATE"
                   " SET checked_at = EXCLUDED.checked_at, next_check_at = EXCLUDED.next_check_at")
-_DUE = ("SELECT entity_id, queue FROM ll_tasks WHERE queue = ANY(%(queues)s) AND status IN ('SCHEDULED', 'RUNNING')"
+_DUE = ("SELECT entity_id, queue FROM ll_tasks WHERE queue = ANY(%(queues)s)"
+        " AND status IN ('SCHEDULED', 'RUNNING', 'STOPPING')"
         " AND scheduled_for <= now() ORDER BY scheduled_for LIMIT %(limit)s")
 _NEXT_DUE = ("SELECT extract(epoch FROM min(scheduled_for) - now()) FROM ll_tasks WHERE queue = ANY(%(queues)s)"
              " AND status = 'SCHEDULED'")
@@ -98,6 +99,13 @@ def due_runs(cur: Cursor, limit: int) -> list[tuple[UUID, str]]:
     died; the run's claim tells)."""
     cur.execute(_DUE, {"queues": list(MAINTENANCE_QUEUES), "limit": limit})
     return [(table, queue) for table, queue in cur.fetchall()]
+
+
+def stop_requested(cur: Cursor, task_id: UUID) -> bool:
+    """Whether a task control asked the running run to stop (Lakekeeper's ``stop``)."""
+    cur.execute("SELECT status = 'STOPPING' FROM ll_tasks WHERE task_id = %(task)s", {"task": task_id})
+    row = cur.fetchone()
+    return bool(row and row[0])
 
 
 def seconds_until_next_run(cur: Cursor) -> float | None:

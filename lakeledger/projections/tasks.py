@@ -26,14 +26,17 @@ _NAMES = ("Dropped", "Undropped", "Expired", "Purged", "ExpiryRescheduled", "Pur
           "PurgeStarted", "PurgeFailed")
 EVENTS = tuple(getattr(cls, name) for cls in (Tabular, Table, View, GenericTable) for name in _NAMES) + (
     Table.Unregistered, TableMaintenance.RunScheduled, TableMaintenance.RunStarted, TableMaintenance.RunSucceeded,
-    TableMaintenance.RunFailed, TableMaintenance.RunCancelled, TableMaintenance.RunRescheduled)
+    TableMaintenance.RunFailed, TableMaintenance.RunCancelled, TableMaintenance.RunRescheduled,
+    TableMaintenance.StopRequested)
 
 TASK_KINDS = (TABLE, VIEW, GENERIC_TABLE)
 _INSERT = ("INSERT INTO ll_tasks (task_id, warehouse_id, queue, entity_type, entity_id, entity_name, status,"
            " scheduled_for, created_at, updated_at, data) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
            " ON CONFLICT (task_id) DO NOTHING")
 # what a change does to the scheduled task(s) of one object: ``queues`` says which
-_OPEN = " WHERE entity_id = %(id)s AND queue = ANY(%(queues)s) AND status IN ('SCHEDULED', 'RUNNING')"
+_OPEN = (" WHERE entity_id = %(id)s AND queue = ANY(%(queues)s) AND status IN ('SCHEDULED', 'RUNNING', 'STOPPING')")
+_STOPPING = ("UPDATE ll_tasks SET status = 'STOPPING', updated_at = %(at)s WHERE entity_id = %(id)s"
+             " AND queue = ANY(%(queues)s) AND status = 'RUNNING'")
 _END = ("UPDATE ll_tasks SET status = %(status)s, updated_at = %(at)s, message = %(message)s, picked_up_at = NULL"
         + _OPEN + " RETURNING task_id")
 _MOVE = "UPDATE ll_tasks SET scheduled_for = %(due)s, updated_at = %(at)s" + _OPEN
@@ -143,6 +146,10 @@ class TasksProjection:
     @apply.register
     def _(self, e: TableMaintenance.RunCancelled, cur: Cursor) -> None:
         _end(cur, e, (e.queue,), CANCELLED, e.reason, entity=e.table_id)
+
+    @apply.register
+    def _(self, e: TableMaintenance.StopRequested, cur: Cursor) -> None:
+        cur.execute(_STOPPING, {"at": e.timestamp, "id": e.table_id, "queues": [e.queue]})
 
     @apply.register
     def _(self, e: TableMaintenance.RunRescheduled, cur: Cursor) -> None:

@@ -83,11 +83,11 @@ _ATTEMPTS = ("SELECT attempt, status, worker, scheduled_for, started_at, ended_a
              " WHERE task_id = %(task)s ORDER BY attempt DESC LIMIT %(limit)s")
 # one pass over the open tasks' partial index (ll_tasks_open), whatever the number of ended ones
 QUEUES = ("SELECT queue, count(*) FILTER (WHERE status = 'SCHEDULED') AS queued,"
-          " count(*) FILTER (WHERE status = 'RUNNING') AS running,"
+          " count(*) FILTER (WHERE status IN ('RUNNING', 'STOPPING')) AS running,"
           " count(*) FILTER (WHERE status = 'SCHEDULED' AND last_error IS NOT NULL) AS failed,"
           " coalesce(extract(epoch FROM now() - min(scheduled_for) FILTER"
           "  (WHERE status = 'SCHEDULED' AND scheduled_for <= now())), 0)::float8 AS oldest_due_seconds"
-          " FROM ll_tasks WHERE status IN ('SCHEDULED', 'RUNNING') GROUP BY queue ORDER BY queue")
+          " FROM ll_tasks WHERE status IN ('SCHEDULED', 'RUNNING', 'STOPPING') GROUP BY queue ORDER BY queue")
 
 
 class TaskQueries:

@@ -1,4 +1,4 @@
-"""Controlling tasks (cancel, run-now) and setting a queue's configuration, as events in the log.
+"""Controlling tasks (cancel, run-now, run-at, stop) and setting a queue's configuration, as events in the log.
 
 A control is a change recorded on the aggregate the task's work is kept on: the object itself for expiries and purges
 (lakeledger/domain/tabular.py), the table's runs of the action for maintenance (lakeledger/domain/table_maintenance.py).
@@ -24,6 +24,9 @@ from lakeledger.domain.tasks import (
     PURGE,
     RUN_AT,
     RUN_NOW,
+    RUNNING,
+    SCHEDULED,
+    STOP,
     TaskQueueConfig,
     check_queue_config,
     queue_config_id,
@@ -58,7 +61,8 @@ def _maintenance(queue: str) -> Queue:
     return Queue(queue, TableMaintenance, lambda target: maintenance_id(target.entity_id, target.queue),
                  {CANCEL: lambda m, when, now, by: m.cancel(f"Cancelled by {by.actor}", by),
                   RUN_NOW: lambda m, when, now, by: m.reschedule(when, now, by),
-                  RUN_AT: lambda m, when, now, by: m.reschedule(when, now, by)})
+                  RUN_AT: lambda m, when, now, by: m.reschedule(when, now, by),
+                  STOP: lambda m, when, now, by: m.request_stop(by)})
 
 
 QUEUES: dict[str, Queue] = {
@@ -75,14 +79,19 @@ QUEUES: dict[str, Queue] = {
 
 
 def check_action(action: str, scheduled_for: datetime | None = None) -> str:
-    if action not in (CANCEL, RUN_NOW, RUN_AT):
-        raise BadRequest(f"Unsupported task action {action!r}: Lakeledger's tasks take {CANCEL!r}, {RUN_NOW!r} and "
-                         f"{RUN_AT!r} (a scheduled task; a running one finishes its attempt)")
+    if action not in (CANCEL, RUN_NOW, RUN_AT, STOP):
+        raise BadRequest(f"Unsupported task action {action!r}: Lakeledger's tasks take {CANCEL!r}, {RUN_NOW!r}, "
+                         f"{RUN_AT!r} and {STOP!r}")
     if action == RUN_AT and scheduled_for is None:
         raise BadRequest(f"{RUN_AT!r} needs scheduled-for, an RFC 3339 date-time")
     if scheduled_for is not None and scheduled_for.tzinfo is None:
         raise BadRequest("scheduled-for needs an offset (RFC 3339), e.g. 2026-12-31T23:59:59Z")
     return action
+
+
+def acts_on(action: str) -> tuple[str, ...]:
+    """The task statuses the action changes: a stop ends a running attempt, the others move or end a waiting task."""
+    return (RUNNING,) if action == STOP else (SCHEDULED,)
 
 
 def check_queues(targets: "list[TaskTarget]", action: str) -> None:

@@ -43,10 +43,10 @@ from lakeledger.domain.table_maintenance import (
 from lakeledger.domain.warehouse import Warehouse
 from lakeledger.maintenance import procedures
 from lakeledger.maintenance.figures import table_figures
-from lakeledger.maintenance.spark import CATALOG, Job, JobFailed, JobStopped, SparkJobs
+from lakeledger.maintenance.spark import CATALOG, Job, JobFailed, JobStopped, JobStopRequested, SparkJobs
 from lakeledger.projections import maintenance_policies_queries, maintenance_queries
 from lakeledger.projections.driver import ProjectionDriver
-from lakeledger.projections.maintenance_queries import TableToCheck
+from lakeledger.projections.maintenance_queries import LiveTable, TableToCheck
 from lakeledger.services.metadata_files import MetadataFiles
 from lakeledger.services.unit_of_work import Ledger
 from lakeledger.storage import Storages
@@ -114,7 +114,7 @@ class MaintenanceChecks(TimedWork):
             return 0
         policy = effective(levels)
         now = self.ledger.now()
-        figures: TableFigures | None = None
+        figures: TableFigures | None = None  # read once, for the first due queue
         scheduled = 0
         looked: dict[str, tuple[Any, datetime | None]] = {}  # enabled queue -> (its interval, its last look)
         for policy_type, queue in QUEUE_OF_POLICY.items():
@@ -136,11 +136,8 @@ class MaintenanceChecks(TimedWork):
         return scheduled
 
     def _figures(self, table: TableToCheck, small_bytes: int) -> TableFigures:
-        warehouse = self.ledger.log.get(Warehouse, table.warehouse_id)
-        if warehouse is None or table.metadata_location is None:
-            return TableFigures(0, None, 0, 0, 0, 0)
-        storage = self.storages.of(warehouse)
-        return table_figures(self.files.parsed(table.metadata_location, storage), storage, small_bytes)
+        return _figures(self.ledger, self.files, self.storages, table.warehouse_id, table.metadata_location,
+                        small_bytes)
 
     def _schedule(self, table: TableToCheck, queue: str, reason: str, settings: dict[str, Any]) -> bool:
         by = Provenance(ACTOR, f"maintenance-check-{uuid4()}")
@@ -168,10 +165,11 @@ class MaintenanceRuns(TimedWork):
     shortest_pause_seconds = 0.5
     wakes_on_append = True
 
-    def __init__(self, ledger: Ledger, pool: Any, conninfo: str, jobs: SparkJobs, tasks_view: ProjectionDriver,
-                 backoff: Backoff, poll_seconds: float):
+    def __init__(self, ledger: Ledger, pool: Any, conninfo: str, files: MetadataFiles, storages: Storages,
+                 jobs: SparkJobs, tasks_view: ProjectionDriver, backoff: Backoff, poll_seconds: float):
         super().__init__(poll_seconds, min_gap_seconds=0.2)
         self.ledger, self.pool, self.conninfo, self.jobs = ledger, pool, conninfo, jobs
+        self.files, self.storages = files, storages
         self.tasks_view = tasks_view
         self.backoff = backoff
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
@@ -223,16 +221,27 @@ class MaintenanceRuns(TimedWork):
         if table is None:
             self._record(table_id, queue, lambda r: r.cancel("its table is gone", by, running_too=True))
             return True
+        if run.attempts == 0 and (gone := self._no_longer_due(table, queue, run.settings)) is not None:
+            self._record(table_id, queue, lambda r: r.cancel(gone, by))
+            logger.info("Maintenance run %s cancelled: %s", task, gone)
+            return True
         attempt = self._record(table_id, queue, lambda r: r.start(self.worker, by))
         started = time.monotonic()
         try:
             # the retention as the warehouse has it now, not as when the run was scheduled: one set since counts
             calls = procedures.calls(POLICY_OF_QUEUE[queue], run.settings, [*table.namespace, table.name], CATALOG,
                                      self.ledger.now(), table.time_travel_retention)
-            figures = self.jobs.run(Job(table.warehouse_name, calls, by.request_id), self._stop)
+            figures = self.jobs.run(Job(table.warehouse_name, calls, by.request_id), self._stop,
+                                    lambda: self._stop_requested(task))
         except JobStopped:
             logger.info("Maintenance run %s stopped with its worker; the next worker takes it over", task)
             return False
+        except JobStopRequested as stopped:
+            logger.info("Maintenance run %s (attempt %s) stopped by a task control", task, attempt)
+            reason = str(stopped)
+            self._record(table_id, queue,
+                         lambda r: r.fail(attempt, reason, self.ledger.now(), self.backoff, by, stopped=True))
+            return True
         except Exception as e:
             error = str(e) if isinstance(e, JobFailed) else bounded_error(e)
             logger.warning("Maintenance run %s (attempt %s) failed: %s", task, attempt, error)
@@ -243,6 +252,23 @@ class MaintenanceRuns(TimedWork):
         self._record(table_id, queue, lambda r: r.succeed(attempt, figures, seconds, by))
         logger.info("Maintenance run %s succeeded in %.1f s: %s", task, seconds, figures)
         return True
+
+    def _stop_requested(self, task: UUID) -> bool:
+        self.tasks_view.caught_up()
+        with self.pool.connection() as conn, conn.cursor() as cur:
+            return maintenance_queries.stop_requested(cur, task)
+
+    def _no_longer_due(self, table: LiveTable, queue: str, settings: dict[str, Any]) -> str | None:
+        """Why a run's trigger no longer holds at its first start, or None when it still does. Runs scheduled in one
+        look wait for each other: a data compaction rewrites the manifests a metadata compaction was scheduled for, an
+        expiry ends the snapshots another one counted. A later attempt's trigger held at the first."""
+        policy_type = POLICY_OF_QUEUE[queue]
+        small_bytes = small_file_bytes(settings) if policy_type == DATA_COMPACTION else 0
+        figures = _figures(self.ledger, self.files, self.storages, table.warehouse_id, table.metadata_location,
+                           small_bytes)
+        if due_reason(policy_type, settings, figures, self.ledger.now(), table.time_travel_retention) is not None:
+            return None
+        return "no longer due when its turn came: its trigger does not hold on the table as it is now"
 
     def _record(self, table_id: UUID, queue: str, change: Callable[[TableMaintenance], Any]) -> Any:
         """Applies ``change`` to the run as the log has it and appends it, again on a conflict."""
@@ -256,6 +282,15 @@ class MaintenanceRuns(TimedWork):
             return result
 
         return self.ledger.retrying(command)
+
+
+def _figures(ledger: Ledger, files: MetadataFiles, storages: Storages, warehouse_id: UUID,
+             metadata_location: str | None, small_bytes: int) -> TableFigures:
+    warehouse = ledger.log.get(Warehouse, warehouse_id)
+    if warehouse is None or metadata_location is None:
+        return TableFigures(0, None, 0, 0, 0, 0)
+    storage = storages.of(warehouse)
+    return table_figures(files.parsed(metadata_location, storage), storage, small_bytes)
 
 
 def _lock_key(table_id: UUID, queue: str) -> int:

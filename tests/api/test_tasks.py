@@ -14,6 +14,7 @@ from support import SCHEMA, event_count, openfga_api, signed_in, wait_until
 
 from lakeledger.bootstrap import Container
 from lakeledger.domain.provenance import Provenance
+from lakeledger.domain.table_maintenance import Backoff, TableMaintenance, maintenance_id
 from lakeledger.domain.tabular import Tabular
 from lakeledger.settings import Settings
 
@@ -111,6 +112,8 @@ def test_run_at_moves_an_expiry_and_is_refused_for_a_purge(client, warehouse, lo
     assert tasks.of(table_id, "tabular_purge")["scheduled-for"] == later
     r = tasks.control("run-at", purge["task-id"], **{"scheduled-for": later})
     assert r.status_code == 400 and "tabular_purge tasks do not take 'run-at'" in r.json()["error"]["message"]
+    r = tasks.control("stop", expiry["task-id"])  # a running expiry is over within a second
+    assert r.status_code == 400 and "tabular_expiration tasks do not take 'stop'" in r.json()["error"]["message"]
     assert log_length() == before + 1
     moved = [e for e in tasks.history(table_id) if e["type"] == "table.expiry-rescheduled"]
     assert len(moved) == 1 and moved[0]["change"]["expires_at"].startswith("2031-01-02 03:04:05")
@@ -170,6 +173,50 @@ def test_a_purge_attempt_whose_worker_died_is_shown_abandoned_by_the_next(client
     assert r.status_code == 200, r.text
     started = [e["operation"] for e in r.json()["events"] if e["operation"]["object-uuid"] == table_id]
     assert [o["change"]["attempt"] for o in started] == [1, 2] and started[0]["change"]["abandoned"] is None
+
+
+def test_stop_asks_a_running_maintenance_run_to_stop_and_its_worker_tries_it_again(client, warehouse, pg_url,
+                                                                                    data_dir, log_length):
+    """Lakekeeper's stop: the running run is STOPPING (one event, asked once), counted as running, until its worker
+    records the attempt failed; the run is then waiting for its next attempt. A run that is not running records
+    nothing."""
+    tasks = Tasks(client, warehouse, 3600)
+    t = _ok(client.post(f"{tasks.p}/namespaces/ns/tables", json={"name": "t", "schema": SCHEMA}))
+    table_id = uuid.UUID(t["metadata"]["table-uuid"])
+    by = Provenance("system:maintenance", "r-stop")
+    container = Container(Settings(pg_url=pg_url, data_dir=data_dir))
+    try:  # what the checks and then a worker holding the run's claim record
+        run = TableMaintenance.schedule(None, uuid.UUID(warehouse["id"]), table_id, ["ns", "t"], "data_compaction",
+                                        container.ledger.now(), "12 small files", {"enabled": True}, by)
+        container.ledger.append(run)
+        task = tasks.of(str(table_id), "data_compaction")
+        before = log_length()
+        assert tasks.control("stop", task["task-id"]).status_code == 204  # waiting, not running: nothing
+        assert log_length() == before
+        running = _tasks_gauge(client, "data_compaction", "running") + 1
+        run = container.ledger.log.get(TableMaintenance, maintenance_id(table_id, "data_compaction"))
+        attempt = run.start("host:1", by)
+        container.ledger.append(run)
+        wait_until(lambda: _tasks_gauge(client, "data_compaction", "running") == running, 30, what="running + 1")
+        assert tasks.control("stop", task["task-id"]).status_code == 204
+        assert tasks.control("stop", task["task-id"]).status_code == 204  # asked already: nothing more
+        assert log_length() == before + 2
+        stopping = lakekeeper_spec.check(client.get(f"{tasks.w}/task/by-id/{task['task-id']}"))
+        assert stopping["status"] == "STOPPING" and stopping["attempts"][0]["status"] == "RUNNING", stopping
+        assert _tasks_gauge(client, "data_compaction", "running") == running
+        run = container.ledger.log.get(TableMaintenance, maintenance_id(table_id, "data_compaction"))
+        run.fail(attempt, "stopped by a task control (stop); tried again", container.ledger.now(),
+                 Backoff(60, max_attempts=1), by, stopped=True)
+        container.ledger.append(run)
+    finally:
+        container.close()
+    waiting = lakekeeper_spec.check(client.get(f"{tasks.w}/task/by-id/{task['task-id']}"))
+    assert waiting["status"] == "SCHEDULED" and waiting["attempts"][0]["status"] == "FAILED", waiting
+    assert waiting["attempts"][0]["message"].startswith("stopped by a task control")
+    kinds = [e["type"] for e in _ok(client.get(f"{tasks.w}/history"))["events"]
+             if e["type"].startswith("table-maintenance.")]
+    assert kinds[-3:] == ["table-maintenance.run-started", "table-maintenance.stop-requested",
+                          "table-maintenance.run-failed"], kinds
 
 
 def _tasks_gauge(client, queue: str, state: str) -> float:
@@ -250,7 +297,7 @@ def test_queue_configs_are_set_and_read_under_both_names(client, warehouse, log_
 
 
 @pytest.mark.parametrize("path,body", [
-    ("task/control", {"action": {"action-type": "stop"}, "task-ids": []}),
+    ("task/control", {"action": {"action-type": "pause"}, "task-ids": []}),
     ("task/control", {"action": {"action-type": "cancel"}, "task-ids": [str(uuid.uuid4()) for _ in range(101)]}),
     ("task/control", {"action": {"action-type": "cancel"}}),
     ("task/list", {"page-size": 0}),

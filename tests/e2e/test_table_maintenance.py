@@ -98,7 +98,10 @@ def test_a_decayed_table_is_compacted_expired_and_cleaned_by_spark(stack):
 
 
 def test_a_job_that_cannot_run_fails_with_pauses_and_readiness_stays_up(pg_url, tmp_path_factory, spark_runtime):
-    """The Spark master is unreachable (nothing listens at its port): each attempt fails at the job's timeout."""
+    """The Spark master is unreachable (nothing listens at its port): each attempt fails at the job's timeout, or
+    sooner when a task control stops it (the run is then tried again). An expiry scheduled meanwhile waits behind it;
+    when its turn comes its trigger no longer holds (the warehouse's time-travel retention grew past the snapshots'
+    age), and it is cancelled saying so rather than run."""
     home = tmp_path_factory.mktemp("maintenance-down")
     server = maintenance_server(maintenance_database(pg_url), home, spark_runtime, LAKELEDGER__SPARK_MASTER="spark://127.0.0.1:9",
                      LAKELEDGER__MAINTENANCE_MAX_ATTEMPTS="2", LAKELEDGER__MAINTENANCE_RETRY_SECONDS="1",
@@ -106,21 +109,42 @@ def test_a_job_that_cannot_run_fails_with_pauses_and_readiness_stays_up(pg_url, 
     try:
         stack = Stack(server, home)
         warehouse = stack.warehouse("unreachable")
-        stack.small_files_table(warehouse, appends=1)
+        aged_table(stack, warehouse, "t")
         stack.policy(warehouse, "system.orphan-file-removal", {"enabled": True})
         wait_until(lambda: any(t["status"] == "RUNNING" for t in stack.tasks(warehouse)), 60, "the run to start")
         assert stack.ready() == 200
-        tasks = wait_until(lambda: (found := stack.tasks(warehouse)) and found[0]["status"] == "FAILED" and found,
-                           180, "the run to fail for good")
-        details = stack.details(warehouse, tasks[0]["task-id"])
+        stack.policy(warehouse, "system.snapshot-expiry", {"enabled": True, "max-snapshot-age": "PT1H"})
+
+        def by_queue() -> dict[str, dict]:
+            return {t["queue-name"]: t for t in stack.tasks(warehouse)}
+
+        wait_until(lambda: by_queue().get("snapshot_expiry", {}).get("status") == "SCHEDULED", 60,
+                   "the expiry to wait behind the running run")
+        retention = stack.client.post(f"{warehouse['management']}/time-travel-retention",
+                                      json={"time-travel-retention": "P7D"})
+        assert retention.status_code == 200, retention.text
+        stopped = stack.client.post(f"{warehouse['management']}/task/control", json={
+            "action": {"action-type": "stop"}, "task-ids": [by_queue()["orphan_file_removal"]["task-id"]]})
+        assert stopped.status_code == 204, stopped.text
+        tasks = wait_until(lambda: (found := by_queue()) and found["orphan_file_removal"]["status"] == "FAILED"
+                           and found, 180, "the run to fail for good")
+        details = stack.details(warehouse, tasks["orphan_file_removal"]["task-id"])
         attempts = details["attempts"]
         assert [a["status"] for a in attempts] == ["FAILED", "FAILED"], attempts
-        assert all(a["message"] for a in attempts)
+        assert "ran longer than" in attempts[0]["message"], attempts
+        assert attempts[1]["message"].startswith("stopped by a task control"), attempts  # newest first
         assert stack.ready() == 200
-        kinds = [e["type"] for e in stack.history(warehouse) if e["type"].startswith("table-maintenance.")]
-        assert kinds == ["table-maintenance.run-scheduled", "table-maintenance.run-started",
-                         "table-maintenance.run-failed", "table-maintenance.run-started",
-                         "table-maintenance.run-failed"]
+        expiry = stack.details(warehouse, tasks["snapshot_expiry"]["task-id"])
+        assert expiry["status"] == "CANCELLED" and expiry["attempts"] == [], expiry
+        runs = [e for e in stack.history(warehouse) if e["type"].startswith("table-maintenance.")]
+        orphans = [e["type"] for e in runs if "orphan_file_removal" in e["summary"]]
+        assert orphans == ["table-maintenance.run-scheduled", "table-maintenance.run-started",
+                           "table-maintenance.stop-requested", "table-maintenance.run-failed",
+                           "table-maintenance.run-started", "table-maintenance.run-failed"], runs
+        expiries = [e for e in runs if "snapshot_expiry" in e["summary"]]
+        assert [e["type"] for e in expiries] == ["table-maintenance.run-scheduled",
+                                                  "table-maintenance.run-cancelled"], runs
+        assert "no longer due" in json.dumps(expiries[-1]), expiries[-1]
     finally:
         server.stop()
 

@@ -97,6 +97,19 @@ def test_cancel_and_reschedule_touch_only_a_waiting_run():
     assert run.open_run is None and run.cancel("again", BY) is False
 
 
+def test_a_stop_is_asked_of_a_running_attempt_once_and_its_run_is_always_tried_again():
+    run = _scheduled()
+    assert run.request_stop(BY) is False  # nothing runs
+    backoff = Backoff(60, max_attempts=1)
+    attempt = run.start("w", BY)
+    assert run.request_stop(BY) is True and run.stop_requested == attempt
+    assert run.request_stop(BY) is False  # asked already
+    retry_at = run.fail(attempt, "stopped by a task control", NOW, backoff, BY, stopped=True)
+    assert retry_at == NOW + timedelta(seconds=60) and run.open_run is not None and run.stop_requested is None
+    # the same attempt failing of itself would have been the last
+    assert run.fail(run.start("w", BY), "boom", NOW, backoff, BY) is None and run.open_run is None
+
+
 def _settings(policy_type: str, **overrides) -> dict:
     return {**DEFAULTS[policy_type], **overrides}
 

@@ -33,10 +33,10 @@ from lakeledger.api.routers.projects import project_id_of
 from lakeledger.bootstrap import Container
 from lakeledger.domain.errors import BadRequest, NotFound
 from lakeledger.domain.provenance import Provenance
-from lakeledger.domain.tasks import MAX_CONTROLLED, QUEUE_ALIASES, RUNNING, SCHEDULED, SUCCESS, queue_name
+from lakeledger.domain.tasks import MAX_CONTROLLED, QUEUE_ALIASES, RUNNING, SCHEDULED, STOPPING, SUCCESS, queue_name
 from lakeledger.projections.catalog_queries import WarehouseRow
 from lakeledger.projections.tasks_queries import AttemptRow, TaskFilter, TaskRow
-from lakeledger.services.tasks import QUEUES, TaskTarget, check_action
+from lakeledger.services.tasks import QUEUES, TaskTarget, acts_on, check_action, check_queues
 
 router = APIRouter(prefix="/management/v1", tags=["Tasks"])
 
@@ -197,7 +197,7 @@ def _details_json(row: TaskRow, attempts: list[AttemptRow]) -> dict[str, Any]:
     # a task waiting for its retry has no outcome yet: its message is the last attempt's error, in ``attempts``
     return {**_task_json(row), "task-data": {**row.data, "entity-id": str(row.entity_id)},
             "attempts": [_attempt_json(a) for a in attempts],
-            "message": None if row.status in (SCHEDULED, RUNNING) else row.message, "execution-details": None}
+            "message": None if row.status in (SCHEDULED, RUNNING, STOPPING) else row.message, "execution-details": None}
 
 
 def _filter(body: ListTasksRequest) -> TaskFilter:
@@ -269,8 +269,9 @@ async def get_task_details(container: ContainerDep, warehouse_id: str, task_id: 
              responses={**bodiless("Every named task was controlled", 204), **errors(400, 404)})
 async def control_tasks(container: ContainerDep, warehouse_id: str, body: ControlTasksRequest,
                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    """``cancel``, ``run-now`` and ``run-at`` a scheduled task (an expiry, a purge, a maintenance run), recorded as
-    events on the aggregate its work is kept on; a task that has already ended is left as it is. At most 100 ids; an
+    """``cancel``, ``run-now`` and ``run-at`` a scheduled task (an expiry, a purge, a maintenance run), ``stop`` a
+    running maintenance run, recorded as events on the aggregate its work is kept on; a task in another state is left
+    as it is. At most 100 ids; an
     id that names no task of the warehouse is a 404."""
     action = check_action(body.action.action_type, body.action.scheduled_for)
     if len(body.task_ids) > MAX_CONTROLLED:
@@ -282,7 +283,8 @@ async def control_tasks(container: ContainerDep, warehouse_id: str, body: Contro
     missing = [str(i) for i in ids if i not in found]
     if missing:
         raise NotFound(f"Tasks do not exist in warehouse {warehouse_id}: {', '.join(missing)}")
-    targets = [TaskTarget(r.queue, r.entity_id) for r in found.values() if r.status == SCHEDULED]
+    check_queues([TaskTarget(r.queue, r.entity_id) for r in found.values()], action)  # whatever their state
+    targets = [TaskTarget(r.queue, r.entity_id) for r in found.values() if r.status in acts_on(action)]
     if targets:
         await run_in_threadpool(container.tasks.control, row.id, targets, action, by, body.action.scheduled_for)
     return Response(status_code=204)
