@@ -145,3 +145,11 @@ def test_a_commit_is_answered_alike_by_both_paths(client, table_factory):
         assert conflict[0].json()["error"]["type"] == "CommitFailedException"
     missing = fast_path.replace("/tables/fast", "/tables/absent")
     _alike(_append(client, missing, 7), _append(client, missing, 7, {"via": "route"}))
+
+
+def test_names_spelt_otherwise_are_answered_alike(client, warehouse, loaded):
+    """Names match case-insensitively by default (docs/names.md): the route's lookup and the fast path's agree."""
+    for path in (f"{warehouse['prefix']}/namespaces/ONE/tables/T", f"{warehouse['prefix']}/namespaces/one/tables/T"):
+        fast, routed = _both(client, path, {"X-Iceberg-Access-Delegation": "client-managed"})
+        _alike(fast, routed)
+        _alike(fast, client.get(loaded))
