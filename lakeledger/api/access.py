@@ -2,17 +2,49 @@
 ETag of a load, which names the access the client was given as well as the metadata file."""
 
 import dataclasses
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 from urllib.parse import quote
+from uuid import UUID
 
 import orjson
+from starlette.requests import Request
 
+from lakeledger.api.authorization import WRITE
 from lakeledger.api.etags import etag
-from lakeledger.services.table_access import Access
+from lakeledger.services.resolve import WarehouseSettings
+from lakeledger.services.table_access import NO_ACCESS, Access, TableAccess
 
 DELEGATION_HEADER = "x-iceberg-access-delegation"
+_DELEGATION_KEY = DELEGATION_HEADER.encode()
 _EMPTY_CONFIG = b'"config":{}}'
+
+
+def delegation_of(scope: MutableMapping[str, Any]) -> str | None:
+    """The request's ``X-Iceberg-Access-Delegation``, its lines joined (the spec's list may come in several)."""
+    values = [value.decode("latin-1") for key, value in scope["headers"] if key == _DELEGATION_KEY]
+    return ",".join(values) if values else None
+
+
+def load_access(table_access: TableAccess, settings, scope: MutableMapping[str, Any],
+                warehouse: Callable[[], WarehouseSettings], table_id: UUID, location: str, rights: str | None,
+                cached_only: bool = False) -> Access | None:
+    """The storage access a loadTable answer gives (and so its ETag), for the route and for its fast path
+    (lakeledger/api/fast_load.py) alike, so that the two cannot answer one request differently: none for a file
+    table or a caller who may not read the table's data; else what the request's delegation header and the
+    warehouse give (lakeledger/services/table_access.py). ``cached_only`` (the fast path): no I/O, and None when
+    only STS could answer, which leaves the request to the route. ``warehouse`` is asked for only when needed."""
+    if location.startswith("file:") or rights is None:
+        access: Access | None = NO_ACCESS
+    elif cached_only:
+        access = table_access.cached_for_table(warehouse(), table_id, location, delegation_of(scope),
+                                               lambda: str(Request(scope).base_url),  # only a signer URL needs it
+                                               rights == WRITE, credentials_endpoint(scope))
+    else:
+        access = table_access.for_table(warehouse(), table_id, location, delegation_of(scope),
+                                        str(Request(scope).base_url), False, rights == WRITE,
+                                        refresh_endpoint=credentials_endpoint(scope))
+    return None if access is None else with_planning(access, settings)
 
 
 def planning_config(settings) -> dict[str, str]:

@@ -183,10 +183,11 @@ def create_app(container) -> FastAPI:
     # innermost: a well-formed commit is answered here, inside the layers below, without routing
     app.add_middleware(FastCommitTable, container=container)
     app.add_middleware(RecordRoute)  # it sees the scope the router writes the matched route into
-    app.add_middleware(CountEndpointCalls, calls=app.state.endpoint_calls)  # reads the route RecordRoute leaves
     app.add_middleware(IdempotentRequests, container=container)
     app.add_middleware(ReadOnlyPast)
     app.add_middleware(FastLoadTable, container=container)
+    # reads the route RecordRoute (or the load fast path, which answers outside it) leaves: every load is counted
+    app.add_middleware(CountEndpointCalls, calls=app.state.endpoint_calls)
     app.add_middleware(MaintenanceGate, mode=app.state.maintenance)  # inside authentication, outside every write
     if verifier:
         app.add_middleware(Authentication, verifier=verifier, users=container.users)

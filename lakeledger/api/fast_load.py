@@ -3,17 +3,16 @@
 A plain table load that is found and whose metadata bytes are cached is answered here: one indexed
 read-model lookup and the stored bytes, without routing, dependency injection or re-serialisation.
 Everything else (errors, cache misses, query options) falls through to the FastAPI route, which is
-the reference behaviour, so both paths answer identically."""
+the reference behaviour, so both paths answer identically: what storage access an answer gives is decided for both
+by one function (lakeledger/api/access.py's load_access)."""
 
 from uuid import UUID
 
-from starlette.requests import Request
-
-from lakeledger.api.access import DELEGATION_HEADER, credentials_endpoint, load_tag, with_access, with_planning
+from lakeledger.api.access import load_access, load_tag, with_access
 from lakeledger.api.authorization import WRITE, guard_of_scope
 from lakeledger.api.authorization import table as table_object
 from lakeledger.api.errors import database_unavailable
-from lakeledger.api.etags import etag, matches
+from lakeledger.api.etags import matches
 from lakeledger.api.identifiers import levels, segment
 from lakeledger.authz.authorizer import AuthorizationUnavailable
 from lakeledger.domain.errors import BadRequest
@@ -22,7 +21,6 @@ from lakeledger.eventstore.postgres_failures import unavailable
 from lakeledger.operations.observed_requests import record_route
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS
 from lakeledger.services.resolve import storage_settings
-from lakeledger.services.table_access import NO_ACCESS
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
 _LOAD_TABLE = "/{prefix}/namespaces/{namespace}/tables/{table}"
@@ -91,22 +89,14 @@ class FastLoadTable:
             except (LookupError, AuthorizationUnavailable):
                 # not visible to the caller, or no answer: the route says so (404 as if absent, or 503)
                 return None
-        if location.startswith("file:") or rights is None:
-            if self.container.settings.scan_planning_mode == "server":
-                planned = with_planning(NO_ACCESS, self.container.settings)
-                return load_tag(metadata_location, ALL_SNAPSHOTS, planned), with_access(body, planned)
-            return etag(metadata_location), body
         try:
-            wh = storage_settings(UUID(parts[3]), profile_json, secret_json)
-            access = self.container.table_access.cached_for_table(
-                wh, table_id, location, _header(scope, DELEGATION_HEADER.encode()),
-                lambda: str(Request(scope).base_url), rights == WRITE,  # only a signer URL needs the base URL
-                credentials_endpoint(scope))
+            access = load_access(self.container.table_access, self.container.settings, scope,
+                                 lambda: storage_settings(UUID(parts[3]), profile_json, secret_json),
+                                 table_id, location, rights, cached_only=True)
         except BadRequest:
             return None
         if access is None:
             return None
-        access = with_planning(access, self.container.settings)
         return load_tag(metadata_location, ALL_SNAPSHOTS, access), with_access(body, access)
 
 

@@ -12,7 +12,14 @@ An S3 warehouse with STS enabled vends credentials when asked to, or when nothin
 or remote signing asked for) engines sign remotely, unless the warehouse has remote signing turned off
 (``remote-signing-enabled: false``): then it vends if it can, and else gives no access at all. An ADLS warehouse
 with SAS enabled vends a SAS token scoped to the table's directory (lakeledger/storage/adls_sas.py) unless only
-remote signing is asked for, which Azure does not have. File warehouses need nothing."""
+remote signing is asked for, which Azure does not have. File warehouses need nothing.
+
+``client-managed`` (Lakekeeper's value) asked for alone says the engine brings its own storage credentials: it is
+given the storage's client settings (region, endpoint ...) but no credentials and no signer, whatever the warehouse
+offers. The header is a hint (the Iceberg REST spec: the server may use any or none of the mechanisms asked for), so
+a value the catalog does not know is ignored, as Lakekeeper ignores it, rather than refused: an engine that asks for a
+mechanism this catalog lacks still reads what it may without one, and the answer is the same on every path
+(docs/storage.md, "Access delegation")."""
 
 import dataclasses
 from collections.abc import Callable
@@ -20,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-from lakeledger.domain.errors import BadRequest
 from lakeledger.domain.storage_credential import SecretRef, StorageCredential
 from lakeledger.domain.storage_profile import AdlsStorageProfile, GcsStorageProfile, S3StorageProfile
 from lakeledger.domain.tabular import TABLE
@@ -34,7 +40,8 @@ from lakeledger.storage.s3_sts import S3CredentialVendor, SessionCredentials
 
 VENDED_CREDENTIALS = "vended-credentials"
 REMOTE_SIGNING = "remote-signing"
-_MODES = (VENDED_CREDENTIALS, REMOTE_SIGNING)
+CLIENT_MANAGED = "client-managed"
+_DELEGATED = (VENDED_CREDENTIALS, REMOTE_SIGNING)
 SIGNER_ENDPOINT = "v1/aws/s3/sign"
 # the sealed scope in remote-signing-config's properties, which Iceberg 1.12+ signer clients send with each request
 SIGNER_SCOPE_PROPERTY = "lakeledger.signer-scope"
@@ -64,14 +71,20 @@ NO_ACCESS = Access()
 
 
 def requested_modes(header: str | None) -> tuple[str, ...]:
-    if not header:
-        return ()
-    modes = tuple(m.strip().lower() for m in header.split(",") if m.strip())
-    unknown = [m for m in modes if m not in _MODES]
-    if unknown:
-        raise BadRequest(f"Unsupported access delegation {unknown[0]!r} in X-Iceberg-Access-Delegation: "
-                         f"use {' or '.join(_MODES)}")
+    """The access delegation an ``X-Iceberg-Access-Delegation`` header asks for: the mechanisms it names that the
+    catalog has (vended-credentials, remote-signing), in its order; or ``(CLIENT_MANAGED,)`` when it names
+    client-managed and neither of those; or none. A comma-separated list, its values case-insensitive; values not
+    known are ignored (see above). The one reading of the header for every route and fast path."""
+    named = [m.strip().lower() for m in (header or "").split(",")]
+    modes = tuple(dict.fromkeys(m for m in named if m in _DELEGATED))
+    if not modes and CLIENT_MANAGED in named:
+        return (CLIENT_MANAGED,)
     return modes
+
+
+def delegates(header: str | None) -> bool:
+    """Whether the header asks for delegated access at all (endpoints that give credentials only when asked)."""
+    return requested_modes(header) not in ((), (CLIENT_MANAGED,))
 
 
 P = TypeVar("P", contravariant=True)
@@ -128,6 +141,8 @@ class TableAccess:
                 renew: bool = False) -> Access | None:
         modes = requested_modes(delegation)
         profile = wh.profile()
+        if modes == (CLIENT_MANAGED,):
+            return Access(_client_config(profile), [], CLIENT_MANAGED)
         vending = _Vending(cached_only, write, refresh_endpoint, renew)
         if isinstance(profile, AdlsStorageProfile):
             return self._adls_access(wh, profile, location, modes, vending)
@@ -222,6 +237,17 @@ class _Vending:
 
 def _secret_key(secret: SecretRef | None) -> object:
     return secret.secret_id if secret is not None else None
+
+
+def _client_config(profile: object) -> dict[str, str]:
+    """What an engine with credentials of its own needs to reach the warehouse's storage (none for files)."""
+    if isinstance(profile, S3StorageProfile):
+        return _s3_client_config(profile)
+    if isinstance(profile, AdlsStorageProfile):
+        return _adls_client_config(profile)
+    if isinstance(profile, GcsStorageProfile):
+        return _gcs_client_config(profile)
+    return {}
 
 
 def _s3_client_config(profile: S3StorageProfile) -> dict[str, str]:

@@ -30,7 +30,7 @@ from lakeledger.domain.generic_table import check_description
 from lakeledger.domain.provenance import Provenance
 from lakeledger.domain.tabular import GENERIC_TABLE
 from lakeledger.services.resolve import settings_of
-from lakeledger.services.table_access import NO_ACCESS, Access, requested_modes
+from lakeledger.services.table_access import NO_ACCESS, Access
 
 router = APIRouter(prefix="/lakekeeper/v1", tags=["Generic Table API"], responses=errors(400, 403, 404))
 
@@ -68,7 +68,6 @@ async def load_generic_table(prefix: str, namespace: str, table: str, request: R
     """LoadGenericTableResponse: what it was created with, and the access to its location the caller's rights and
     the delegation it asks for give (as a table's load)."""
     container, prefix = await as_of(container, prefix)
-    requested_modes(x_iceberg_access_delegation)
     table_id, _, location = (await tabulars.find(container, prefix, namespace, table, GENERIC_TABLE, az, None))[:3]
     access = await _access(container, az, prefix, namespace, table, table_id, location, request,
                            x_iceberg_access_delegation)

@@ -24,7 +24,7 @@ from lakeledger.domain.table_metadata import TableMetadata
 from lakeledger.services import past_tables, scan_planning
 from lakeledger.services.resolve import WarehouseSettings, settings_of
 from lakeledger.services.scan_planning import PlanningLimits, ScanPlanner
-from lakeledger.services.table_access import requested_modes
+from lakeledger.services.table_access import delegates
 from lakeledger.storage import Storage
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
@@ -76,7 +76,8 @@ async def _table(container, prefix: str, namespace: str, table: str, az: Guard) 
 async def _with_credentials(found: _Table, answer: dict[str, Any], delegation: str | None,
                             request: Request) -> dict[str, Any]:
     """A completed plan's storage credentials, when the client asked for delegated access (as a load's)."""
-    if answer["status"] != "completed" or not delegation or found.rights is None or found.location.startswith("file:"):
+    if (answer["status"] != "completed" or not delegates(delegation) or found.rights is None
+            or found.location.startswith("file:")):
         return answer
     access = await run_in_threadpool(found.container.table_access.for_table, found.warehouse, found.id, found.location,
                                      delegation, str(request.base_url), False, found.rights == WRITE)
@@ -91,7 +92,6 @@ async def plan_table_scan(prefix: str, namespace: str, table: str, body: PlanTab
                           container: ContainerDep,
                           x_iceberg_access_delegation: str | None = Header(default=None),
                           az: Guard = Depends(guard)) -> JSONResponse:
-    requested_modes(x_iceberg_access_delegation)
     found = await _table(container, prefix, namespace, table, az)
     raw = body.model_dump(by_alias=True, exclude_unset=True)
 
@@ -114,7 +114,6 @@ async def fetch_planning_result(prefix: str, namespace: str, table: str, plan_id
                                 container: ContainerDep,
                                 x_iceberg_access_delegation: str | None = Header(default=None),
                                 az: Guard = Depends(guard)) -> JSONResponse:
-    requested_modes(x_iceberg_access_delegation)
     found = await _table(container, prefix, namespace, table, az)
     plan = scan_planning.decode_plan(plan_id, found.id)
 

@@ -3,7 +3,14 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.api import authorization, tabulars
-from lakeledger.api.access import DELEGATION_HEADER, credentials_endpoint, load_tag, with_access, with_planning
+from lakeledger.api.access import (
+    DELEGATION_HEADER,
+    credentials_endpoint,
+    load_access,
+    load_tag,
+    with_access,
+    with_planning,
+)
 from lakeledger.api.authorization import WRITE, Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import ContainerDep, boolean_param
@@ -38,7 +45,7 @@ from lakeledger.domain.provenance import Provenance
 from lakeledger.services import past_tables
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
 from lakeledger.services.resolve import settings_of
-from lakeledger.services.table_access import NO_ACCESS, requested_modes
+from lakeledger.services.table_access import NO_ACCESS
 from lakeledger.services.tables import TableChange, TableState
 
 router = APIRouter(tags=["Catalog API"], responses=errors(400, 403, 404))
@@ -78,7 +85,6 @@ async def list_tables(prefix: str, namespace: str, container: ContainerDep, pagi
              responses=ok(LoadTableResult, "The table was created (or staged, with `stage-create`)", etag=False))
 async def create_table(prefix: str, namespace: str, body: CreateTableRequest, request: Request,
                        container: ContainerDep, by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    requested_modes(request.headers.get(DELEGATION_HEADER))  # a bad header is refused before anything is done
     raw = await tabulars.creation(container, az, prefix, namespace, TABLE, request)
     state = await run_in_threadpool(container.tables.create, prefix, parse_namespace(namespace), body, raw, by)
     return await _table_result(container, prefix, state, request, body.name)
@@ -90,12 +96,12 @@ async def create_table(prefix: str, namespace: str, body: CreateTableRequest, re
 async def load_table(prefix: str, namespace: str, table: str, request: Request, container: ContainerDep,
                      snapshots: str | None = Query(default=None), if_none_match: str | None = Header(default=None),
                      x_iceberg_access_delegation: str | None = Header(default=None), az: Guard = Depends(guard)):
+    # x_iceberg_access_delegation documents the header; load_access reads it from the request, as the fast path does
     live = container
     container, prefix = await as_of(container, prefix)
     snapshots = (snapshots or ALL_SNAPSHOTS).lower()
     if snapshots not in (ALL_SNAPSHOTS, REFS_SNAPSHOTS):
         raise InvalidArgument(f"Invalid snapshot mode: {snapshots!r} (the snapshots parameter is all or refs)")
-    requested_modes(x_iceberg_access_delegation)
     table_id, metadata_location, location = (await tabulars.find(container, prefix, namespace, table, TABLE, az,
                                                                  None))[:3]
     # as Lakekeeper: seeing the table is enough for its metadata; its files need can_read_data (read-only access)
@@ -103,15 +109,12 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
     rights = await az.storage_rights(
         authorization.table(table_id), authorization.no_tabular(TABLE, parse_namespace(namespace), table)
     )
-    access, wh = NO_ACCESS, None
-    if not location.startswith("file:") and rights is not None:
-        wh = settings_of(await active_warehouse(container, prefix))
-        access = await run_in_threadpool(container.table_access.for_table, wh, table_id, location,
-                                         x_iceberg_access_delegation, str(request.base_url), False, rights == WRITE,
-                                         refresh_endpoint=credentials_endpoint(request.scope))
-    access = with_planning(access, container.settings)
+    wh = settings_of(await active_warehouse(container, prefix))
+    # the fast path's decision too (lakeledger/api/fast_load.py): one request, one answer
+    access = await run_in_threadpool(load_access, container.table_access, container.settings, request.scope,
+                                     lambda: wh, table_id, location, rights)
+    assert access is not None  # only a cached-only decision leaves it open
     if container is not live:  # a past prefix: the past as far as it still exists (snapshots expired since left out)
-        wh = wh or settings_of(await active_warehouse(container, prefix))
         latest = await live.queries.latest_metadata_location(table_id)
         past_body, covered = await run_in_threadpool(
             past_tables.load_body, container.files, container.storages.of(wh), metadata_location, latest, snapshots,
@@ -125,7 +128,6 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
         return Response(status_code=304, headers={"etag": tag})
     body = container.files.response_body(metadata_location, snapshots)
     if body is None:
-        wh = wh or settings_of(await active_warehouse(container, prefix))
         body = await run_in_threadpool(container.files.load_response_body, metadata_location,
                                        container.storages.of(wh), snapshots)
     return Response(with_access(body, access), media_type=JSON, headers={"etag": tag})
@@ -211,7 +213,6 @@ async def unregister_table(prefix: str, namespace: str, table: str, container: C
              responses=ok(LoadTableResult, "The table was registered", etag=False))
 async def register_table(prefix: str, namespace: str, body: RegisterTableRequest, request: Request,
                          container: ContainerDep, by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
-    requested_modes(request.headers.get(DELEGATION_HEADER))
     raw = await tabulars.creation(container, az, prefix, namespace, TABLE, request)
     if body.overwrite:  # replaces what a table of that name holds: a commit to it
         await authorization.tabular_action(container, az, prefix, parse_namespace(namespace), body.name, TABLE,
