@@ -77,7 +77,7 @@ def stack(pg_url, tmp_path_factory, spark_runtime, spark_cluster):
     # each job is a short-lived driver and executor: the client compiler only and the serial collector spare the
     # two cores the JIT's and the collector's threads would take from the work (not production defaults, only here)
     jvm = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
-    conf = {**spark_cluster.job_settings(), "spark.jars": spark_runtime, "spark.driver.memory": "512m",
+    conf = {**spark_cluster.job_settings(cores=2), "spark.jars": spark_runtime, "spark.driver.memory": "512m",
             "spark.sql.shuffle.partitions": "2", "spark.driver.extraJavaOptions": jvm,
             "spark.executor.extraJavaOptions": jvm}
     server = maintenance_server(maintenance_database(pg_url), home, spark_runtime,
@@ -104,7 +104,10 @@ def build(stack: Stack, warehouse: dict, spark) -> float:
         "write.merge.mode": "merge-on-read", "write.metadata.delete-after-commit.enabled": "true",
         "write.metadata.previous-versions-max": str(VERSIONS_KEPT),
         # as a streaming writer's table: every commit adds a manifest, none is merged on the way
-        "commit.manifest-merge.enabled": "false"})
+        "commit.manifest-merge.enabled": "false",
+        # Spark's scans for the DELETE and the MERGE INTO pack 32 of these tiny files to a task (each weighs the
+        # 4 MiB open-file cost); the adaptive split size would shrink the splits to 16 MiB: 125 and 175 tasks
+        "read.split.adaptive-size.enabled": "false"})
     stream(table)
     streamed = time.monotonic()
     # position deletes: Spark's row-level DELETE and MERGE INTO in merge-on-read mode
