@@ -204,8 +204,9 @@ def test_500_small_appends_with_deletes_are_maintained_on_the_cluster(stack, spa
     applied_from = len(stack.history(warehouse))
     for policy_type, settings in POLICIES.items():
         stack.policy(warehouse, policy_type, settings)
+    # looked at once a second: the jobs take minutes, and the catalog and Postgres serve them on the same two cores
     tasks = wait_until(lambda: (found := stack.tasks(warehouse)) and ended(found, QUEUES) and found, 900,
-                       "every maintenance run to end")
+                       "every maintenance run to end", interval=1)
     maintained = time.monotonic()
     by_queue = {t["queue-name"]: t for t in tasks}
     details = {q: stack.details(warehouse, t["task-id"]) for q, t in by_queue.items()}
