@@ -23,7 +23,6 @@ from maintenance_support import (
     AGE_DAYS,
     DAY_MS,
     Stack,
-    ended,
     maintenance_database,
     maintenance_server,
     move_back,
@@ -69,6 +68,7 @@ POLICIES = {
     "system.orphan-file-removal": {"enabled": True, "min-orphan-age": "P1D"},
 }
 QUEUES = {"data_compaction", "metadata_compaction", "snapshot_expiry", "orphan_file_removal"}
+ENDED = ("SUCCESS", "FAILED", "CANCELLED")
 
 
 @pytest.fixture(scope="module")
@@ -205,19 +205,23 @@ def test_500_small_appends_with_deletes_are_maintained_on_the_cluster(stack, spa
     for policy_type, settings in POLICIES.items():
         stack.policy(warehouse, policy_type, settings)
     # looked at once a second: the jobs take minutes, and the catalog and Postgres serve them on the same two cores
-    tasks = wait_until(lambda: (found := stack.tasks(warehouse)) and ended(found, QUEUES) and found, 900,
-                       "every maintenance run to end", interval=1)
+    tasks = wait_until(lambda: (found := stack.tasks(warehouse))
+                       and {t["queue-name"] for t in found if t["status"] in ENDED} >= QUEUES and found,
+                       900, "every maintenance run to end", interval=1)
     maintained = time.monotonic()
-    by_queue = {t["queue-name"]: t for t in tasks}
-    details = {q: stack.details(warehouse, t["task-id"]) for q, t in by_queue.items()}
-    assert {d["status"] for d in details.values()} == {"SUCCESS"}, {q: d["attempts"] for q, d in details.items()}
-    figures = {q: d["task-data"]["figures"] for q, d in details.items()}
+    details = {t["queue-name"]: stack.details(warehouse, t["task-id"]) for t in tasks}
+    # a metadata compaction whose turn comes after the data compaction's commit, which dropped the manifests its
+    # trigger counted, has nothing left to do: it runs and rewrites nothing, or, where a run's trigger is looked at
+    # again when it starts, it is cancelled as no longer due; every other run succeeds
+    ran = QUEUES - {"metadata_compaction"} if details["metadata_compaction"]["status"] == "CANCELLED" else QUEUES
+    assert {details[q]["status"] for q in ran} == {"SUCCESS"}, {q: d["attempts"] for q, d in details.items()}
+    figures = {q: details[q]["task-data"]["figures"] for q in ran}
 
     # the runs ran on the cluster: the master lists a finished application per run, whose executor the worker
     # launched with the Iceberg runtime fetched from the driver (spark.jars), not found on the worker's classpath
     completed = spark_cluster.completed_applications()
     apps = {t["queue-name"]: [a["id"] for a in completed if t["task-id"] in a["name"] and a["state"] == "FINISHED"]
-            for t in tasks}
+            for t in tasks if t["queue-name"] in ran}
     assert all(apps.values()), (apps, completed)
     runtime = next(Path(j).name for j in spark_runtime.split(",") if "iceberg-spark-runtime" in j)
     executors = {q: [e for app in found for e in spark_cluster.executor_dirs(app)] for q, found in apps.items()}
@@ -278,10 +282,13 @@ def test_500_small_appends_with_deletes_are_maintained_on_the_cluster(stack, spa
     assert not {k: n for k, n in answered.items() if k[1].startswith("5")}, answered
 
     # the history shows each run with its figures
-    runs = [e for e in stack.history(warehouse)[applied_from:] if e["type"] == "table-maintenance.run-succeeded"]
-    assert {q for q in QUEUES for e in runs if q in e["summary"]} == QUEUES, [e["summary"] for e in runs]
+    history = stack.history(warehouse)[applied_from:]
+    runs = [e for e in history if e["type"] == "table-maintenance.run-succeeded"]
+    assert {q for q in QUEUES for e in runs if q in e["summary"]} == ran, [e["summary"] for e in runs]
     assert all(e["change"]["figures"] for e in runs), runs
+    cancelled = [e for e in history if e["type"] == "table-maintenance.run-cancelled"]
+    assert {q for q in QUEUES for e in cancelled if q in e["summary"]} == QUEUES - ran, cancelled
     print(f"\nbuilt in {built - started:.0f} s (appends {streamed - started:.0f} s, Spark's DELETE and MERGE INTO "
           f"{deleted - streamed:.0f} s), maintained in {maintained - built:.0f} s; files {files_before} -> "
           f"{files_after}, data bytes {data_bytes_before} -> {data_bytes_after}; figures {figures}; "
-          f"job seconds {({q: round(d['task-data']['seconds']) for q, d in details.items()})}")
+          f"job seconds {({q: round(details[q]['task-data']['seconds']) for q in ran})}")
