@@ -209,7 +209,13 @@ def test_500_small_appends_with_deletes_are_maintained_on_the_cluster(stack, spa
                        and {t["queue-name"] for t in found if t["status"] in ENDED} >= QUEUES and found,
                        900, "every maintenance run to end", interval=1)
     maintained = time.monotonic()
-    details = {t["queue-name"]: stack.details(warehouse, t["task-id"]) for t in tasks}
+    # each queue's run that succeeded, or its only one (a run the checks schedule later may be cancelled as no
+    # longer due, below)
+    chosen: dict[str, dict] = {}
+    for t in tasks:
+        if t["queue-name"] not in chosen or t["status"] == "SUCCESS":
+            chosen[t["queue-name"]] = t
+    details = {q: stack.details(warehouse, t["task-id"]) for q, t in chosen.items()}
     # a metadata compaction whose turn comes after the data compaction's commit, which dropped the manifests its
     # trigger counted, has nothing left to do: it runs and rewrites nothing, or, where a run's trigger is looked at
     # again when it starts, it is cancelled as no longer due; every other run succeeds
@@ -220,8 +226,8 @@ def test_500_small_appends_with_deletes_are_maintained_on_the_cluster(stack, spa
     # the runs ran on the cluster: the master lists a finished application per run, whose executor the worker
     # launched with the Iceberg runtime fetched from the driver (spark.jars), not found on the worker's classpath
     completed = spark_cluster.completed_applications()
-    apps = {t["queue-name"]: [a["id"] for a in completed if t["task-id"] in a["name"] and a["state"] == "FINISHED"]
-            for t in tasks if t["queue-name"] in ran}
+    apps = {q: [a["id"] for a in completed if t["task-id"] in a["name"] and a["state"] == "FINISHED"]
+            for q, t in chosen.items() if q in ran}
     assert all(apps.values()), (apps, completed)
     runtime = next(Path(j).name for j in spark_runtime.split(",") if "iceberg-spark-runtime" in j)
     executors = {q: [e for app in found for e in spark_cluster.executor_dirs(app)] for q, found in apps.items()}
@@ -287,7 +293,8 @@ def test_500_small_appends_with_deletes_are_maintained_on_the_cluster(stack, spa
     assert {q for q in QUEUES for e in runs if q in e["summary"]} == ran, [e["summary"] for e in runs]
     assert all(e["change"]["figures"] for e in runs), runs
     cancelled = [e for e in history if e["type"] == "table-maintenance.run-cancelled"]
-    assert {q for q in QUEUES for e in cancelled if q in e["summary"]} == QUEUES - ran, cancelled
+    assert {q for q in QUEUES for e in cancelled if q in e["summary"]} >= QUEUES - ran, \
+        [e["summary"] for e in cancelled]
     print(f"\nbuilt in {built - started:.0f} s (appends {streamed - started:.0f} s, Spark's DELETE and MERGE INTO "
           f"{deleted - streamed:.0f} s), maintained in {maintained - built:.0f} s; files {files_before} -> "
           f"{files_after}, data bytes {data_bytes_before} -> {data_bytes_after}; figures {figures}; "
