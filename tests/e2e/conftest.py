@@ -105,33 +105,15 @@ def spark(server, spark_warehouse):
 @pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory):
     """A Spark standalone cluster (tests/spark_cluster.py: a master and a worker with 2 cores and 1g, from the venv's
-    PySpark) for the whole session. Jobs are drivers of their own, run as subprocesses (tests/e2e/spark_cluster_job.py):
-    this process may hold the `spark` fixture's SparkContext, and PySpark allows one per process."""
+    PySpark) for the whole session. Jobs are drivers of their own, run as subprocesses (the maintenance runner's jobs,
+    tests/e2e/test_maintenance_at_scale.py): this process may hold the `spark` fixture's SparkContext, and PySpark
+    allows one per process."""
     _check_java()
     cluster = SparkStandalone(tmp_path_factory.mktemp("spark-cluster"))
     try:
         yield cluster
     finally:
         cluster.stop()
-
-
-@pytest.fixture(scope="session")
-def spark_cluster_settings(spark_cluster, server):
-    """``settings(warehouse_name)``: the Spark settings of a driver whose work runs on `spark_cluster`, with the
-    Iceberg runtime (executors fetch it from the driver) and catalog ``lakeledger`` on that warehouse of the session's
-    server, configured as the `spark` fixture's is."""
-    jars = _spark_jars()
-    catalog = f"spark.sql.catalog.{SPARK_CATALOG}"
-
-    def settings(warehouse: str) -> dict[str, str]:
-        return {**spark_cluster.job_settings(), "spark.jars": jars, "spark.driver.memory": "512m",
-                "spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC",
-                "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-                catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest",
-                f"{catalog}.uri": f"{server.url}/catalog", f"{catalog}.warehouse": warehouse,
-                f"{catalog}.cache-enabled": "false"}
-
-    return settings
 
 
 SPARK4_PYTHON = Path(__file__).resolve().parents[2] / ".cache/spark4/bin/python"
