@@ -264,8 +264,13 @@ class MaintenanceRuns(TimedWork):
         expiry ends the snapshots another one counted. A later attempt's trigger held at the first."""
         policy_type = POLICY_OF_QUEUE[queue]
         small_bytes = small_file_bytes(settings) if policy_type == DATA_COMPACTION else 0
-        figures = _figures(self.ledger, self.files, self.storages, table.warehouse_id, table.metadata_location,
-                           small_bytes)
+        try:
+            figures = _figures(self.ledger, self.files, self.storages, table.warehouse_id, table.metadata_location,
+                               small_bytes)
+        except Exception:  # unreadable now: the job tries, and its attempt records what fails
+            logger.warning("Maintenance run of %s on table %s: its trigger could not be checked again", queue,
+                           table.name, exc_info=True)
+            return None
         if due_reason(policy_type, settings, figures, self.ledger.now(), table.time_travel_retention) is not None:
             return None
         return "no longer due when its turn came: its trigger does not hold on the table as it is now"
