@@ -26,6 +26,12 @@ def delegation_of(scope: MutableMapping[str, Any]) -> str | None:
     return ",".join(values) if values else None
 
 
+def gives_storage_access(location: str, rights: str | None) -> bool:
+    """Whether a load answer can carry storage access at all: not for a file table, nor for a caller who may not read
+    the table's data. Only then is the warehouse's storage profile needed."""
+    return not location.startswith("file:") and rights is not None
+
+
 def load_access(table_access: TableAccess, settings, scope: MutableMapping[str, Any],
                 warehouse: Callable[[], WarehouseSettings], table_id: UUID, location: str, rights: str | None,
                 cached_only: bool = False) -> Access | None:
@@ -34,7 +40,7 @@ def load_access(table_access: TableAccess, settings, scope: MutableMapping[str, 
     table or a caller who may not read the table's data; else what the request's delegation header and the
     warehouse give (lakeledger/services/table_access.py). ``cached_only`` (the fast path): no I/O, and None when
     only STS could answer, which leaves the request to the route. ``warehouse`` is asked for only when needed."""
-    if location.startswith("file:") or rights is None:
+    if not gives_storage_access(location, rights):
         access: Access | None = NO_ACCESS
     elif cached_only:
         access = table_access.cached_for_table(warehouse(), table_id, location, delegation_of(scope),

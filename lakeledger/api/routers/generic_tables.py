@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from lakeledger.api import authorization, tabulars
+from lakeledger.api.access import gives_storage_access
 from lakeledger.api.authorization import WRITE, Guard, guard
 from lakeledger.api.context import provenance
 from lakeledger.api.dependencies import ContainerDep, boolean_param
@@ -129,7 +130,7 @@ async def _access(container, az: Guard, prefix: str, namespace: str, table: str,
     credentials) or can_write_data."""
     rights = await az.storage_rights(authorization.tabular(GENERIC_TABLE, table_id),
                                      authorization.no_tabular(GENERIC_TABLE, parse_namespace(namespace), table))
-    if location.startswith("file:") or rights is None:
+    if not gives_storage_access(location, rights):
         return NO_ACCESS
     wh = settings_of(await active_warehouse(container, prefix))
     return await run_in_threadpool(container.table_access.for_table, wh, table_id, location, delegation,

@@ -6,6 +6,7 @@ from lakeledger.api import authorization, tabulars
 from lakeledger.api.access import (
     DELEGATION_HEADER,
     credentials_endpoint,
+    gives_storage_access,
     load_access,
     load_tag,
     with_access,
@@ -44,7 +45,7 @@ from lakeledger.domain.metrics_report import check_report
 from lakeledger.domain.provenance import Provenance
 from lakeledger.services import past_tables
 from lakeledger.services.metadata_files import ALL_SNAPSHOTS, REFS_SNAPSHOTS, load_result_body
-from lakeledger.services.resolve import settings_of
+from lakeledger.services.resolve import WarehouseSettings, settings_of
 from lakeledger.services.table_access import NO_ACCESS
 from lakeledger.services.tables import TableChange, TableState
 
@@ -109,12 +110,19 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
     rights = await az.storage_rights(
         authorization.table(table_id), authorization.no_tabular(TABLE, parse_namespace(namespace), table)
     )
-    wh = settings_of(await active_warehouse(container, prefix))
+    # read only when needed: a file table's cached load reads no warehouse
+    wh = settings_of(await active_warehouse(container, prefix)) if gives_storage_access(location, rights) else None
+
+    def warehouse() -> WarehouseSettings:
+        assert wh is not None  # asked for only when gives_storage_access holds
+        return wh
+
     # the fast path's decision too (lakeledger/api/fast_load.py): one request, one answer
     access = await run_in_threadpool(load_access, container.table_access, container.settings, request.scope,
-                                     lambda: wh, table_id, location, rights)
+                                     warehouse, table_id, location, rights)
     assert access is not None  # only a cached-only decision leaves it open
     if container is not live:  # a past prefix: the past as far as it still exists (snapshots expired since left out)
+        wh = wh or settings_of(await active_warehouse(container, prefix))
         latest = await live.queries.latest_metadata_location(table_id)
         past_body, covered = await run_in_threadpool(
             past_tables.load_body, container.files, container.storages.of(wh), metadata_location, latest, snapshots,
@@ -128,6 +136,7 @@ async def load_table(prefix: str, namespace: str, table: str, request: Request, 
         return Response(status_code=304, headers={"etag": tag})
     body = container.files.response_body(metadata_location, snapshots)
     if body is None:
+        wh = wh or settings_of(await active_warehouse(container, prefix))
         body = await run_in_threadpool(container.files.load_response_body, metadata_location,
                                        container.storages.of(wh), snapshots)
     return Response(with_access(body, access), media_type=JSON, headers={"etag": tag})

@@ -271,8 +271,7 @@ async def control_tasks(container: ContainerDep, warehouse_id: str, body: Contro
                         by: Provenance = Depends(provenance), az: Guard = Depends(guard)):
     """``cancel``, ``run-now`` and ``run-at`` a scheduled task (an expiry, a purge, a maintenance run), ``stop`` a
     running maintenance run, recorded as events on the aggregate its work is kept on; a task in another state is left
-    as it is. At most 100 ids; an
-    id that names no task of the warehouse is a 404."""
+    as it is. At most 100 ids; an id that names no task of the warehouse is a 404."""
     action = check_action(body.action.action_type, body.action.scheduled_for)
     if len(body.task_ids) > MAX_CONTROLLED:
         raise BadRequest(f"At most {MAX_CONTROLLED} tasks can be controlled at once, not {len(body.task_ids)}")
