@@ -41,7 +41,7 @@ from lakeledger.projections.users_roles import UsersRolesProjection
 from lakeledger.projections.users_roles_queries import UsersRolesQueries
 from lakeledger.secretstore import SecretStore
 from lakeledger.services.access_history import HolderHistory
-from lakeledger.services.approval import ApproveAll, HttpApproval
+from lakeledger.services.approval import ApproveAll, ChangeApproval
 from lakeledger.services.generic_tables import GenericTableService
 from lakeledger.services.grants import GrantService
 from lakeledger.services.maintenance_policies import MaintenancePolicyService
@@ -152,8 +152,11 @@ class Container:
         # would turn that alarm into an outage.
         self.read_models_readiness_needs = [self.catalog_view]
         self.time_travel = TimeTravel(self.log, self.catalog_versions)
-        self.approval = (HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
-                         if settings.change_approval_url else ApproveAll())
+        self.approval: ChangeApproval = ApproveAll()
+        if settings.change_approval_url:
+            from lakeledger.services.http_approval import HttpApproval
+
+            self.approval = HttpApproval(settings.change_approval_url, settings.change_approval_timeout_seconds)
         self.ledger = Ledger(self.log, self.catalog_view, CatalogQueries(self.pool), self.approval)
         # OpenFGA's tuples: written by the request that appends what changes them, before it answers. With allowall
         # there is no store to write; the projection stays where it was, so a later switch to openfga fills the

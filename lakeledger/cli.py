@@ -112,7 +112,7 @@ def _serve(settings: Settings) -> None:
     from lakeledger import http_server
     from lakeledger.api.app import create_app
     from lakeledger.api_processes import ApiProcesses, Connections, HandedConnections
-    from lakeledger.identity.oidc import ProviderUnavailable
+    from lakeledger.identity.openid_settings import ProviderUnavailable
     from lakeledger.postgres import supervise
 
     if settings.openid_configured and settings.authz_backend == "allowall" \

@@ -51,7 +51,7 @@ from lakeledger.api.routers import (
 from lakeledger.api.time_travel import ReadOnlyPast
 from lakeledger.authz.token_roles import TokenRoles
 from lakeledger.eventstore.postgres_failures import AsyncBoundedConnection, bounded_connection, pool_connection_options
-from lakeledger.identity.oidc import OpenIdProviders, OpenIdSettings
+from lakeledger.identity.openid_settings import OpenIdSettings
 from lakeledger.migrations import sql_files
 from lakeledger.operations.database_collector import DatabaseCollector
 from lakeledger.operations.endpoint_statistics import CountEndpointCalls, EndpointCalls, flush_every
@@ -80,7 +80,11 @@ def create_app(container) -> FastAPI:
     """``container`` is the composition root (lakeledger.bootstrap.Container). With OpenID providers configured,
     their discovery documents are fetched here: identity.oidc.ProviderUnavailable when a required one's cannot be."""
     openid = OpenIdSettings.all_from_settings(container.settings)
-    verifier = OpenIdProviders.start(openid) if openid else None
+    verifier = None
+    if openid:
+        from lakeledger.identity.oidc import OpenIdProviders
+
+        verifier = OpenIdProviders.start(openid)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

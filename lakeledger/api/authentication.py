@@ -8,11 +8,16 @@ pays no signature check. Only a new token is verified, on a worker thread, since
 blocks. A principal not seen lately is provisioned as a user (lakeledger/services/users.py) before its request runs, as
 Lakekeeper does on a first authenticated request."""
 
+from typing import TYPE_CHECKING
+
 from starlette.concurrency import run_in_threadpool
 
 from lakeledger.api.errors import error_response
-from lakeledger.identity.oidc import InvalidToken, OpenIdProviders, ProviderUnavailable
+from lakeledger.identity.openid_settings import InvalidToken, ProviderUnavailable
 from lakeledger.services.users import UserService
+
+if TYPE_CHECKING:
+    from lakeledger.identity.oidc import OpenIdProviders
 
 # probes and scrapers carry no token (lakeledger/api/routers/operations.py)
 OPEN_PATHS = frozenset({"/health", "/health/ready", "/metrics", "/ui"})
@@ -24,7 +29,7 @@ _REALM = 'Bearer realm="lakeledger"'
 
 
 class Authentication:
-    def __init__(self, app, verifier: OpenIdProviders, users: UserService | None = None):
+    def __init__(self, app, verifier: "OpenIdProviders", users: UserService | None = None):
         self.app = app
         self.verifier = verifier
         self.users = users

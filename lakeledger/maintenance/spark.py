@@ -16,8 +16,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import httpx
-
 from lakeledger.maintenance.procedures import Call
 from lakeledger.maintenance.spark_job import CREDENTIAL_VARIABLE
 from lakeledger.settings import Settings
@@ -100,6 +98,8 @@ class SparkJobs:
         if not self.provider_uri:
             raise JobFailed("LAKELEDGER__MAINTENANCE_CREDENTIAL is set without an OpenID provider: set "
                             "LAKELEDGER__MAINTENANCE_OAUTH2_SERVER_URI to the token endpoint")
+        import httpx  # here: only a maintenance credential needs it, and serve need not carry it
+
         try:
             found = httpx.get(self.provider_uri.rstrip("/") + "/.well-known/openid-configuration", timeout=10)
             found.raise_for_status()

@@ -10,9 +10,6 @@ import hashlib
 import hmac
 
 import orjson
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 MIN_KEY_LENGTH = 16
 
@@ -22,6 +19,9 @@ class WrongKey(Exception):
 
 
 def _derive(passphrase: str, purpose: bytes) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"lakeledger-secret-store", info=purpose).derive(
         passphrase.encode())
 
@@ -30,6 +30,10 @@ class SecretCipher:
     def __init__(self, passphrase: str):
         if len(passphrase) < MIN_KEY_LENGTH:
             raise ValueError(f"LAKELEDGER__PG_ENCRYPTION_KEY must be at least {MIN_KEY_LENGTH} characters")
+        # cryptography (about 7 MB of a process) is imported by a server that has a key, not by every one
+        from cryptography.fernet import Fernet, InvalidToken
+
+        self._invalid = InvalidToken
         self._fernet = Fernet(base64.urlsafe_b64encode(_derive(passphrase, b"fernet")))
         self._mac_key = _derive(passphrase, b"fingerprint")
         self._seal_key = _derive(passphrase, b"sealed-tokens")
@@ -40,7 +44,7 @@ class SecretCipher:
     def decrypt(self, token: bytes) -> dict:
         try:
             return orjson.loads(self._fernet.decrypt(bytes(token)))
-        except InvalidToken:
+        except self._invalid:
             raise WrongKey("A stored secret cannot be decrypted with LAKELEDGER__PG_ENCRYPTION_KEY: the key is not "
                            "the one it was stored with") from None
 
@@ -50,7 +54,7 @@ class SecretCipher:
     def decrypt_bytes(self, token: bytes) -> bytes:
         try:
             return self._fernet.decrypt(bytes(token))
-        except InvalidToken:
+        except self._invalid:
             raise WrongKey("A stored value cannot be decrypted with LAKELEDGER__PG_ENCRYPTION_KEY: the key is not "
                            "the one it was stored with") from None
 
