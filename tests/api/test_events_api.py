@@ -385,7 +385,8 @@ def test_a_consumer_killed_with_sigkill_resumes_from_its_token(server, client, w
         except FileNotFoundError:
             return 0
 
-    while any(w.is_alive() for w in writers):
+    # at least three kills, however soon the writers are done: some then fall after the last append
+    while any(w.is_alive() for w in writers) or kills < 3:
         consumer = subprocess.Popen(command)
         deadline = time.monotonic() + 60
         while started() <= kills and time.monotonic() < deadline:  # its first page is kept: it is under way
@@ -402,7 +403,7 @@ def test_a_consumer_killed_with_sigkill_resumes_from_its_token(server, client, w
     assert finished.returncode == 0, finished.stderr
     kept = json.loads(state.read_text())
     print(f"\nconsumer: {kills} SIGKILLs, {kept['starts']} starts, {len(kept['ids'])} events")
-    assert kills >= 3 and kept["starts"] == kills + 1
+    assert kept["starts"] == kills + 1
     assert len(set(kept["ids"])) == len(kept["ids"]), "an event came twice"
     assert kept["ids"] == _log_ids(db, warehouse), "the consumer's events are the log's, in its order"
 
