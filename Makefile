@@ -242,7 +242,10 @@ bench: setup bench-tools nats-deps minio-deps oidc-deps openfga-deps spark-deps
 # Lakekeeper (Rust) for bench/lakekeeper.py, which `make bench` runs when it is there and otherwise names this target:
 # built once, from the pinned commit of the Lakekeeper git checkout or git dir LAKELEDGER_LAKEKEEPER_SOURCE names, into
 # $(LAKEKEEPER_BIN) (scripts/build-lakekeeper.sh: 30-50 min and ~3 GB on 2 cores, so not a dependency of `make bench`).
+# Its migrations need Postgres' contrib extensions, which pgserver's build lacks: the section runs Debian's Postgres.
 bench-lakekeeper:
+	@ls /usr/share/postgresql/*/extension/pg_trgm.control >/dev/null 2>&1 \
+		|| { $(APT) update -qq && $(APT) install -y -qq postgresql >/dev/null; }
 	scripts/build-lakekeeper.sh $(LAKELEDGER_LAKEKEEPER_BIN)
 
 clean:

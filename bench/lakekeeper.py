@@ -99,6 +99,7 @@ class Side:
     prefix: str
     load_table: catalog.TableHandle
     etag: str
+    load_bytes: int  # the loadTable answer's body
 
     @property
     def url(self) -> str:
@@ -132,7 +133,7 @@ def prepare(name: str, server: procs.ServerProcess, minio: s3.Minio, snapshots: 
         if not etag:
             raise RuntimeError(f"{name} answers loadTable without an ETag")
         catalog.check(http.get(table.path, headers={"If-None-Match": etag}), 304)
-    return Side(name, server, prefix, table, etag)
+    return Side(name, server, prefix, table, etag, len(loaded.content))
 
 
 # -- foreign CPU ---------------------------------------------------------------------------------------------------
@@ -299,13 +300,15 @@ def run_round(side: Side, round_no: int, args, accounting: Accounting) -> dict[s
 
 # -- memory and idle -----------------------------------------------------------------------------------------------
 
-def tree_rss_mb(pid: int) -> float:
+def tree_rss_mb(pid: int) -> tuple[float, int]:
+    """The resident memory of a process and its descendants, and how many processes that is."""
     process = psutil.Process(pid)
+    tree = [process, *process.children(recursive=True)]
     total = 0
-    for p in [process, *process.children(recursive=True)]:
+    for p in tree:
         with contextlib.suppress(psutil.Error):  # a child that ended meanwhile
             total += p.memory_info().rss
-    return total / 2**20
+    return total / 2**20, len(tree)
 
 
 def idle_cpu_pct(pids: list[int], seconds: float) -> list[float]:
@@ -323,7 +326,7 @@ def _median(results: list[Result], attribute: str) -> float:
     return statistics.median(getattr(r, attribute) for r in results)
 
 
-def render(rounds: dict[str, list[dict[str, Result]]], rss: dict[str, float], idle: dict[str, float],
+def render(rounds: dict[str, list[dict[str, Result]]], rss: dict[str, tuple[float, int]], idle: dict[str, float],
            context: dict) -> str:
     lk, ll = rounds[LAKEKEEPER], rounds[LAKELEDGER]
     lines = [f"Lakekeeper {context['lakekeeper_version']} (commit {COMMIT}) beside Lakeledger (`lakeledger serve`, "
@@ -332,7 +335,7 @@ def render(rounds: dict[str, list[dict[str, Result]]], rss: dict[str, float], id
              f"({context['load_tool']}), createTable of {context['tables']} tables",
              f"load average {context['load_before']} before, {context['load_after']} after; foreign CPU during the "
              f"measurements: mean {context['foreign_mean']:.2f}, max {context['foreign_max']:.2f} cores "
-             f"(of {os.cpu_count()})",
+             f"(of {os.cpu_count()}); loadTable answers {context['load_bytes']}",
              "",
              "| workload | Lakekeeper | Lakeledger | ratio | Lakekeeper p50 / p99 ms | Lakeledger p50 / p99 ms |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -343,15 +346,24 @@ def render(rounds: dict[str, list[dict[str, Result]]], rss: dict[str, float], id
         unit = "tables/s" if w == "createTable" else "commits/s" if w == "commits" else "req/s"
         wins = sum(1 for x, y in zip(a, b, strict=True) if y.rps > x.rps)
         failed = sum(r.failed for r in b)
+        label = f"listTables of {context['tables']:,} tables, {CONNECTIONS} connections" if w == "listTables" \
+            else f"createTable, {CREATE_CLIENTS} clients ({context['tables']:,} tables)" if w == "createTable" \
+            else LABELS[w]
         lines.append(
-            f"| {LABELS[w]} | {a_rps:,.0f} {unit} | {b_rps:,.0f} | "
+            f"| {label} | {a_rps:,.0f} {unit} | {b_rps:,.0f} | "
             f"{b_rps / a_rps if a_rps else 0:.2f} ({wins}/{len(b)} rounds ahead) | "
             f"{_median(a, 'p50_ms'):.1f} / {_median(a, 'p99_ms'):.1f} | "
             f"{_median(b, 'p50_ms'):.1f} / {_median(b, 'p99_ms'):.1f}"
             + (f" ({failed} failed)" if failed else "") + " |")
-    ratio = rss[LAKELEDGER] / rss[LAKEKEEPER] if rss[LAKEKEEPER] else 0.0
-    lines.append(f"| RSS after the runs | {rss[LAKEKEEPER]:.0f} MB | {rss[LAKELEDGER]:.0f} MB | "
-                 f"{ratio:.1f}× {'more' if ratio >= 1 else 'less'} | | |")
+    (lk_rss, lk_procs), (ll_rss, ll_procs) = rss[LAKEKEEPER], rss[LAKELEDGER]
+    ratio = ll_rss / lk_rss if lk_rss else 0.0
+
+    def processes(n: int) -> str:
+        return f" ({n} processes)" if n > 1 else ""
+
+    times = f"{ratio:.1f}× more" if ratio >= 1 or not ratio else f"{1 / ratio:.1f}× less"
+    lines.append(f"| RSS after the runs | {lk_rss:.0f} MB{processes(lk_procs)} | "
+                 f"{ll_rss:.0f} MB{processes(ll_procs)} | {times} | | |")
     lines.append(f"| idle CPU after the runs ({context['idle_seconds']:g} s) | {idle[LAKEKEEPER]:.2f} % of a core | "
                  f"{idle[LAKELEDGER]:.2f} % | | | |")
     lines.append("")
@@ -437,6 +449,9 @@ def run(args) -> int:
                     raise RuntimeError(f"{name} died during round {n}:\n{side.server.tail()}")
         load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
         rss = {name: tree_rss_mb(side.server.pid) for name, side in sides.items()}
+        errors = sum(1 for line in sides[LAKELEDGER].server.tail(10_000_000).splitlines() if " ERROR " in line)
+        if errors:
+            _say(f"lakeledger serve logged {errors} ERROR lines (--keep keeps {sides[LAKELEDGER].server.log_path})")
         _say(f"idle CPU of {' and '.join(sides)}, {args.idle_seconds:g} s")
         idle = dict(zip(sides, idle_cpu_pct([s.server.pid for s in sides.values()], args.idle_seconds), strict=True))
         ll_failed = sum(r[w].failed for r in rounds[LAKELEDGER] for w in WORKLOADS)
@@ -446,11 +461,12 @@ def run(args) -> int:
                    "postgres": pg_bin.parent.name, "load_before": load_before, "load_after": load_after,
                    "foreign_mean": sum(s * c for s, c in accounting.windows) / seconds if seconds else 0.0,
                    "foreign_max": max(c for _, c in accounting.windows),
+                   "load_bytes": ", ".join(f"{s.load_bytes:,} bytes ({name})" for name, s in sides.items()),
                    "lakekeeper_version": _version(lakekeeper) if lakekeeper else ""}
         if LAKEKEEPER in sides:
             print(render(rounds, rss, idle, context), flush=True)
         else:
-            print(render_alone(rounds[LAKELEDGER], rss[LAKELEDGER], idle[LAKELEDGER], context), flush=True)
+            print(render_alone(rounds[LAKELEDGER], rss[LAKELEDGER][0], idle[LAKELEDGER], context), flush=True)
         if ll_failed:
             _say(f"{ll_failed} requests to Lakeledger failed (--keep keeps its log)")
         return 1 if ll_failed else 0
@@ -469,7 +485,8 @@ def run(args) -> int:
 def render_alone(rounds: list[dict[str, Result]], rss: float, idle: float, context: dict) -> str:
     lines = [f"Lakeledger alone (--only lakeledger), median of {len(rounds)} rounds, {context['seconds']:g} s a load; "
              f"load average {context['load_before']} before, {context['load_after']} after; foreign CPU mean "
-             f"{context['foreign_mean']:.2f}, max {context['foreign_max']:.2f} cores"]
+             f"{context['foreign_mean']:.2f}, max {context['foreign_max']:.2f} cores; loadTable answers "
+             f"{context['load_bytes']}"]
     for w in WORKLOADS:
         rs = [r[w] for r in rounds]
         lines.append(f"  {LABELS[w]:<55} {_median(rs, 'rps'):>8,.0f}/s  p50 {_median(rs, 'p50_ms'):.1f} ms  "
