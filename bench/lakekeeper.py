@@ -408,8 +408,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def run(args) -> int:
     lakekeeper = None if args.only else binary()
     if lakekeeper is None and not args.only:
-        print(f"Lakekeeper beside Lakeledger: not measured, Lakekeeper is not built ({DEFAULT_BIN}, or "
-              f"{BIN_ENV}): {BUILD_HINT}", flush=True)
+        print(f"Lakekeeper beside Lakeledger: not measured, Lakekeeper is not built "
+              f"({os.environ.get(BIN_ENV) or DEFAULT_BIN} is missing): {BUILD_HINT}", flush=True)
         return 0
     pg_bin = procs.contrib_postgres_bin()
     if pg_bin is None:
