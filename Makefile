@@ -17,12 +17,16 @@ OPENFGA_VERSION ?= v1.22.1
 OPENFGA_BIN := .cache/openfga/bin/openfga
 FAKE_GCS_VERSION ?= v1.56.1
 FAKE_GCS_BIN := .cache/fake-gcs/bin/fake-gcs-server
+# Lakekeeper, the catalog bench/lakekeeper.py measures Lakeledger against, at scripts/build-lakekeeper.sh's commit
+LAKEKEEPER_BIN := .cache/lakekeeper/bin/lakekeeper-90892e9cc1b5
 
 export LAKELEDGER_MINIO ?= $(abspath $(MINIO_BIN))
 
 export LAKELEDGER_OPENFGA ?= $(abspath $(OPENFGA_BIN))
 
 export LAKELEDGER_FAKE_GCS ?= $(abspath $(FAKE_GCS_BIN))
+
+export LAKELEDGER_LAKEKEEPER_BIN ?= $(abspath $(LAKEKEEPER_BIN))
 
 export LAKELEDGER_TRINO_SERVER ?= $(abspath $(TRINO_SERVER))
 
@@ -47,7 +51,7 @@ APT := flock $(abspath .cache)/.apt.lock apt-get
 
 export LAKELEDGER_SPARK_JARS ?= $(abspath $(SPARK_RUNTIME)),$(abspath $(AWS_BUNDLE))
 
-.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance conformance-lakekeeper rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps spark4-deps
+.PHONY: lint docs iceberg-go-deps iceberg-rust-deps oidc-deps minio-deps openfga-deps setup run test unit service bench bench-tools spark-deps java-check nats-deps trino-deps clean conformance conformance-lakekeeper bench-lakekeeper rck-deps chromium-deps kafka-deps azurite-deps fake-gcs-deps spark4-deps
 
 setup: $(VENV)/.installed
 
@@ -229,10 +233,20 @@ bench-tools:
 SCALE_DIR ?= .cache/scale
 bench: setup bench-tools nats-deps minio-deps oidc-deps openfga-deps spark-deps
 	$(PY) -m bench
+	$(PY) -m bench.lakekeeper
 	$(PY) -m bench.overlap
 	$(PY) -m bench.api_processes
 	$(PY) -m bench.maintenance
 	$(PY) -m bench.scale --keep $(SCALE_DIR) $(SCALE_OPTIONS)
+
+# Lakekeeper (Rust) for bench/lakekeeper.py, which `make bench` runs when it is there and otherwise names this target:
+# built once, from the pinned commit of the Lakekeeper git checkout or git dir LAKELEDGER_LAKEKEEPER_SOURCE names, into
+# $(LAKEKEEPER_BIN) (scripts/build-lakekeeper.sh: 30-50 min and ~3 GB on 2 cores, so not a dependency of `make bench`).
+# Its migrations need Postgres' contrib extensions, which pgserver's build lacks: the section runs Debian's Postgres.
+bench-lakekeeper:
+	@ls /usr/share/postgresql/*/extension/pg_trgm.control >/dev/null 2>&1 \
+		|| { $(APT) update -qq && $(APT) install -y -qq postgresql >/dev/null; }
+	scripts/build-lakekeeper.sh $(LAKELEDGER_LAKEKEEPER_BIN)
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache

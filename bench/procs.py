@@ -3,7 +3,10 @@ authorization section an OpenID provider and OpenFGA. Every one of them listens 
 by ``stop()``."""
 
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from harness import processes
@@ -63,6 +66,71 @@ class EmbeddedPostgres:
 
     def stop(self) -> None:
         self._server.cleanup()
+
+
+CONTRIB_EXTENSIONS = ("uuid-ossp", "pgcrypto", "pg_trgm", "btree_gin", "btree_gist")
+
+
+def contrib_postgres_bin() -> Path | None:
+    """The bin directory of the newest Postgres of Debian's packages with the contrib extensions Lakekeeper's
+    migrations create (``LAKELEDGER_BENCH_PG_BIN`` names another); None when there is none."""
+    named = os.environ.get("LAKELEDGER_BENCH_PG_BIN")
+    candidates = [Path(named)] if named else sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True,
+                                                    key=lambda b: int(b.parent.name) if b.parent.name.isdigit() else 0)
+    for bin_dir in candidates:
+        version = bin_dir.parent.name
+        share = Path(f"/usr/share/postgresql/{version}/extension")
+        if (bin_dir / "postgres").exists() and (named or all((share / f"{e}.control").exists()
+                                                             for e in CONTRIB_EXTENSIONS)):
+            return bin_dir
+    return None
+
+
+class ContribPostgres:
+    """A Postgres server of Debian's packages (``contrib_postgres_bin``), for a section where pgserver's build will
+    not do: it has no contrib extensions. Like ``EmbeddedPostgres`` it listens on a unix socket only, in a directory of
+    its own under /tmp (run as root, Postgres runs as the user ``postgres``, who must reach it)."""
+
+    def __init__(self, bin_dir: Path, max_connections: int = 400):
+        self.bin_dir = bin_dir
+        self.home = Path(tempfile.mkdtemp(prefix="lakeledger-bench-pg-"))
+        self.port = free_port()  # names the socket file only; nothing listens on TCP
+        self._user = "postgres" if os.geteuid() == 0 else None
+        if self._user:
+            shutil.chown(self.home, self._user)
+        data = self.home / "data"
+        self._run("initdb", "-D", str(data), "--auth=trust", "-U", "postgres", "--encoding=utf8", "--no-sync")
+        self._run("pg_ctl", "start", "-w", "-t", str(int(START_TIMEOUT_S)), "-D", str(data),
+                  "-l", str(self.home / "postgres.log"),
+                  "-o", f"-k {self.home} -c listen_addresses= -p {self.port} -c max_connections={max_connections}")
+        self.pid = int((data / "postmaster.pid").read_text().split()[0])
+
+    def _run(self, tool: str, *args: str) -> None:
+        done = subprocess.run([str(self.bin_dir / tool), *args], user=self._user, capture_output=True, text=True,
+                              timeout=START_TIMEOUT_S + 30)
+        if done.returncode != 0:
+            raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stdout[-2000:]}{done.stderr[-2000:]}")
+
+    def url(self, database: str = "postgres") -> str:
+        """A libpq URL of ``database`` (psycopg's, sqlx's alike: the socket directory in ``host``)."""
+        return f"postgresql://postgres@localhost:{self.port}/{database}?host={self.home}"
+
+    def create_database(self, name: str) -> str:
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the postmaster and its backends so far."""
+        return tree_cpu_seconds(self.pid)
+
+    def stop(self) -> None:
+        try:
+            self._run("pg_ctl", "stop", "-m", "fast", "-D", str(self.home / "data"))
+        finally:
+            shutil.rmtree(self.home, ignore_errors=True)
 
 
 class ServerProcess(HttpServer):
