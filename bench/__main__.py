@@ -2,7 +2,6 @@
 
 import argparse
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -293,15 +292,7 @@ def run(args) -> int:
             all_ok = _auth_section(args, tool, work, pg.url, started) and all_ok
         return 1 if args.strict and not all_ok else 0
     finally:
-        for thing in reversed(started):
-            try:
-                thing.stop()
-            except Exception as e:  # keep tearing down the rest
-                _say(f"could not stop {thing!r}: {e}")
-        if args.keep:
-            _say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        procs.tear_down(started, work, args.keep, _say)
 
 
 def main(argv: list[str] | None = None) -> int:

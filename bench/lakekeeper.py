@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -474,15 +473,7 @@ def run(args) -> int:
             _say(f"{ll_failed} requests to Lakeledger failed (--keep keeps its log)")
         return 1 if ll_failed else 0
     finally:
-        for thing in reversed(started):
-            try:
-                thing.stop()
-            except Exception as e:  # keep tearing down the rest
-                _say(f"could not stop {thing!r}: {e}")
-        if args.keep:
-            _say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        procs.tear_down(started, work, args.keep, _say)
 
 
 def render_alone(rounds: list[dict[str, Result]], rss: float, idle: float, context: dict) -> str:

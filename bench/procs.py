@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from harness import processes
@@ -131,6 +132,20 @@ class ContribPostgres:
             self._run("pg_ctl", "stop", "-m", "fast", "-D", str(self.home / "data"))
         finally:
             shutil.rmtree(self.home, ignore_errors=True)
+
+
+def tear_down(started: list, work: Path, keep: bool, say: Callable[[str], None]) -> None:
+    """Stops what a run started, last first, going on past one that fails to stop; then removes its working
+    directory unless ``keep``."""
+    for thing in reversed(started):
+        try:
+            thing.stop()
+        except Exception as e:  # keep tearing down the rest
+            say(f"could not stop {thing!r}: {e}")
+    if keep:
+        say(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 class ServerProcess(HttpServer):
