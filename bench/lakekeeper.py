@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -497,8 +498,7 @@ def _version(binary_path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    import signal
-
+    # A SIGTERM must still tear the servers and Postgres down.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return run(args)
 
