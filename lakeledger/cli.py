@@ -113,6 +113,7 @@ def _serve(settings: Settings) -> None:
     from lakeledger.api.app import create_app
     from lakeledger.api_processes import ApiProcesses, Connections, HandedConnections
     from lakeledger.identity.openid_settings import ProviderUnavailable
+    from lakeledger.operations import garbage_collector
     from lakeledger.postgres import supervise
 
     if settings.openid_configured and settings.authz_backend == "allowall" \
@@ -142,6 +143,7 @@ def _serve(settings: Settings) -> None:
         elif settings.api_processes > 1:
             connections = group = ApiProcesses(settings.api_processes, settings.listen_host, settings.listen_port)
             group.start()
+        garbage_collector.settle_after_start()
         # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the same signal again with our handlers
         # back in place: SIGTERM becomes SystemExit (main), SIGINT KeyboardInterrupt, so this `finally`
         # and the exit handlers (the embedded Postgres' stop) run either way.
@@ -160,6 +162,7 @@ def _serve(settings: Settings) -> None:
 
 
 def run_workers(settings: Settings) -> None:
+    from lakeledger.operations import garbage_collector
     from lakeledger.postgres import supervise
 
     container = _container(settings)
@@ -170,6 +173,7 @@ def run_workers(settings: Settings) -> None:
 
         serve_metrics(settings.metrics_port, settings.listen_host, {"background": container.pool})
     signal.signal(signal.SIGTERM, lambda *_: workers.stop())
+    garbage_collector.settle_after_start()
     try:
         workers.run_forever()
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from lakeledger.domain.names import CASE_INSENSITIVE, name_key, path_key
 from lakeledger.domain.storage_profile import overlaps
 from lakeledger.domain.warehouse import parse_storage_profile
+from lakeledger.projections.coalesced import Coalesced
 from lakeledger.projections.tags_queries import PROJECT_TAG_DEFINITIONS
 from lakeledger.projections.users_roles_queries import PROJECT_ROLES, like_pattern
 
@@ -483,6 +484,8 @@ class CatalogQueries:
 class AsyncCatalogQueries:
     def __init__(self, pool: AsyncConnectionPool):
         self.pool = pool
+        self._active_tables: Coalesced[tuple[UUID, tuple[str, ...], str], ActiveTabular | None] = \
+            Coalesced(self._active_table)
 
     async def _one(self, row: type[Row], sql: str, params: dict[str, Any]) -> Row | None:
         async with self.pool.connection() as conn:
@@ -623,8 +626,12 @@ class AsyncCatalogQueries:
     async def active_table(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
         """A live table in an active warehouse: the loadTable lookup, kept to a prepared statement and tuple rows
         because it is the hottest query (the storage columns let the fast path hand out cached access without
-        another lookup)."""
-        return await self._active(warehouse_id, namespace, name, "table", prepare=True)
+        another lookup); the lookups of one table waiting at the same moment share one query (coalesced.py)."""
+        return await self._active_tables.get((warehouse_id, tuple(namespace), name))
+
+    async def _active_table(self, key: tuple[UUID, tuple[str, ...], str]) -> ActiveTabular | None:
+        warehouse_id, namespace, name = key
+        return await self._active(warehouse_id, list(namespace), name, "table", prepare=True)
 
     async def active_view(self, warehouse_id: UUID, namespace: list[str], name: str) -> ActiveTabular | None:
         """A live view in an active warehouse."""
