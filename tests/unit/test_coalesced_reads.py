@@ -1,6 +1,6 @@
 """Lookups of one key waiting at the same moment share one query; a lookup that comes once the query is on its way
 gets a query of its own (it may follow a write the first query cannot see); a waiter that is cancelled cancels
-nobody else; a failure reaches every waiter."""
+nobody else, and when all are the query is cancelled; a failure reaches every waiter."""
 
 import asyncio
 
@@ -13,6 +13,7 @@ class Reads:
     """A read model whose answer is the query's ordinal (1 for the first sent), each held until ``release``."""
 
     def __init__(self):
+        self.cancelled = 0
         self.sent: list[str] = []
         self.release = asyncio.Event()
         self.fail: Exception | None = None
@@ -20,7 +21,11 @@ class Reads:
     async def fetch(self, key: str) -> int:
         self.sent.append(key)
         ordinal = len(self.sent)
-        await self.release.wait()
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
         if self.fail is not None:
             raise self.fail
         return ordinal
@@ -94,3 +99,19 @@ def test_a_failed_query_fails_every_waiter_and_the_next_lookup_asks_again():
     outcomes, again, sent = asyncio.run(scenario())
     assert all(isinstance(o, ConnectionError) for o in outcomes)
     assert again == 2 and sent == ["a", "a"]
+
+
+def test_when_every_waiter_is_cancelled_the_query_is_too_and_the_next_lookup_asks_again():
+    async def scenario():
+        reads = Reads()
+        coalesced = Coalesced(reads.fetch)
+        waiting = [asyncio.ensure_future(coalesced.get("a")) for _ in range(3)]
+        await _settle()  # the query is on its way, held by a database that does not answer
+        for w in waiting:
+            w.cancel()
+        await _settle()
+        reads.release.set()
+        again = await asyncio.wait_for(coalesced.get("a"), 5)
+        return reads.cancelled, again, reads.sent
+
+    assert asyncio.run(scenario()) == (1, 2, ["a", "a"])
