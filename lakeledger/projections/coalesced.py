@@ -20,7 +20,8 @@ V = TypeVar("V")
 
 
 class _Query(Generic[V]):
-    """One query and the lookups waiting for it."""
+    """One query and the lookups waiting for it. Each waiting lookup holds it, and so its task: the loop holds tasks
+    only weakly, and a query is cancelled once no lookup waits for it."""
 
     __slots__ = ("task", "waiters")
 
@@ -33,7 +34,6 @@ class Coalesced(Generic[K, V]):
     def __init__(self, fetch: Callable[[K], Awaitable[V]]):
         self._fetch = fetch
         self._waiting: dict[K, _Query[V]] = {}
-        self._running: set[asyncio.Task[None]] = set()  # the loop holds tasks weakly
 
     async def get(self, key: K) -> V:
         loop = asyncio.get_running_loop()
@@ -42,9 +42,7 @@ class Coalesced(Generic[K, V]):
         if query is None:
             query = self._waiting[key] = _Query()
             # its first step runs after the callbacks already ready: the lookups that arrived with this one join it
-            query.task = task = loop.create_task(self._answer(key, query))
-            self._running.add(task)
-            task.add_done_callback(self._running.discard)
+            query.task = loop.create_task(self._answer(key, query))
         query.waiters.append(future)
         try:
             return await future
