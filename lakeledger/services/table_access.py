@@ -129,10 +129,10 @@ class TableAccess:
 
     def cached_for_table(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,
                          request_base_url: str | Callable[[], str], write: bool = True,
-                         refresh_endpoint: str | None = None) -> Access | None:
+                         refresh_endpoint: str | None = None, staged: bool = False) -> Access | None:
         """The same without any I/O, or None when that would need STS (loadTable's fast path). The base URL may
         be given as a function: only a signer URL needs it, so a vended load does not pay for working it out."""
-        return self._access(wh, table_id, location, delegation, request_base_url, False, True, write,
+        return self._access(wh, table_id, location, delegation, request_base_url, staged, True, write,
                             refresh_endpoint=refresh_endpoint)
 
     def _access(self, wh: WarehouseSettings, table_id: UUID, location: str, delegation: str | None,

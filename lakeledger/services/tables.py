@@ -41,6 +41,8 @@ class TableState:
         None  # with location: what the engine is given access to (lakeledger/services/table_access.py)
     )
     location: str | None = None
+    # a create's or a register's: the warehouse as the command found it, whose storage the answer gives access to
+    warehouse: WarehouseSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -88,14 +90,14 @@ class TableService(TabularService[Table]):
                                        new.spelt_location, _with_format_version(request.properties, new.wh), new.id)
             self.storages.of(new.wh).prepare_table_location(new.location)
             if request.stage_create:
-                return TableState(None, tm.serialize(metadata), new.id, new.location)
+                return TableState(None, tm.serialize(metadata), new.id, new.location, new.wh)
             metadata_location = self._metadata_location(new.wh, metadata, None)
             claim = self.tabulars.claim(new.wh, new.ns, new.levels, new.name, new.id, by)
             table = Table.create(new.id, new.wh.id, new.ns.id, new.levels, new.name, new.location, metadata_location,
                                  CREATED_BY_REQUEST, raw, by)
             data = self._write_and_append(new.wh, [(metadata_location, metadata, None)], [claim, table],
                                           in_namespace(new.ns, new.levels))
-            return TableState(metadata_location, data[0], new.id, new.location)
+            return TableState(metadata_location, data[0], new.id, new.location, new.wh)
 
         return self.tabulars.create(warehouse_id, namespace, request.name, request.location, make)
 
@@ -252,7 +254,7 @@ class TableService(TabularService[Table]):
                 location = placement.checked_location(self.ledger, wh, metadata.location, table_id)
                 existing.commit([], [], location_of_file, location, by)
                 self.ledger.append(existing)
-                return TableState(location_of_file, found.data, table_id, location)
+                return TableState(location_of_file, found.data, table_id, location, wh)
             table = self.ledger.log.get(Table, table_id)
             if table is not None and not table.dropped:
                 raise AlreadyExists(f"A table with uuid {table_id} is already registered: {table.identifier}")
@@ -264,7 +266,7 @@ class TableService(TabularService[Table]):
             else:  # a dropped table, registered back from one of its own metadata files
                 table.register_again(wh.id, ns.id, levels, name, location, location_of_file, raw, by)
             self.ledger.append(claim, table, conditions=in_namespace(ns, levels))
-            return TableState(location_of_file, found.data, table_id, location)
+            return TableState(location_of_file, found.data, table_id, location, wh)
 
         return self.tabulars.register(warehouse_id, namespace, name, metadata_location, adopt)
 

@@ -3,6 +3,7 @@ conditions in the same transaction), name claims, a retry when another writer ap
 same aggregate first, the change-approval hook and the clock."""
 
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -47,6 +48,10 @@ class Ledger:
         # called after every append with the appended events' classes and the log position of the last one:
         # what must see an append before its request answers but cannot run inside it (OpenFGA's tuples)
         self.after_append: list[Callable[[set[type], int], None]] = []
+        # the name claims one attempt of a command has read, by id (None: no claim yet): a command checks a name
+        # is free and then takes it, and both read the same claim. Reading it once is safe: a writer that takes
+        # the name in between makes this attempt's append conflict, and the next attempt reads afresh.
+        self._attempt = threading.local()
 
     @staticmethod
     def now() -> datetime:
@@ -71,6 +76,8 @@ class Ledger:
         kinds = {type(e) for a in aggregates if a is not None for e in a.pending_events}
         # nothing to ask the database before the events go in: the append can be one round trip
         position = self._save(aggregates, in_transaction, None if views or conditions else one_trip)
+        if getattr(self._attempt, "claims", None):
+            self._attempt.claims = {}  # what this attempt reads next is read after its own append
         if position is not None:
             for follower in self.after_append:
                 follower(kinds, position)
@@ -97,7 +104,9 @@ class Ledger:
                  message: str = "Concurrent modification, please retry") -> T:
         deadline = time.monotonic() + RETRY_SECONDS
         attempt = 0
+        outer = getattr(self._attempt, "claims", None)  # a command run inside another's attempt keeps its own
         while True:
+            self._attempt.claims = {}
             try:
                 return command()
             except ConcurrentChange:
@@ -105,6 +114,19 @@ class Ledger:
                 if attempt >= MIN_ATTEMPTS and time.monotonic() > deadline:
                     raise on_conflict(message) from None
                 time.sleep(random.uniform(0, 0.001 * min(attempt, 10)))
+            finally:
+                self._attempt.claims = outer
+
+    def _name_claim(self, scope: str, container_id: UUID, key: str) -> NameClaim | None:
+        """The claim on ``key`` in the container, read once per attempt of a command (outside one: every time)."""
+        found_id = claim_id(scope, container_id, key)
+        read: dict[UUID, NameClaim | None] | None = getattr(self._attempt, "claims", None)
+        if read is not None and found_id in read:
+            return read[found_id]
+        claim = self.log.get(NameClaim, found_id)
+        if read is not None:
+            read[found_id] = claim
+        return claim
 
     def claim(self, scope: str, container_id: UUID, name: str, holder_id: UUID, what: str,
               by: Provenance, shown_as: str | None = None, matching: str = EXACT) -> NameClaim:
@@ -112,19 +134,19 @@ class Ledger:
         the name is in (lakeledger/domain/names.py): the claim is the key's, so names that differ only in case
         meet on one claim in a case-insensitive warehouse; the claim keeps the spelling it was first taken with."""
         key = name_key(name, matching)
-        claim = self.log.get(NameClaim, claim_id(scope, container_id, key))
+        claim = self._name_claim(scope, container_id, key)
         if claim is None:
             return NameClaim.first(scope, container_id, name, holder_id, by, key)
         claim.claim(holder_id, what, by, shown_as)
         return claim
 
     def holder(self, scope: str, container_id: UUID, name: str, matching: str = EXACT) -> UUID | None:
-        claim = self.log.get(NameClaim, claim_id(scope, container_id, name_key(name, matching)))
+        claim = self._name_claim(scope, container_id, name_key(name, matching))
         return claim.holder_id if claim is not None else None
 
     def release(self, scope: str, container_id: UUID, name: str, holder_id: UUID, by: Provenance,
                 matching: str = EXACT) -> NameClaim | None:
-        claim = self.log.get(NameClaim, claim_id(scope, container_id, name_key(name, matching)))
+        claim = self._name_claim(scope, container_id, name_key(name, matching))
         if claim is not None:
             claim.release(holder_id, by)
         return claim

@@ -47,6 +47,25 @@ def test_two_creates_of_one_name_one_wins(catalog, interleave):
     assert [str(p) for p in catalog.metadata_files()] == [won.metadata_location.removeprefix("file://")]
 
 
+def test_a_create_reads_its_name_claim_once(catalog, monkeypatch):
+    # it checks the name is free and then takes it: both are one read of the claim within one attempt (the test
+    # above shows a rival that takes the name between them still loses nothing: the append conflicts and the
+    # next attempt reads afresh)
+    catalog.namespace("ns")
+    log = catalog.services.log
+    get, reads = log.get, []
+
+    def counted(cls, aggregate_id, *args, **kwargs):
+        if cls is NameClaim:
+            reads.append(aggregate_id)
+        return get(cls, aggregate_id, *args, **kwargs)
+
+    monkeypatch.setattr(log, "get", counted)
+    made = catalog.table("ns", "t")
+    assert made.table_id is not None
+    assert reads.count(claim_id(TABULAR, catalog.namespace_id("ns"), "t")) == 1
+
+
 def test_concurrent_creates_of_one_name_in_two_processes(catalog):
     """Eight threads over two composition roots create ns.t at once: exactly one table, the others refused."""
     catalog.namespace("ns")

@@ -57,16 +57,22 @@ TABLE = "table"
 
 async def _table_result(container: Container, prefix: str, state: TableState, request: Request,
                         name: str) -> Response:
-    """A create's or register's answer, with the storage access the client asked for."""
+    """A create's or register's answer, with the storage access the client asked for, to the warehouse's storage as
+    the command found it."""
     body = load_result_body(state.metadata_location, state.metadata)
-    wh = settings_of(await active_warehouse(container, prefix))
+    wh = state.warehouse or settings_of(await active_warehouse(container, prefix))
     access = NO_ACCESS
     if wh.profile().type != "file":
         assert state.table_id is not None and state.location is not None  # a create's or a register's state has them
-        access = await run_in_threadpool(container.table_access.for_table, wh, state.table_id, state.location,
-                                         request.headers.get(DELEGATION_HEADER), str(request.base_url),
-                                         state.metadata_location is None,
-                                         refresh_endpoint=credentials_endpoint(request.scope, name))
+        delegation, staged = request.headers.get(DELEGATION_HEADER), state.metadata_location is None
+        refresh = credentials_endpoint(request.scope, name)
+        # what needs no I/O (a signer's config, a credential vended already) is made here, STS in a thread
+        cached = container.table_access.cached_for_table(wh, state.table_id, state.location, delegation,
+                                                         lambda: str(request.base_url), staged=staged,
+                                                         refresh_endpoint=refresh)
+        access = cached if cached is not None else await run_in_threadpool(
+            container.table_access.for_table, wh, state.table_id, state.location, delegation,
+            str(request.base_url), staged, refresh_endpoint=refresh)
     body = with_access(body, with_planning(access, container.settings))
     return Response(body, media_type=JSON, headers=_etag_header(state.metadata_location))
 
