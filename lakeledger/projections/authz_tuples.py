@@ -165,8 +165,11 @@ class AuthzTuplesProjection:
         return self._stored(cur, 'source = %s AND ((object = %s AND relation = ANY(%s)) OR ("user" = %s AND'
                                  " relation = ANY(%s)))", (HIERARCHY, child, list(TO_PARENT), child, list(TO_CHILD)))
 
-    def _place(self, cur: Cursor, child: str, parent: str) -> None:
-        self._detach(cur, child)
+    def _place(self, cur: Cursor, child: str, parent: str, new: bool = False) -> None:
+        """``new``: ``child`` was created by this event (its aggregate's first, so its id was never seen before):
+        it has no links to detach, and none are read back."""
+        if not new:
+            self._detach(cur, child)
         self._write(cur, hierarchy(child, parent), HIERARCHY)
 
     def _owned(self, cur: Cursor, actor: str, relation: str, object_: str) -> None:
@@ -187,7 +190,7 @@ class AuthzTuplesProjection:
     @_apply.register
     def _(self, e: Project.Created, cur: Cursor) -> None:
         project = obj("project", e.originator_id)
-        self._place(cur, project, self.server)
+        self._place(cur, project, self.server, new=True)
         self._owned(cur, e.actor, "project_admin", project)
 
     @_apply.register
@@ -197,7 +200,7 @@ class AuthzTuplesProjection:
     @_apply.register
     def _(self, e: Warehouse.Created, cur: Cursor) -> None:
         warehouse = obj("warehouse", e.originator_id)
-        self._place(cur, warehouse, obj("project", e.project_id))
+        self._place(cur, warehouse, obj("project", e.project_id), new=True)
         self._owned(cur, e.actor, "ownership", warehouse)
 
     @_apply.register
@@ -207,7 +210,7 @@ class AuthzTuplesProjection:
     @_apply.register
     def _(self, e: Namespace.Created, cur: Cursor) -> None:
         namespace = obj("namespace", e.originator_id)
-        self._place(cur, namespace, _namespace_parent(e))
+        self._place(cur, namespace, _namespace_parent(e), new=True)
         self._owned(cur, e.actor, "ownership", namespace)
 
     @_apply.register
@@ -231,11 +234,11 @@ class AuthzTuplesProjection:
 
     @_apply.register
     def _(self, e: Table.Created, cur: Cursor) -> None:
-        self._created(cur, "table", e)
+        self._created(cur, "table", e, new=True)
 
     @_apply.register
     def _(self, e: View.Created, cur: Cursor) -> None:
-        self._created(cur, "view", e)
+        self._created(cur, "view", e, new=True)
 
     @_apply.register
     def _(self, e: Table.Registered, cur: Cursor) -> None:
@@ -247,11 +250,13 @@ class AuthzTuplesProjection:
 
     @_apply.register
     def _(self, e: GenericTable.Created, cur: Cursor) -> None:
-        self._created(cur, GENERIC_TABLE, e)
+        self._created(cur, GENERIC_TABLE, e, new=True)
 
-    def _created(self, cur: Cursor, kind: str, e: Any) -> None:
+    def _created(self, cur: Cursor, kind: str, e: Any, new: bool = False) -> None:
+        """A created tabular, or one registered (then perhaps a dropped one registered back, whose links may
+        remain)."""
         object_ = tabular(kind, e.originator_id)
-        self._place(cur, object_, obj("namespace", e.namespace_id))
+        self._place(cur, object_, obj("namespace", e.namespace_id), new)
         self._owned(cur, e.actor, "ownership", object_)
 
     @_apply.register
