@@ -68,8 +68,11 @@ def object_store(profile: S3StorageProfile, credential: S3AccessKeyCredential, *
     included (a provider, so that no session token or role from the environment joins the warehouse's key)."""
     static = {"access_key_id": credential.aws_access_key_id, "secret_access_key": credential.aws_secret_access_key,
               "token": None, "expires_at": None}
+    # a single delete is a DeleteObject, as boto3's was: object_store would send DeleteObjects, which some
+    # S3-compatible stores lack and others refuse without Content-MD5 (legacy-md5-behavior)
     config: dict[str, Any] = {"region": profile.region, "virtual_hosted_style_request": not profile.path_style(),
-                              "skip_signature": False, "unsigned_payload": False, "conditional_put": "etag"}
+                              "skip_signature": False, "unsigned_payload": False, "conditional_put": "etag",
+                              "disable_bulk_delete": True}
     if profile.endpoint:
         config["endpoint"] = profile.endpoint
     if profile.aws_kms_key_arn:
@@ -137,7 +140,8 @@ class S3Storage:
         bucket, key = self._object(location)
         if _kept_by_object_store(key):
             try:
-                obstore.put(self.store, key, data, mode="create")
+                # one PutObject whatever the size: a multipart upload could not refuse an existing file
+                obstore.put(self.store, key, data, mode="create", use_multipart=False)
             except (AlreadyExistsError, PreconditionError):
                 raise FileExistsError(location) from None
             return

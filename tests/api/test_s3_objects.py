@@ -37,6 +37,18 @@ def test_a_key_is_written_read_and_deleted_as_named(minio, bucket, name):
         storage.read(location)
 
 
+def test_a_file_larger_than_a_multipart_chunk_is_written_once_and_never_overwritten(minio, bucket):
+    # metadata files of tables with long histories pass obstore's 5 MB multipart threshold
+    prefix = f"big-{uuid.uuid4().hex[:8]}"
+    storage = _storage(minio, bucket, prefix)
+    location = f"s3://{bucket}/{prefix}/metadata/00001-big.metadata.json"
+    first = b"{" + b"0" * (6 * 2**20) + b"}"
+    storage.write_new(location, first)
+    with pytest.raises(FileExistsError):
+        storage.write_new(location, b"{}")
+    assert storage.read(location) == first
+
+
 def test_keys_object_store_would_rewrite_go_through_boto3():
     # AWS keeps these keys as named; object_store refuses or rewrites them, and MinIO refuses them, so only the
     # choice is tested here

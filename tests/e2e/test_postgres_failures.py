@@ -173,11 +173,13 @@ def _check_log(url: str, load: Load) -> None:
 
 
 def _api_children(server: Server) -> list[psutil.Process]:
-    """serve's API processes; the postmaster just killed is a zombie until serve reaps it, and has no command line."""
+    """serve's API processes (``python -m lakeledger.cli serve``, lakeledger/api_processes.py). The postmaster just
+    killed is a zombie until serve reaps it, and has no command line; the pg_ctl that starts it again names the data
+    directory, whose path may hold "lakeledger" too (it did once, failing dead-1)."""
     children = []
     for child in psutil.Process(server.process.pid).children():
         try:
-            if "lakeledger" in " ".join(child.cmdline()):
+            if "lakeledger.cli" in child.cmdline():
                 children.append(child)
         except (psutil.ZombieProcess, psutil.NoSuchProcess):
             continue
