@@ -104,7 +104,9 @@ class Ledger:
                  message: str = "Concurrent modification, please retry") -> T:
         deadline = time.monotonic() + RETRY_SECONDS
         attempt = 0
-        outer = getattr(self._attempt, "claims", None)  # a command run inside another's attempt keeps its own
+        # a command run inside another's attempt keeps claims of its own; the outer one reads afresh after it (the
+        # inner command may have appended)
+        outer = getattr(self._attempt, "claims", None)
         while True:
             self._attempt.claims = {}
             try:
@@ -115,7 +117,7 @@ class Ledger:
                     raise on_conflict(message) from None
                 time.sleep(random.uniform(0, 0.001 * min(attempt, 10)))
             finally:
-                self._attempt.claims = outer
+                self._attempt.claims = None if outer is None else {}
 
     def _name_claim(self, scope: str, container_id: UUID, key: str) -> NameClaim | None:
         """The claim on ``key`` in the container, read once per attempt of a command (outside one: every time)."""

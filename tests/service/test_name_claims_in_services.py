@@ -66,6 +66,20 @@ def test_a_create_reads_its_name_claim_once(catalog, monkeypatch):
     assert reads.count(claim_id(TABULAR, catalog.namespace_id("ns"), "t")) == 1
 
 
+def test_a_command_run_inside_another_leaves_it_reading_afresh(catalog):
+    # the outer attempt read the name as free; the inner command took it: the outer one must see the holder
+    ns = catalog.namespace("ns")
+    ledger = catalog.services.ledger
+
+    def outer():
+        assert ledger.holder(TABULAR, ns, "t") is None
+        made = catalog.table("ns", "t")  # a command with an attempt of its own
+        return made, ledger.holder(TABULAR, ns, "t")
+
+    made, holder = ledger.retrying(outer)
+    assert holder == made.table_id
+
+
 def test_concurrent_creates_of_one_name_in_two_processes(catalog):
     """Eight threads over two composition roots create ns.t at once: exactly one table, the others refused."""
     catalog.namespace("ns")
